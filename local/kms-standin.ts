@@ -1,0 +1,693 @@
+/**
+ * A loopback-only stand-in for AWS KMS that speaks the service's JSON 1.1 wire
+ * protocol, so the unmodified `@aws-sdk/client-kms` can be pointed at it with
+ * `AWS_ENDPOINT_URL_KMS` (or `endpoint`) and the handlers run exactly the code
+ * paths they run against AWS. It is deliberately not a security boundary: key
+ * material sits in memory (and, with `dataDir`, in a plain file), and
+ * signatures are not checked. What it does keep faithful is the behaviour
+ * callers rely on for correctness: encryption context binding, key usage
+ * separation, key id forms and the typed exceptions.
+ */
+import { createCipheriv, createDecipheriv, createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+
+export type KmsStandinKeySpec = 'SYMMETRIC_DEFAULT' | 'HMAC_256';
+type KeyUsage = 'ENCRYPT_DECRYPT' | 'GENERATE_VERIFY_MAC';
+
+export interface KmsStandinOptions {
+  /** 0 (the default) picks an ephemeral port. */
+  port?: number;
+  host?: string;
+  /** When set, key material persists in `<dataDir>/kms-keys.json` across restarts. */
+  dataDir?: string;
+  /** Created at start unless the alias already exists in the persisted data. */
+  keys?: Array<{ alias: string; keySpec: KmsStandinKeySpec }>;
+  region?: string;
+  accountId?: string;
+}
+
+export interface KmsStandin {
+  url: string;
+  /** Every alias known at start, including those reloaded from `dataDir`. */
+  keys: Record<string, { keyId: string; arn: string }>;
+  /** Requests per operation name; a live object, cleared in place by `resetCalls`. */
+  calls: Record<string, number>;
+  resetCalls(): void;
+  close(): Promise<void>;
+}
+
+interface StoredKey {
+  keyId: string;
+  keySpec: KmsStandinKeySpec;
+  keyUsage: KeyUsage;
+  description: string;
+  /** Epoch seconds, which is how the JSON protocol carries timestamps. */
+  creationDate: number;
+  material: Buffer;
+}
+
+interface PersistedData {
+  version: 1;
+  keys: Array<Omit<StoredKey, 'material'> & { material: string }>;
+  aliases: Record<string, string>;
+}
+
+type Body = Record<string, unknown>;
+type Operation = (body: Body) => Promise<Body> | Body;
+
+const MAX_BODY_BYTES = 1024 * 1024;
+const DATA_FILE = 'kms-keys.json';
+const JSON_CONTENT_TYPE = 'application/x-amz-json-1.1';
+const KEY_ID_LENGTH = 36; // a UUID, like real KMS key ids
+const BLOB_VERSION = 1;
+const IV_LENGTH = 12;
+const TAG_LENGTH = 16;
+const HEADER_LENGTH = 1 + KEY_ID_LENGTH;
+const ALIAS_PATTERN = /^alias\/[a-zA-Z0-9/_-]+$/;
+const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const BASE64_PATTERN = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+// Real KMS knows these; the stand-in only implements a subset, and telling the
+// two apart keeps "valid but unsupported here" distinct from "invalid input".
+const KNOWN_KEY_SPECS = new Set([
+  'SYMMETRIC_DEFAULT', 'RSA_2048', 'RSA_3072', 'RSA_4096', 'ECC_NIST_P256', 'ECC_NIST_P384', 'ECC_NIST_P521',
+  'ECC_SECG_P256K1', 'HMAC_224', 'HMAC_256', 'HMAC_384', 'HMAC_512', 'SM2', 'ML_DSA_44', 'ML_DSA_65', 'ML_DSA_87',
+]);
+const KNOWN_KEY_USAGES = new Set(['SIGN_VERIFY', 'ENCRYPT_DECRYPT', 'GENERATE_VERIFY_MAC', 'KEY_AGREEMENT']);
+const KNOWN_ENCRYPTION_ALGORITHMS = new Set(['SYMMETRIC_DEFAULT', 'RSAES_OAEP_SHA_1', 'RSAES_OAEP_SHA_256', 'SM2PKE']);
+const KNOWN_MAC_ALGORITHMS = new Set(['HMAC_SHA_224', 'HMAC_SHA_256', 'HMAC_SHA_384', 'HMAC_SHA_512']);
+// Operations for which real KMS honours DryRun; none of them has side effects here.
+const DRY_RUN_OPERATIONS = new Set([
+  'Encrypt', 'Decrypt', 'ReEncrypt', 'GenerateDataKey', 'GenerateDataKeyWithoutPlaintext', 'GenerateMac', 'VerifyMac',
+]);
+
+class KmsError extends Error {
+  constructor(
+    readonly type: string,
+    message: string,
+    readonly status = 400,
+  ) {
+    super(message);
+  }
+}
+
+function validationError(message: string): KmsError {
+  return new KmsError('ValidationException', `1 validation error detected: ${message}`);
+}
+
+// ---------------------------------------------------------------------------
+// Request field parsing. The SDK validates little on the client side, so the
+// stand-in has to reject what real KMS would, or callers' bugs go unnoticed.
+
+function optString(body: Body, name: string, maxLength = 2048): string | undefined {
+  const value = body[name];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'string') throw validationError(`Value at '${name}' must be a string`);
+  if (value.length < 1 || value.length > maxLength) {
+    throw validationError(`Value at '${name}' failed to satisfy constraint: Member must have length between 1 and ${maxLength}`);
+  }
+  return value;
+}
+
+function reqString(body: Body, name: string, maxLength?: number): string {
+  const value = optString(body, name, maxLength);
+  if (value === undefined) throw validationError(`Value null at '${name}' failed to satisfy constraint: Member must not be null`);
+  return value;
+}
+
+function optBlob(body: Body, name: string, maxBytes: number): Buffer | undefined {
+  const value = body[name];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'string' || !BASE64_PATTERN.test(value)) {
+    throw new KmsError('SerializationException', `Value at '${name}' is not a valid base64 blob`);
+  }
+  const bytes = Buffer.from(value, 'base64');
+  if (bytes.length < 1 || bytes.length > maxBytes) {
+    throw validationError(`Value at '${name}' failed to satisfy constraint: Member must have length between 1 and ${maxBytes}`);
+  }
+  return bytes;
+}
+
+function reqBlob(body: Body, name: string, maxBytes: number): Buffer {
+  const value = optBlob(body, name, maxBytes);
+  if (value === undefined) throw validationError(`Value null at '${name}' failed to satisfy constraint: Member must not be null`);
+  return value;
+}
+
+function optInt(body: Body, name: string, min: number, max: number): number | undefined {
+  const value = body[name];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    throw validationError(`Value '${String(value)}' at '${name}' failed to satisfy constraint: Member must be an integer between ${min} and ${max}`);
+  }
+  return value;
+}
+
+function encryptionContext(body: Body, name: string): Record<string, string> {
+  const value = body[name];
+  if (value === undefined || value === null) return {};
+  if (typeof value !== 'object' || Array.isArray(value)) throw validationError(`Value at '${name}' must be a map of strings`);
+  const context: Record<string, string> = {};
+  for (const [key, entry] of Object.entries(value)) {
+    if (typeof entry !== 'string') throw validationError(`Value at '${name}.${key}' must be a string`);
+    context[key] = entry;
+  }
+  return context;
+}
+
+/**
+ * Sorting makes the bound context independent of JSON member order, as in real
+ * KMS; encoding as JSON pairs keeps it unambiguous whatever the keys contain.
+ */
+function canonicalContext(context: Record<string, string>): Buffer {
+  const pairs = Object.keys(context)
+    .sort()
+    .map((key) => [key, context[key]]);
+  return Buffer.from(JSON.stringify(pairs), 'utf8');
+}
+
+function checkEncryptionAlgorithm(body: Body, name: string): void {
+  const algorithm = optString(body, name);
+  if (algorithm === undefined || algorithm === 'SYMMETRIC_DEFAULT') return;
+  if (KNOWN_ENCRYPTION_ALGORITHMS.has(algorithm)) {
+    throw new KmsError('InvalidKeyUsageException', `The encryption algorithm ${algorithm} is not valid for a SYMMETRIC_DEFAULT key.`);
+  }
+  throw validationError(`Value '${algorithm}' at '${name}' failed to satisfy constraint: Member must satisfy enum value set`);
+}
+
+// ---------------------------------------------------------------------------
+// Key store
+
+class KeyStore {
+  readonly keys = new Map<string, StoredKey>();
+  readonly aliases = new Map<string, string>();
+  private saving: Promise<void> = Promise.resolve();
+
+  constructor(
+    readonly region: string,
+    readonly accountId: string,
+    private readonly file: string | undefined,
+  ) {}
+
+  keyArn(keyId: string): string {
+    return `arn:aws:kms:${this.region}:${this.accountId}:key/${keyId}`;
+  }
+
+  aliasArn(alias: string): string {
+    return `arn:aws:kms:${this.region}:${this.accountId}:${alias}`;
+  }
+
+  async load(): Promise<void> {
+    if (!this.file) return;
+    let text: string;
+    try {
+      text = await readFile(this.file, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+      throw error;
+    }
+    // A damaged file must stop the start-up: silently starting empty would
+    // orphan every ciphertext made with the lost keys.
+    const data = JSON.parse(text) as PersistedData;
+    if (data?.version !== 1 || !Array.isArray(data.keys) || typeof data.aliases !== 'object' || data.aliases === null) {
+      throw new Error(`${this.file} is not a KMS stand-in data file`);
+    }
+    for (const key of data.keys) {
+      if (typeof key.keyId !== 'string' || !UUID_PATTERN.test(key.keyId) || typeof key.material !== 'string') {
+        throw new Error(`${this.file} holds an invalid key entry`);
+      }
+      if (key.keySpec !== 'SYMMETRIC_DEFAULT' && key.keySpec !== 'HMAC_256') {
+        throw new Error(`${this.file} holds a key with unsupported spec ${String(key.keySpec)}`);
+      }
+      this.keys.set(key.keyId, {
+        keyId: key.keyId,
+        keySpec: key.keySpec,
+        keyUsage: key.keySpec === 'HMAC_256' ? 'GENERATE_VERIFY_MAC' : 'ENCRYPT_DECRYPT',
+        description: typeof key.description === 'string' ? key.description : '',
+        creationDate: typeof key.creationDate === 'number' ? key.creationDate : 0,
+        material: Buffer.from(key.material, 'base64'),
+      });
+    }
+    for (const [alias, keyId] of Object.entries(data.aliases)) {
+      if (typeof keyId !== 'string' || !this.keys.has(keyId)) throw new Error(`${this.file}: alias ${alias} points to an unknown key`);
+      this.aliases.set(alias, keyId);
+    }
+  }
+
+  /**
+   * Writes are chained so an older snapshot can never land after a newer one,
+   * and go through a rename so a crash mid-write cannot truncate the file.
+   */
+  persist(): Promise<void> {
+    const file = this.file;
+    if (!file) return Promise.resolve();
+    const data: PersistedData = {
+      version: 1,
+      keys: [...this.keys.values()].map((key) => ({ ...key, material: key.material.toString('base64') })),
+      aliases: Object.fromEntries(this.aliases),
+    };
+    const text = `${JSON.stringify(data, null, 2)}\n`;
+    const write = this.saving.then(async () => {
+      const temporary = `${file}.${process.pid}.tmp`;
+      await writeFile(temporary, text, { mode: 0o600 });
+      await rename(temporary, file);
+    });
+    this.saving = write.catch(() => undefined);
+    return write;
+  }
+
+  flushed(): Promise<void> {
+    return this.saving;
+  }
+
+  createKey(keySpec: KmsStandinKeySpec, description: string): StoredKey {
+    const key: StoredKey = {
+      keyId: randomUUID(),
+      keySpec,
+      keyUsage: keySpec === 'HMAC_256' ? 'GENERATE_VERIFY_MAC' : 'ENCRYPT_DECRYPT',
+      description,
+      creationDate: Math.floor(Date.now() / 1000),
+      material: randomBytes(32),
+    };
+    this.keys.set(key.keyId, key);
+    return key;
+  }
+
+  /** Accepts the four forms real KMS accepts: key id, key ARN, alias name and alias ARN. */
+  resolve(identifier: string): StoredKey {
+    let resource = identifier;
+    if (identifier.startsWith('arn:')) {
+      const match = /^arn:[a-z-]+:kms:([^:]*):([^:]*):(.+)$/.exec(identifier);
+      if (!match || match[1] !== this.region || match[2] !== this.accountId) throw this.notFound(identifier);
+      resource = match[3] ?? '';
+      if (resource.startsWith('key/')) resource = resource.slice('key/'.length);
+      else if (!resource.startsWith('alias/')) throw this.notFound(identifier);
+    }
+    const keyId = resource.startsWith('alias/') ? this.aliases.get(resource) : resource;
+    const key = keyId === undefined ? undefined : this.keys.get(keyId);
+    if (!key) throw this.notFound(identifier);
+    return key;
+  }
+
+  private notFound(identifier: string): KmsError {
+    if (identifier.startsWith('alias/')) return new KmsError('NotFoundException', `Alias ${this.aliasArn(identifier)} is not found.`);
+    if (identifier.startsWith('arn:') && identifier.includes(':alias/')) {
+      return new KmsError('NotFoundException', `Alias ${identifier} is not found.`);
+    }
+    const arn = identifier.startsWith('arn:') ? identifier : this.keyArn(identifier);
+    return new KmsError('NotFoundException', `Key '${arn}' does not exist`);
+  }
+
+  metadata(key: StoredKey): Body {
+    const symmetric = key.keySpec === 'SYMMETRIC_DEFAULT';
+    return {
+      AWSAccountId: this.accountId,
+      KeyId: key.keyId,
+      Arn: this.keyArn(key.keyId),
+      CreationDate: key.creationDate,
+      Enabled: true,
+      Description: key.description,
+      KeyUsage: key.keyUsage,
+      KeyState: 'Enabled',
+      Origin: 'AWS_KMS',
+      KeyManager: 'CUSTOMER',
+      CustomerMasterKeySpec: key.keySpec,
+      KeySpec: key.keySpec,
+      ...(symmetric ? { EncryptionAlgorithms: ['SYMMETRIC_DEFAULT'] } : { MacAlgorithms: ['HMAC_SHA_256'] }),
+      MultiRegion: false,
+    };
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Ciphertext blobs: version (1 byte) | key id (36 ASCII bytes) | IV | tag | ciphertext.
+// The header is part of the additional authenticated data, so a blob cannot be
+// re-labelled as belonging to another key without failing authentication.
+
+function requireUsage(key: StoredKey, usage: KeyUsage, arn: string): void {
+  if (key.keyUsage !== usage) {
+    throw new KmsError('InvalidKeyUsageException', `${arn} key usage is ${key.keyUsage} which is not valid for this operation.`);
+  }
+}
+
+function seal(key: StoredKey, plaintext: Buffer, context: Record<string, string>): Buffer {
+  const header = Buffer.concat([Buffer.from([BLOB_VERSION]), Buffer.from(key.keyId, 'ascii')]);
+  const iv = randomBytes(IV_LENGTH);
+  const cipher = createCipheriv('aes-256-gcm', key.material, iv);
+  cipher.setAAD(Buffer.concat([header, canonicalContext(context)]));
+  const ciphertext = Buffer.concat([cipher.update(plaintext), cipher.final()]);
+  return Buffer.concat([header, iv, cipher.getAuthTag(), ciphertext]);
+}
+
+function blobKeyId(blob: Buffer): string {
+  const keyId = blob.subarray(1, HEADER_LENGTH).toString('ascii');
+  if (blob.length <= HEADER_LENGTH + IV_LENGTH + TAG_LENGTH || blob[0] !== BLOB_VERSION || !UUID_PATTERN.test(keyId)) {
+    throw new KmsError('InvalidCiphertextException', 'The ciphertext is invalid.');
+  }
+  return keyId;
+}
+
+function open(store: KeyStore, blob: Buffer, context: Record<string, string>, expectedKeyId: string | undefined): { key: StoredKey; plaintext: Buffer } {
+  const keyId = blobKeyId(blob);
+  if (expectedKeyId !== undefined) {
+    const expected = store.resolve(expectedKeyId);
+    if (expected.keyId !== keyId) {
+      throw new KmsError('IncorrectKeyException', 'The key ID in the request does not identify a KMS key that can perform this operation.');
+    }
+  }
+  const key = store.keys.get(keyId);
+  if (!key || key.keyUsage !== 'ENCRYPT_DECRYPT') throw new KmsError('InvalidCiphertextException', 'The ciphertext is invalid.');
+  try {
+    const decipher = createDecipheriv('aes-256-gcm', key.material, blob.subarray(HEADER_LENGTH, HEADER_LENGTH + IV_LENGTH));
+    decipher.setAuthTag(blob.subarray(HEADER_LENGTH + IV_LENGTH, HEADER_LENGTH + IV_LENGTH + TAG_LENGTH));
+    decipher.setAAD(Buffer.concat([blob.subarray(0, HEADER_LENGTH), canonicalContext(context)]));
+    const plaintext = Buffer.concat([decipher.update(blob.subarray(HEADER_LENGTH + IV_LENGTH + TAG_LENGTH)), decipher.final()]);
+    return { key, plaintext };
+  } catch {
+    // Real KMS does not say whether the context or the bytes were wrong, and
+    // neither should the stand-in, so callers cannot come to depend on it.
+    throw new KmsError('InvalidCiphertextException', 'The ciphertext is invalid.');
+  }
+}
+
+function macAlgorithm(body: Body): 'HMAC_SHA_256' {
+  const algorithm = reqString(body, 'MacAlgorithm');
+  if (algorithm === 'HMAC_SHA_256') return algorithm;
+  if (KNOWN_MAC_ALGORITHMS.has(algorithm)) {
+    throw new KmsError('InvalidKeyUsageException', `The MAC algorithm ${algorithm} is not valid for an HMAC_256 key.`);
+  }
+  throw validationError(`Value '${algorithm}' at 'macAlgorithm' failed to satisfy constraint: Member must satisfy enum value set`);
+}
+
+function dataKeyLength(body: Body): number {
+  const numberOfBytes = optInt(body, 'NumberOfBytes', 1, 1024);
+  const keySpec = optString(body, 'KeySpec');
+  if ((numberOfBytes === undefined) === (keySpec === undefined)) {
+    throw new KmsError('ValidationException', 'Please specify either number of bytes or key spec.');
+  }
+  if (numberOfBytes !== undefined) return numberOfBytes;
+  if (keySpec === 'AES_256') return 32;
+  if (keySpec === 'AES_128') return 16;
+  throw validationError(`Value '${String(keySpec)}' at 'keySpec' failed to satisfy constraint: Member must satisfy enum value set: [AES_256, AES_128]`);
+}
+
+function operations(store: KeyStore): Map<string, Operation> {
+  const b64 = (bytes: Buffer): string => bytes.toString('base64');
+
+  const generateDataKey = (body: Body, withPlaintext: boolean): Body => {
+    const key = store.resolve(reqString(body, 'KeyId'));
+    const arn = store.keyArn(key.keyId);
+    requireUsage(key, 'ENCRYPT_DECRYPT', arn);
+    const length = dataKeyLength(body);
+    const plaintext = randomBytes(length);
+    const blob = seal(key, plaintext, encryptionContext(body, 'EncryptionContext'));
+    return withPlaintext ? { CiphertextBlob: b64(blob), Plaintext: b64(plaintext), KeyId: arn } : { CiphertextBlob: b64(blob), KeyId: arn };
+  };
+
+  return new Map<string, Operation>([
+    [
+      'CreateKey',
+      async (body) => {
+        const keySpec = optString(body, 'KeySpec') ?? optString(body, 'CustomerMasterKeySpec') ?? 'SYMMETRIC_DEFAULT';
+        const keyUsage = optString(body, 'KeyUsage') ?? 'ENCRYPT_DECRYPT';
+        // Unlike other strings, an empty description is valid.
+        const description = body.Description === '' ? '' : (optString(body, 'Description', 8192) ?? '');
+        const origin = optString(body, 'Origin') ?? 'AWS_KMS';
+        if (!KNOWN_KEY_SPECS.has(keySpec)) throw validationError(`Value '${keySpec}' at 'keySpec' failed to satisfy constraint: Member must satisfy enum value set`);
+        if (!KNOWN_KEY_USAGES.has(keyUsage)) throw validationError(`Value '${keyUsage}' at 'keyUsage' failed to satisfy constraint: Member must satisfy enum value set`);
+        if (keySpec !== 'SYMMETRIC_DEFAULT' && keySpec !== 'HMAC_256') {
+          throw new KmsError('UnsupportedOperationException', `KeySpec ${keySpec} is not supported by the local KMS stand-in.`);
+        }
+        if (origin !== 'AWS_KMS' || body.MultiRegion === true) {
+          throw new KmsError('UnsupportedOperationException', 'Only single-region AWS_KMS keys are supported by the local KMS stand-in.');
+        }
+        const expectedUsage: KeyUsage = keySpec === 'HMAC_256' ? 'GENERATE_VERIFY_MAC' : 'ENCRYPT_DECRYPT';
+        if (keyUsage !== expectedUsage) {
+          throw new KmsError('ValidationException', `KeyUsage ${keyUsage} is not compatible with KeySpec ${keySpec}.`);
+        }
+        const key = store.createKey(keySpec, description);
+        await store.persist();
+        return { KeyMetadata: store.metadata(key) };
+      },
+    ],
+    [
+      'CreateAlias',
+      async (body) => {
+        const aliasName = reqString(body, 'AliasName', 256);
+        const targetKeyId = reqString(body, 'TargetKeyId');
+        if (!ALIAS_PATTERN.test(aliasName)) {
+          throw validationError(`Value '${aliasName}' at 'aliasName' failed to satisfy constraint: Member must satisfy regular expression pattern: ^alias/[a-zA-Z0-9/_-]+$`);
+        }
+        if (aliasName.startsWith('alias/aws/')) {
+          throw new KmsError('NotAuthorizedException', 'Cannot create alias with prefix alias/aws/.');
+        }
+        if (targetKeyId.startsWith('alias/') || /^arn:[^:]*:kms:[^:]*:[^:]*:alias\//.test(targetKeyId)) {
+          throw new KmsError('ValidationException', 'Aliases must refer to keys. Not aliases');
+        }
+        if (store.aliases.has(aliasName)) {
+          throw new KmsError('AlreadyExistsException', `An alias with the name ${store.aliasArn(aliasName)} already exists`);
+        }
+        const key = store.resolve(targetKeyId);
+        store.aliases.set(aliasName, key.keyId);
+        await store.persist();
+        return {};
+      },
+    ],
+    ['DescribeKey', (body) => ({ KeyMetadata: store.metadata(store.resolve(reqString(body, 'KeyId'))) })],
+    [
+      'Encrypt',
+      (body) => {
+        const key = store.resolve(reqString(body, 'KeyId'));
+        const arn = store.keyArn(key.keyId);
+        requireUsage(key, 'ENCRYPT_DECRYPT', arn);
+        const plaintext = reqBlob(body, 'Plaintext', 4096);
+        checkEncryptionAlgorithm(body, 'EncryptionAlgorithm');
+        const blob = seal(key, plaintext, encryptionContext(body, 'EncryptionContext'));
+        return { CiphertextBlob: b64(blob), KeyId: arn, EncryptionAlgorithm: 'SYMMETRIC_DEFAULT' };
+      },
+    ],
+    [
+      'Decrypt',
+      (body) => {
+        const blob = reqBlob(body, 'CiphertextBlob', 6144);
+        checkEncryptionAlgorithm(body, 'EncryptionAlgorithm');
+        const { key, plaintext } = open(store, blob, encryptionContext(body, 'EncryptionContext'), optString(body, 'KeyId'));
+        return { KeyId: store.keyArn(key.keyId), Plaintext: b64(plaintext), EncryptionAlgorithm: 'SYMMETRIC_DEFAULT' };
+      },
+    ],
+    [
+      'ReEncrypt',
+      (body) => {
+        const blob = reqBlob(body, 'CiphertextBlob', 6144);
+        const destination = store.resolve(reqString(body, 'DestinationKeyId'));
+        const destinationArn = store.keyArn(destination.keyId);
+        requireUsage(destination, 'ENCRYPT_DECRYPT', destinationArn);
+        checkEncryptionAlgorithm(body, 'SourceEncryptionAlgorithm');
+        checkEncryptionAlgorithm(body, 'DestinationEncryptionAlgorithm');
+        const source = open(store, blob, encryptionContext(body, 'SourceEncryptionContext'), optString(body, 'SourceKeyId'));
+        const resealed = seal(destination, source.plaintext, encryptionContext(body, 'DestinationEncryptionContext'));
+        return {
+          CiphertextBlob: b64(resealed),
+          SourceKeyId: store.keyArn(source.key.keyId),
+          KeyId: destinationArn,
+          SourceEncryptionAlgorithm: 'SYMMETRIC_DEFAULT',
+          DestinationEncryptionAlgorithm: 'SYMMETRIC_DEFAULT',
+        };
+      },
+    ],
+    ['GenerateDataKey', (body) => generateDataKey(body, true)],
+    ['GenerateDataKeyWithoutPlaintext', (body) => generateDataKey(body, false)],
+    [
+      'GenerateMac',
+      (body) => {
+        const key = store.resolve(reqString(body, 'KeyId'));
+        const arn = store.keyArn(key.keyId);
+        requireUsage(key, 'GENERATE_VERIFY_MAC', arn);
+        const message = reqBlob(body, 'Message', 4096);
+        const algorithm = macAlgorithm(body);
+        const mac = createHmac('sha256', key.material).update(message).digest();
+        return { Mac: b64(mac), MacAlgorithm: algorithm, KeyId: arn };
+      },
+    ],
+    [
+      'VerifyMac',
+      (body) => {
+        const key = store.resolve(reqString(body, 'KeyId'));
+        const arn = store.keyArn(key.keyId);
+        requireUsage(key, 'GENERATE_VERIFY_MAC', arn);
+        const message = reqBlob(body, 'Message', 4096);
+        const mac = reqBlob(body, 'Mac', 6144);
+        const algorithm = macAlgorithm(body);
+        const expected = createHmac('sha256', key.material).update(message).digest();
+        // Real KMS reports a mismatch as an exception rather than MacValid: false.
+        if (mac.length !== expected.length || !timingSafeEqual(mac, expected)) {
+          throw new KmsError('KMSInvalidMacException', 'The MAC is not valid for this message and key.');
+        }
+        return { KeyId: arn, MacValid: true, MacAlgorithm: algorithm };
+      },
+    ],
+  ]);
+}
+
+// ---------------------------------------------------------------------------
+// HTTP
+
+function readBody(req: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const tooLarge = (): KmsError => new KmsError('ValidationException', `Request body exceeds ${MAX_BODY_BYTES} bytes.`, 413);
+    const declared = Number(req.headers['content-length'] ?? 0);
+    if (declared > MAX_BODY_BYTES) {
+      req.resume();
+      reject(tooLarge());
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let settled = false;
+    req.on('data', (chunk: Buffer) => {
+      if (settled) return; // keep draining, but stop buffering
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) {
+        settled = true;
+        reject(tooLarge());
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => {
+      if (settled) return;
+      settled = true;
+      resolve(Buffer.concat(chunks));
+    });
+    req.on('error', (error) => {
+      if (settled) return;
+      settled = true;
+      reject(error);
+    });
+  });
+}
+
+function send(res: ServerResponse, status: number, requestId: string, payload: Body, errorType?: string): void {
+  if (res.headersSent || res.destroyed) return;
+  const text = JSON.stringify(payload);
+  const headers: Record<string, string | number> = {
+    'Content-Type': JSON_CONTENT_TYPE,
+    'Content-Length': Buffer.byteLength(text),
+    'x-amzn-RequestId': requestId,
+  };
+  if (errorType) headers['x-amzn-ErrorType'] = errorType;
+  // An oversized body may still be arriving; closing is cheaper than draining it.
+  if (status === 413) headers.Connection = 'close';
+  res.writeHead(status, headers);
+  res.end(text);
+}
+
+export async function startKmsStandin(options: KmsStandinOptions = {}): Promise<KmsStandin> {
+  const host = options.host ?? '127.0.0.1';
+  const store = new KeyStore(
+    options.region ?? 'us-east-1',
+    options.accountId ?? '000000000000',
+    options.dataDir ? join(options.dataDir, DATA_FILE) : undefined,
+  );
+  if (options.dataDir) await mkdir(options.dataDir, { recursive: true });
+  await store.load();
+
+  let created = false;
+  for (const { alias, keySpec } of options.keys ?? []) {
+    if (!ALIAS_PATTERN.test(alias)) throw new Error(`Invalid KMS alias ${alias}: it must look like alias/name`);
+    if (keySpec !== 'SYMMETRIC_DEFAULT' && keySpec !== 'HMAC_256') throw new Error(`Unsupported key spec ${String(keySpec)} for ${alias}`);
+    const existing = store.aliases.get(alias);
+    if (existing !== undefined) {
+      const key = store.keys.get(existing);
+      // Reusing a persisted key of the wrong kind would only fail later, at first use.
+      if (key?.keySpec !== keySpec) throw new Error(`${alias} exists in ${options.dataDir} with key spec ${String(key?.keySpec)}, not ${keySpec}`);
+      continue;
+    }
+    const key = store.createKey(keySpec, `local ${alias}`);
+    store.aliases.set(alias, key.keyId);
+    created = true;
+  }
+  if (created) await store.persist();
+
+  const handlers = operations(store);
+  const calls: Record<string, number> = {};
+
+  const handle = async (req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void> => {
+    if (req.method !== 'POST') {
+      req.resume();
+      throw new KmsError('UnsupportedOperationException', 'Only POST requests are supported.', 405);
+    }
+    const raw = await readBody(req);
+    const targetHeader = req.headers['x-amz-target'];
+    const target = Array.isArray(targetHeader) ? targetHeader[0] : targetHeader;
+    const operationName = /^TrentService\.([A-Za-z]+)$/.exec(target ?? '')?.[1];
+    const operation = operationName === undefined ? undefined : handlers.get(operationName);
+    if (operationName === undefined || operation === undefined) {
+      throw new KmsError('UnsupportedOperationException', `Unsupported operation ${target ?? '(missing X-Amz-Target)'}.`);
+    }
+    calls[operationName] = (calls[operationName] ?? 0) + 1;
+
+    let body: unknown = {};
+    const text = raw.toString('utf8').trim();
+    if (text.length > 0) {
+      try {
+        body = JSON.parse(text);
+      } catch {
+        throw new KmsError('SerializationException', 'The request body is not valid JSON.');
+      }
+    }
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+      throw new KmsError('SerializationException', 'The request body must be a JSON object.');
+    }
+    const result = await operation(body as Body);
+    if ((body as Body).DryRun === true && DRY_RUN_OPERATIONS.has(operationName)) {
+      throw new KmsError('DryRunOperationException', 'The request would have succeeded, but the DryRun option is set.', 412);
+    }
+    send(res, 200, requestId, result);
+  };
+
+  const server = createServer((req, res) => {
+    const requestId = randomUUID();
+    handle(req, res, requestId).catch((error: unknown) => {
+      if (error instanceof KmsError) {
+        send(res, error.status, requestId, { __type: error.type, message: error.message }, error.type);
+        return;
+      }
+      // Anything else is a stand-in bug; report it the way AWS reports its own.
+      console.error('KMS stand-in internal error', error);
+      send(res, 500, requestId, { __type: 'KMSInternalException', message: 'Internal error in the local KMS stand-in.' }, 'KMSInternalException');
+    });
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const { port } = server.address() as AddressInfo;
+  const urlHost = host.includes(':') ? `[${host}]` : host;
+
+  const keys: Record<string, { keyId: string; arn: string }> = {};
+  for (const [alias, keyId] of store.aliases) keys[alias] = { keyId, arn: store.keyArn(keyId) };
+
+  return {
+    url: `http://${urlHost}:${port}`,
+    keys,
+    calls,
+    resetCalls() {
+      for (const name of Object.keys(calls)) delete calls[name];
+    },
+    async close() {
+      const closed = new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
+      // Keep-alive sockets from SDK clients would otherwise hold close() open.
+      server.closeAllConnections();
+      await closed;
+      await store.flushed();
+    },
+  };
+}

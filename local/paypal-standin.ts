@@ -1,0 +1,198 @@
+/**
+ * A loopback-only stand-in for the two PayPal REST calls the billing-agreement
+ * adapter makes: the client-credentials token exchange and turning an approved
+ * BA token into an agreement. Agreement ids are derived from the token, so the
+ * same token gives the same id across runs and restarts, which keeps local
+ * flows and their tests reproducible.
+ */
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface PaypalStandinOptions {
+  /** 0 (the default) picks an ephemeral port. */
+  port?: number;
+  host?: string;
+}
+
+export interface PaypalStandin {
+  url: string;
+  close(): Promise<void>;
+}
+
+const MAX_BODY_BYTES = 1024 * 1024;
+const BA_TOKEN_PATTERN = /^BA-[A-Za-z0-9]{17}$/;
+const ID_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
+const TOKEN_LIFETIME_SECONDS = 32400;
+
+class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly payload: Record<string, unknown>,
+  ) {
+    super(typeof payload.message === 'string' ? payload.message : String(payload.error ?? status));
+  }
+}
+
+/** PayPal's REST error shape, including the debug id its support asks for. */
+function paypalError(status: number, name: string, message: string, details?: Array<Record<string, string>>): HttpError {
+  return new HttpError(status, { name, message, debug_id: randomBytes(7).toString('hex'), ...(details ? { details } : {}) });
+}
+
+/** Same shape as PayPal's ids (`B-` and 17 uppercase letters or digits), stable per token. */
+export function agreementIdFor(token: string): string {
+  const digest = createHash('sha256').update(token, 'utf8').digest();
+  let id = '';
+  for (let index = 0; index < 17; index += 1) id += ID_ALPHABET[(digest[index] ?? 0) % ID_ALPHABET.length];
+  return `B-${id}`;
+}
+
+function readBody(req: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const tooLarge = (): HttpError => paypalError(413, 'REQUEST_ENTITY_TOO_LARGE', `Request body exceeds ${MAX_BODY_BYTES} bytes.`);
+    if (Number(req.headers['content-length'] ?? 0) > MAX_BODY_BYTES) {
+      req.resume();
+      reject(tooLarge());
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let settled = false;
+    req.on('data', (chunk: Buffer) => {
+      if (settled) return;
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) {
+        settled = true;
+        reject(tooLarge());
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => {
+      if (settled) return;
+      settled = true;
+      resolve(Buffer.concat(chunks));
+    });
+    req.on('error', (error) => {
+      if (settled) return;
+      settled = true;
+      reject(error);
+    });
+  });
+}
+
+function send(res: ServerResponse, status: number, payload: Record<string, unknown>): void {
+  if (res.headersSent || res.destroyed) return;
+  const text = JSON.stringify(payload);
+  res.writeHead(status, {
+    'Content-Type': 'application/json',
+    'Content-Length': Buffer.byteLength(text),
+    'Paypal-Debug-Id': randomBytes(7).toString('hex'),
+    // An oversized body may still be arriving; closing is cheaper than draining it.
+    ...(status === 413 ? { Connection: 'close' } : {}),
+  });
+  res.end(text);
+}
+
+function basicClientId(header: string | undefined): string | undefined {
+  const match = /^Basic\s+([A-Za-z0-9+/=]+)$/i.exec(header ?? '');
+  if (!match?.[1]) return undefined;
+  const decoded = Buffer.from(match[1], 'base64').toString('utf8');
+  const separator = decoded.indexOf(':');
+  // Any credentials are accepted, but they must at least be shaped like a client id and secret.
+  if (separator < 1) return undefined;
+  return decoded.slice(0, separator);
+}
+
+export async function startPaypalStandin(options: PaypalStandinOptions = {}): Promise<PaypalStandin> {
+  const host = options.host ?? '127.0.0.1';
+  // Tokens live as long as the process: expiry is not something the local runtime exercises.
+  const issuedTokens = new Set<string>();
+
+  const issueToken = async (req: IncomingMessage): Promise<Record<string, unknown>> => {
+    const raw = await readBody(req);
+    if (basicClientId(req.headers.authorization) === undefined) {
+      throw new HttpError(401, { error: 'invalid_client', error_description: 'Client Authentication failed' });
+    }
+    const grantType = new URLSearchParams(raw.toString('utf8')).get('grant_type');
+    if (grantType !== 'client_credentials') {
+      throw new HttpError(400, { error: 'unsupported_grant_type', error_description: 'Grant Type is NULL or not supported' });
+    }
+    const accessToken = `A21AA${randomBytes(32).toString('base64url')}`;
+    issuedTokens.add(accessToken);
+    return {
+      scope: 'https://uri.paypal.com/services/payments/billing-agreements',
+      access_token: accessToken,
+      token_type: 'Bearer',
+      app_id: 'APP-LOCALSTANDIN000',
+      expires_in: TOKEN_LIFETIME_SECONDS,
+      nonce: randomUUID(),
+    };
+  };
+
+  const createAgreement = async (req: IncomingMessage): Promise<Record<string, unknown>> => {
+    const raw = await readBody(req);
+    const bearer = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '')?.[1];
+    if (bearer === undefined || !issuedTokens.has(bearer)) {
+      throw new HttpError(401, { error: 'invalid_token', error_description: 'Token signature verification failed' });
+    }
+    let body: unknown;
+    try {
+      body = JSON.parse(raw.toString('utf8'));
+    } catch {
+      throw paypalError(400, 'MALFORMED_REQUEST', 'The request JSON is not well formed.');
+    }
+    const tokenId = typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>).token_id : undefined;
+    if (typeof tokenId !== 'string' || !BA_TOKEN_PATTERN.test(tokenId)) {
+      throw paypalError(400, 'INVALID_REQUEST', 'Request is not well-formed, syntactically incorrect, or violates schema.', [
+        { field: 'token_id', issue: 'INVALID_PARAMETER_SYNTAX', description: 'The token_id is not a valid billing agreement token.' },
+      ]);
+    }
+    return { id: agreementIdFor(tokenId), state: 'ACTIVE' };
+  };
+
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+    if (req.method === 'POST' && path === '/v1/oauth2/token') {
+      send(res, 200, await issueToken(req));
+      return;
+    }
+    if (req.method === 'POST' && path === '/v1/billing-agreements/agreements') {
+      send(res, 201, await createAgreement(req));
+      return;
+    }
+    req.resume();
+    throw paypalError(404, 'RESOURCE_NOT_FOUND', `No route for ${req.method ?? 'GET'} ${path}.`);
+  };
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      if (error instanceof HttpError) {
+        send(res, error.status, error.payload);
+        return;
+      }
+      console.error('PayPal stand-in internal error', error);
+      send(res, 500, { name: 'INTERNAL_SERVER_ERROR', message: 'An internal server error has occurred.' });
+    });
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const { port } = server.address() as AddressInfo;
+  const urlHost = host.includes(':') ? `[${host}]` : host;
+
+  return {
+    url: `http://${urlHost}:${port}`,
+    async close() {
+      const closed = new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
+      // Keep-alive sockets from fetch would otherwise hold close() open.
+      server.closeAllConnections();
+      await closed;
+    },
+  };
+}

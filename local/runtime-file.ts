@@ -1,0 +1,40 @@
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+
+/**
+ * While `npm start` runs it leaves `.local/runtime-<port>.json` in the project,
+ * so the CLIs started from the same folder with the same PORT find its stores.
+ */
+export interface RuntimeFile {
+  pid: number;
+  url: string;
+  handlerEnvironment: Record<string, string>;
+}
+
+export function runtimeFilePath(projectDir: string, port: number): string {
+  return path.join(projectDir, '.local', `runtime-${port}.json`);
+}
+
+export async function writeRuntimeFile(projectDir: string, port: number, content: RuntimeFile): Promise<void> {
+  await mkdir(path.join(projectDir, '.local'), { recursive: true });
+  await writeFile(runtimeFilePath(projectDir, port), JSON.stringify(content, null, 2), { mode: 0o600 });
+}
+
+export async function removeRuntimeFile(projectDir: string, port: number): Promise<void> {
+  await rm(runtimeFilePath(projectDir, port), { force: true });
+}
+
+export async function readRuntimeFile(projectDir: string, port: number): Promise<RuntimeFile | undefined> {
+  let content: RuntimeFile;
+  try {
+    content = JSON.parse(await readFile(runtimeFilePath(projectDir, port), 'utf8')) as RuntimeFile;
+  } catch {
+    return undefined;
+  }
+  try {
+    process.kill(content.pid, 0);
+  } catch {
+    return undefined; // left behind by a runtime that was killed
+  }
+  return content;
+}

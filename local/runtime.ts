@@ -1,0 +1,161 @@
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { KMSClient } from '@aws-sdk/client-kms';
+import { KmsSecretHasher } from '#shared/aws/credential-hasher.ts';
+import { routes as routeTable } from '#shared/http/routes.ts';
+import type { RouteDefinition } from '#shared/http/routes.ts';
+import { DynamoCredentialStore } from '#shared/store/credentials.ts';
+import { DynamoOrganizationStore } from '#shared/store/organizations.ts';
+import type { IssuedCredential } from '#shared/domain/credentials.ts';
+import { issueCredential } from '#shared/domain/credentials.ts';
+import { registerOrganization } from '#shared/domain/tenancy.ts';
+import { startApiGatewayEmulator } from './api-gateway.ts';
+import { startDynamoDbLocal } from './dynamodb-local.ts';
+import { startKmsStandin } from './kms-standin.ts';
+import { startPaypalStandin } from './paypal-standin.ts';
+import { localCredentials } from './ports.ts';
+import { ensureTable } from './provision.ts';
+import { startS3Local } from './s3-local.ts';
+import type { Seed } from './seed.ts';
+import { applySeed } from './seed.ts';
+
+export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+export const LOCAL_NAMES = {
+  stage: 'local',
+  environmentName: 'local',
+  tableName: 'payments-local',
+  documentsBucket: 'payments-documents-local',
+  reportsBucket: 'payments-reports-local',
+  vaultKeyAlias: 'alias/payments-vault',
+  credentialMacKeyAlias: 'alias/payments-credential-mac',
+  demoOrganizationId: 'org_demo',
+} as const;
+
+export interface LocalRuntimeOptions {
+  port: number;
+  /** Persist DynamoDB, S3 objects and KMS key material here; in memory when absent. */
+  dataDir?: string;
+  seed?: Seed;
+  routes?: readonly RouteDefinition[];
+  functionsDir?: string;
+  log?: (line: Record<string, unknown>) => void;
+}
+
+export interface LocalRuntime {
+  url: string;
+  port: number;
+  /** The environment handlers run with; CLIs apply the same to reach the same stores. */
+  handlerEnvironment: Record<string, string>;
+  /** Credentials issued at start: the LOCAL_SEED ones, or one demo credential. */
+  issuedCredentials: IssuedCredential[];
+  endpoints: { dynamodb: string; s3: string; kms: string; paypal: string };
+  close(): Promise<void>;
+}
+
+/**
+ * Starts everything `npm start` serves: DynamoDB Local, s3rver, the KMS and
+ * PayPal stand-ins, and the API Gateway emulator running the real handlers.
+ * A failure part-way closes whatever had started.
+ */
+export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<LocalRuntime> {
+  const closers: Array<() => Promise<void>> = [];
+  const closeAll = async () => {
+    for (const close of closers.reverse()) await close().catch(() => {});
+  };
+  try {
+    const dataPath = (name: string) => (options.dataDir ? path.join(options.dataDir, name) : undefined);
+    if (options.dataDir) {
+      const { mkdir } = await import('node:fs/promises');
+      for (const name of ['dynamodb', 's3']) await mkdir(path.join(options.dataDir, name), { recursive: true });
+    }
+    const [dynamodbLocal, s3Local, kmsStandin, paypalStandin] = await Promise.all([
+      startDynamoDbLocal({ dataDir: dataPath('dynamodb') }),
+      startS3Local({ dataDir: dataPath('s3'), buckets: [LOCAL_NAMES.documentsBucket, LOCAL_NAMES.reportsBucket] }),
+      startKmsStandin({
+        dataDir: options.dataDir,
+        keys: [
+          { alias: LOCAL_NAMES.vaultKeyAlias, keySpec: 'SYMMETRIC_DEFAULT' },
+          { alias: LOCAL_NAMES.credentialMacKeyAlias, keySpec: 'HMAC_256' },
+        ],
+      }),
+      startPaypalStandin(),
+    ]);
+    closers.push(dynamodbLocal.close, s3Local.close, kmsStandin.close, paypalStandin.close);
+
+    const vaultKey = kmsStandin.keys[LOCAL_NAMES.vaultKeyAlias];
+    const macKey = kmsStandin.keys[LOCAL_NAMES.credentialMacKeyAlias];
+    if (!vaultKey || !macKey) throw new Error('KMS stand-in did not create the local keys');
+
+    const handlerEnvironment: Record<string, string> = {
+      AWS_REGION: 'us-east-1',
+      AWS_ACCESS_KEY_ID: localCredentials.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: localCredentials.secretAccessKey,
+      AWS_ENDPOINT_URL_DYNAMODB: dynamodbLocal.endpoint,
+      AWS_ENDPOINT_URL_S3: s3Local.endpoint,
+      AWS_ENDPOINT_URL_KMS: kmsStandin.url,
+      S3_FORCE_PATH_STYLE: 'true',
+      ENVIRONMENT_NAME: LOCAL_NAMES.environmentName,
+      TABLE_NAME: LOCAL_NAMES.tableName,
+      DOCUMENTS_BUCKET: LOCAL_NAMES.documentsBucket,
+      REPORTS_BUCKET: LOCAL_NAMES.reportsBucket,
+      VAULT_KEY_ID: vaultKey.arn,
+      CREDENTIAL_MAC_KEY_ID: macKey.arn,
+      PAYPAL_API_URL: paypalStandin.url,
+      POWERTOOLS_SERVICE_NAME: 'payments-api',
+    };
+    // Handlers run in this process and read their configuration from the environment, as in Lambda.
+    delete process.env.AWS_PROFILE;
+    delete process.env.AWS_SESSION_TOKEN;
+    Object.assign(process.env, handlerEnvironment);
+
+    const clientConfig = { region: 'us-east-1', credentials: localCredentials };
+    const dynamodbClient = new DynamoDBClient({ ...clientConfig, endpoint: dynamodbLocal.endpoint });
+    const kmsClient = new KMSClient({ ...clientConfig, endpoint: kmsStandin.url });
+    closers.push(async () => {
+      dynamodbClient.destroy();
+      kmsClient.destroy();
+    });
+    await ensureTable(dynamodbClient, LOCAL_NAMES.tableName);
+
+    const documentClient = DynamoDBDocumentClient.from(dynamodbClient, { marshallOptions: { removeUndefinedValues: true } });
+    const deps = {
+      organizations: new DynamoOrganizationStore(documentClient, LOCAL_NAMES.tableName),
+      credentials: new DynamoCredentialStore(documentClient, LOCAL_NAMES.tableName),
+      hasher: new KmsSecretHasher(kmsClient, macKey.arn),
+    };
+    const issuedCredentials = options.seed ? await applySeed(options.seed, deps) : await seedDemoOrganization(deps);
+
+    const api = await startApiGatewayEmulator({
+      routes: options.routes ?? routeTable,
+      functionsDir: options.functionsDir ?? path.join(REPO_ROOT, 'functions'),
+      port: options.port,
+      stage: LOCAL_NAMES.stage,
+      binaryMediaTypes: ['multipart/form-data'],
+      authorizerHandler: 'authorizer',
+      authorizerCacheTtlSeconds: Number(process.env.AUTHORIZER_CACHE_TTL_SECONDS ?? 300),
+      log: options.log,
+    });
+    closers.push(api.close);
+
+    return {
+      url: api.url,
+      port: api.port,
+      handlerEnvironment,
+      issuedCredentials,
+      endpoints: { dynamodb: dynamodbLocal.endpoint, s3: s3Local.endpoint, kms: kmsStandin.url, paypal: paypalStandin.url },
+      close: closeAll,
+    };
+  } catch (error) {
+    await closeAll();
+    throw error;
+  }
+}
+
+async function seedDemoOrganization(deps: Parameters<typeof applySeed>[1]): Promise<IssuedCredential[]> {
+  const existing = await deps.organizations.get(LOCAL_NAMES.demoOrganizationId);
+  if (!existing) await registerOrganization({ organizationId: LOCAL_NAMES.demoOrganizationId }, deps.organizations);
+  return [await issueCredential({ organizationId: LOCAL_NAMES.demoOrganizationId }, deps)];
+}

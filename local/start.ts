@@ -1,0 +1,83 @@
+/**
+ * `npm start`: the whole service on this machine, no AWS account, no Docker.
+ * PORT (default 3000), LOCAL_SEED (organizations and credentials to seed),
+ * LOCAL_DATA_DIR (persist stores there; in memory when unset).
+ */
+import path from 'node:path';
+import { MissingJavaError } from './dynamodb-local.ts';
+import { REPO_ROOT, startLocalRuntime } from './runtime.ts';
+import type { LocalRuntime } from './runtime.ts';
+import { removeRuntimeFile, writeRuntimeFile } from './runtime-file.ts';
+import { readSeedFile } from './seed.ts';
+
+const startedAt = Date.now();
+const port = Number(process.env.PORT ?? 3000);
+const dataDir = process.env.LOCAL_DATA_DIR ? path.resolve(process.env.LOCAL_DATA_DIR) : undefined;
+const quiet = process.env.LOCAL_ACCESS_LOG === 'off';
+
+let runtime: LocalRuntime | undefined;
+let stopping = false;
+
+async function stop(signal: string): Promise<void> {
+  if (stopping) {
+    process.exit(1); // a second signal: stop waiting
+  }
+  stopping = true;
+  console.log(`\n${signal} received, stopping...`);
+  if (runtime) {
+    await removeRuntimeFile(REPO_ROOT, runtime.port);
+    await runtime.close();
+  }
+  process.exit(0);
+}
+process.on('SIGINT', () => void stop('SIGINT'));
+process.on('SIGTERM', () => void stop('SIGTERM'));
+
+try {
+  const seed = process.env.LOCAL_SEED ? await readSeedFile(path.resolve(process.env.LOCAL_SEED)) : undefined;
+  runtime = await startLocalRuntime({
+    port,
+    dataDir,
+    seed,
+    log: quiet ? undefined : (line) => console.log(JSON.stringify({ level: 'INFO', service: 'local-api-gateway', ...line })),
+  });
+  await writeRuntimeFile(REPO_ROOT, runtime.port, { pid: process.pid, url: runtime.url, handlerEnvironment: runtime.handlerEnvironment });
+  printBanner(runtime);
+} catch (error) {
+  console.error(error instanceof MissingJavaError ? `\n${error.message}\n` : error);
+  await runtime?.close();
+  process.exit(1);
+}
+
+function printBanner(started: LocalRuntime): void {
+  const lines = [
+    '',
+    `Payments API (local) listening on ${started.url}  [ready in ${Date.now() - startedAt} ms]`,
+    `  DynamoDB Local ${started.endpoints.dynamodb} · S3 (s3rver) ${started.endpoints.s3} · KMS stand-in ${started.endpoints.kms} · PayPal stand-in ${started.endpoints.paypal}`,
+    `  Storage: ${dataDir ? `persisted in ${dataDir}` : 'in memory (set LOCAL_DATA_DIR=<folder> to keep data)'}`,
+    '',
+  ];
+  if (process.env.LOCAL_SEED) {
+    lines.push(`Seeded from ${process.env.LOCAL_SEED}:`);
+    for (const credential of started.issuedCredentials) lines.push(`  ${credential.organization_id}  api_access_id=${credential.api_access_id}`);
+  }
+  const demo = started.issuedCredentials[0];
+  if (demo && !process.env.LOCAL_SEED) {
+    lines.push(
+      'Demo credentials (shown once):',
+      `  organization_id: ${demo.organization_id}`,
+      `  api_access_id:   ${demo.api_access_id}`,
+      `  api_secure_key:  ${demo.api_secure_key}`,
+    );
+  }
+  if (demo) {
+    const secret = process.env.LOCAL_SEED ? '<api_secure_key>' : demo.api_secure_key;
+    lines.push(
+      '',
+      'Try:',
+      `  curl -s -u '${demo.api_access_id}:${secret}' -H 'X-Service-Auth-Organization-Id: ${demo.organization_id}' ${started.url}/v3/organizations/${demo.organization_id}/paymethods`,
+    );
+  }
+  lines.push('', 'Press Ctrl+C to stop.', '');
+  console.log(lines.join('\n'));
+}

@@ -1,0 +1,118 @@
+/**
+ * Typed domain errors. They carry no HTTP: shared/http/errors.ts is the one
+ * place that turns them into statuses and the contract's error envelope.
+ */
+
+export interface FieldIssue {
+  /** Dotted path of the failing member, e.g. `card.account_number`; empty for the whole body. */
+  field: string;
+  message: string;
+}
+
+export abstract class DomainError extends Error {
+  abstract readonly kind: DomainErrorKind;
+  /** Stable UPPER_SNAKE code shown to clients as `response_code`. */
+  readonly code: string;
+  readonly issues: readonly FieldIssue[];
+
+  constructor(code: string, message: string, issues: readonly FieldIssue[] = []) {
+    super(message);
+    this.name = new.target.name;
+    this.code = code;
+    this.issues = issues;
+  }
+}
+
+export type DomainErrorKind =
+  | 'invalid'
+  | 'unauthenticated'
+  | 'forbidden'
+  | 'not-found'
+  | 'method-not-allowed'
+  | 'conflict'
+  | 'too-large'
+  | 'unsupported-media-type'
+  | 'unprocessable'
+  | 'throttled'
+  | 'unavailable';
+
+/** The request is malformed or a field breaks a rule; `issues` lists every failing field. */
+export class InvalidRequest extends DomainError {
+  readonly kind = 'invalid' as const;
+  constructor(issues: readonly FieldIssue[], code = 'VALIDATION_ERROR') {
+    super(code, issues.map((issue) => formatIssue(issue)).join('; ') || 'invalid request', issues);
+  }
+}
+
+export class NotAuthenticated extends DomainError {
+  readonly kind = 'unauthenticated' as const;
+  constructor(message = 'valid credentials are required') {
+    super('UNAUTHORIZED', message);
+  }
+}
+
+export class AccessDenied extends DomainError {
+  readonly kind = 'forbidden' as const;
+  constructor(message = 'the authenticated organization may not access this organization') {
+    super('FORBIDDEN', message);
+  }
+}
+
+export class NotFound extends DomainError {
+  readonly kind = 'not-found' as const;
+  constructor(message = 'resource not found') {
+    super('NOT_FOUND', message);
+  }
+}
+
+export class MethodNotAllowed extends DomainError {
+  readonly kind = 'method-not-allowed' as const;
+  constructor(readonly allowedMethods: readonly string[]) {
+    super('METHOD_NOT_ALLOWED', `method not allowed; allowed: ${allowedMethods.join(', ')}`);
+  }
+}
+
+export class Conflict extends DomainError {
+  readonly kind = 'conflict' as const;
+  constructor(code: string, message: string) {
+    super(code, message);
+  }
+}
+
+export class TooLarge extends DomainError {
+  readonly kind = 'too-large' as const;
+  constructor(message: string, code = 'PAYLOAD_TOO_LARGE') {
+    super(code, message);
+  }
+}
+
+export class UnsupportedMediaType extends DomainError {
+  readonly kind = 'unsupported-media-type' as const;
+  constructor(message: string) {
+    super('UNSUPPORTED_MEDIA_TYPE', message);
+  }
+}
+
+export class Unprocessable extends DomainError {
+  readonly kind = 'unprocessable' as const;
+  constructor(code: string, message: string) {
+    super(code, message);
+  }
+}
+
+/** A dependency (DynamoDB, S3, KMS, PayPal) cannot serve now; the client should retry later. */
+export class Unavailable extends DomainError {
+  readonly kind = 'unavailable' as const;
+  constructor(
+    message = 'a dependency is temporarily unavailable; retry later',
+    readonly retryAfterSeconds = 1,
+    options?: { cause?: unknown },
+  ) {
+    super('SERVICE_UNAVAILABLE', message);
+    if (options?.cause !== undefined) this.cause = options.cause;
+  }
+}
+
+export function formatIssue(issue: FieldIssue): string {
+  return issue.field ? `${issue.field} ${issue.message}` : issue.message;
+}

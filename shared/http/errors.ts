@@ -1,0 +1,67 @@
+import type { DomainError, DomainErrorKind } from '#shared/domain/errors.ts';
+import { DomainError as DomainErrorClass, Unavailable } from '#shared/domain/errors.ts';
+import { errorEnvelope } from './envelope.ts';
+import type { ApiResponse } from './response.ts';
+
+const STATUS_BY_KIND: Readonly<Record<DomainErrorKind, number>> = {
+  invalid: 400,
+  unauthenticated: 401,
+  forbidden: 403,
+  'not-found': 404,
+  'method-not-allowed': 405,
+  conflict: 409,
+  'too-large': 413,
+  'unsupported-media-type': 415,
+  unprocessable: 422,
+  throttled: 429,
+  unavailable: 503,
+};
+
+/** AWS SDK error names that mean "try again later", not "this request is wrong". */
+const TRANSIENT_DEPENDENCY_ERRORS = new Set([
+  'ProvisionedThroughputExceededException',
+  'ThrottlingException',
+  'RequestLimitExceeded',
+  'InternalServerError',
+  'InternalServerException',
+  'ServiceUnavailable',
+  'ServiceUnavailableException',
+  'KMSInternalException',
+  'DependencyTimeoutException',
+  'KeyUnavailableException',
+  'SlowDown',
+  'TimeoutError',
+  'RequestTimeout',
+  'TransactionInProgressException',
+]);
+
+const NETWORK_ERROR_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN']);
+
+/** Turns any error a handler throws into a domain error, or undefined for a bug. */
+export function classifyError(error: unknown): DomainError | undefined {
+  if (error instanceof DomainErrorClass) return error;
+  if (isTransientDependencyError(error)) return new Unavailable(undefined, 1, { cause: error });
+  return undefined;
+}
+
+export function isTransientDependencyError(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+  const code = (error as { code?: string }).code;
+  return (
+    TRANSIENT_DEPENDENCY_ERRORS.has(error.name) ||
+    (typeof status === 'number' && status >= 500) ||
+    (code !== undefined && NETWORK_ERROR_CODES.has(code))
+  );
+}
+
+export function errorResponse(error: DomainError): ApiResponse {
+  const headers: Record<string, string> = {};
+  if (error instanceof Unavailable) headers['Retry-After'] = String(error.retryAfterSeconds);
+  if (error.kind === 'method-not-allowed') headers.Allow = (error as unknown as { allowedMethods: string[] }).allowedMethods.join(', ');
+  return { statusCode: STATUS_BY_KIND[error.kind], headers, body: errorEnvelope(error.code, error.message, error.issues) };
+}
+
+export function internalErrorResponse(): ApiResponse {
+  return { statusCode: 500, body: errorEnvelope('INTERNAL_ERROR', 'internal error') };
+}

@@ -1,0 +1,133 @@
+import type { APIGatewayProxyEvent } from 'aws-lambda';
+import { config } from '#shared/config.ts';
+import { InvalidRequest, NotAuthenticated, NotFound, UnsupportedMediaType } from '#shared/domain/errors.ts';
+import type { Caller } from '#shared/domain/tenancy.ts';
+import type { RouteDefinition } from './routes.ts';
+import { PATH_PARAMETER_PREFIXES } from './routes.ts';
+
+/** What a handler sees of an HTTP request: no API Gateway types past this point. */
+export interface ApiRequest {
+  readonly requestId: string;
+  readonly method: string;
+  readonly pathParameters: Readonly<Record<string, string>>;
+  /** Every value of every query parameter, decoded. */
+  readonly query: Readonly<Record<string, readonly string[]>>;
+  /** Lower-cased names, last value wins (as API Gateway's `headers`). */
+  readonly headers: Readonly<Record<string, string>>;
+  /** Parsed JSON object for JSON routes (null members removed), undefined otherwise. */
+  readonly body: Record<string, unknown> | undefined;
+  /** Raw bytes for binary routes (multipart uploads). */
+  readonly rawBody: Buffer | undefined;
+  /** Set on every route that requires credentials. */
+  readonly caller: Caller | undefined;
+  /** Absolute URL of the API's root (scheme, host and stage), without a trailing slash. */
+  readonly baseUrl: string;
+}
+
+const PATH_SEGMENT_PATTERN = /^[A-Za-z0-9_-]+$/;
+const MAX_PATH_SEGMENT_LENGTH = 64;
+
+export function buildApiRequest(event: APIGatewayProxyEvent, route: RouteDefinition): ApiRequest {
+  const headers = lowerCaseHeaders(event.headers);
+  return {
+    requestId: event.requestContext?.requestId ?? 'unknown',
+    method: event.httpMethod,
+    pathParameters: checkPathParameters(event.pathParameters ?? {}),
+    query: decodeQuery(event),
+    headers,
+    body: route.binaryBody || !hasJsonBody(event.httpMethod) ? undefined : parseJsonBody(event, headers),
+    rawBody: route.binaryBody && event.body !== null ? Buffer.from(event.body, event.isBase64Encoded ? 'base64' : 'utf8') : undefined,
+    caller: route.auth === 'secret' ? callerOf(event) : undefined,
+    baseUrl: baseUrlOf(event, headers),
+  };
+}
+
+function hasJsonBody(method: string): boolean {
+  return method === 'POST' || method === 'PUT' || method === 'PATCH';
+}
+
+function lowerCaseHeaders(headers: APIGatewayProxyEvent['headers'] | null): Record<string, string> {
+  const result: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers ?? {})) if (value !== undefined) result[name.toLowerCase()] = value;
+  return result;
+}
+
+/** A segment without its prefix (or with characters no id has) does not name a record: 404. */
+function checkPathParameters(parameters: Record<string, string | undefined>): Record<string, string> {
+  const checked: Record<string, string> = {};
+  for (const [name, value] of Object.entries(parameters)) {
+    const prefix = PATH_PARAMETER_PREFIXES[name];
+    if (
+      value === undefined ||
+      (prefix !== undefined && (!value.startsWith(prefix) || value.length === prefix.length)) ||
+      value.length > MAX_PATH_SEGMENT_LENGTH ||
+      !PATH_SEGMENT_PATTERN.test(value)
+    ) {
+      throw new NotFound(`no ${name.replace(/_/g, ' ')} ${JSON.stringify(value ?? '')}`);
+    }
+    checked[name] = value;
+  }
+  return checked;
+}
+
+function decodeQuery(event: APIGatewayProxyEvent): Record<string, string[]> {
+  const query: Record<string, string[]> = {};
+  const multi = event.multiValueQueryStringParameters;
+  if (multi) {
+    for (const [name, values] of Object.entries(multi)) if (values) query[name] = [...values];
+  } else {
+    for (const [name, value] of Object.entries(event.queryStringParameters ?? {})) if (value !== undefined) query[name] = [value];
+  }
+  return query;
+}
+
+function parseJsonBody(event: APIGatewayProxyEvent, headers: Record<string, string>): Record<string, unknown> {
+  const bytes = event.body === null || event.body === undefined ? Buffer.alloc(0) : Buffer.from(event.body, event.isBase64Encoded ? 'base64' : 'utf8');
+  if (bytes.length === 0) throw new InvalidRequest([{ field: '', message: 'a JSON request body is required' }], 'INVALID_JSON');
+  const mediaType = (headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
+  if (mediaType !== 'application/json') {
+    throw new UnsupportedMediaType(`Content-Type must be application/json, not ${JSON.stringify(headers['content-type'] ?? '')}`);
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
+  } catch {
+    throw new InvalidRequest([{ field: '', message: 'the request body is not valid JSON' }], 'INVALID_JSON');
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw new InvalidRequest([{ field: '', message: 'the request body must be a JSON object' }], 'INVALID_JSON');
+  }
+  return withoutNullMembers(parsed as Record<string, unknown>);
+}
+
+/** The contract treats a member whose value is null as absent, at any depth. */
+export function withoutNullMembers(value: Record<string, unknown>): Record<string, unknown> {
+  const result: Record<string, unknown> = {};
+  for (const [name, member] of Object.entries(value)) {
+    if (member === null) continue;
+    result[name] = member && typeof member === 'object' && !Array.isArray(member) ? withoutNullMembers(member as Record<string, unknown>) : member;
+  }
+  return result;
+}
+
+function callerOf(event: APIGatewayProxyEvent): Caller {
+  const context = event.requestContext?.authorizer as Record<string, unknown> | null | undefined;
+  const organizationId = context?.organizationId;
+  const accessId = context?.accessId;
+  // The authorizer always sets both; their absence means the route was wired without it.
+  if (typeof organizationId !== 'string' || typeof accessId !== 'string') throw new NotAuthenticated();
+  return { organizationId, accessId };
+}
+
+/**
+ * Links are absolute and built from the request, so they work behind the
+ * execute-api host with its stage, behind a custom domain, and locally.
+ */
+function baseUrlOf(event: APIGatewayProxyEvent, headers: Record<string, string>): string {
+  if (config.publicBaseUrl) return config.publicBaseUrl.replace(/\/+$/, '');
+  const host = event.requestContext?.domainName ?? headers.host ?? 'localhost';
+  const scheme = headers['x-forwarded-proto']?.split(',')[0]?.trim() || 'https';
+  const fullPath = event.requestContext?.path ?? event.path;
+  const stagePrefix = fullPath.endsWith(event.path) ? fullPath.slice(0, fullPath.length - event.path.length) : '';
+  return `${scheme}://${host}${stagePrefix.replace(/\/+$/, '')}`;
+}

@@ -1,0 +1,57 @@
+/**
+ * The route table: the single source for the API Gateway resources in CDK, the
+ * local runtime's router and the OpenAPI document. Nothing here imports handler
+ * code, so the CDK app can read it without loading the AWS SDK.
+ */
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
+
+/** What a route's function may touch. CDK turns each entry into the narrowest grant. */
+export interface RouteAccess {
+  /** Single table: `read` grants GetItem/Query/BatchGetItem, `write` adds Put/Update/Delete/TransactWrite. */
+  table?: 'read' | 'write';
+  /** Vault key usages for account numbers. A route that only reads never decrypts. */
+  vault?: ReadonlyArray<'encrypt' | 'decrypt'>;
+  /** Documents bucket usages. */
+  documents?: ReadonlyArray<'read' | 'write' | 'delete' | 'presign-upload'>;
+  /** Calls the PayPal billing-agreement port. */
+  paypal?: boolean;
+}
+
+export interface RouteDefinition {
+  /** Kebab-case name of the handler module in `functions/` and of the Lambda function. */
+  readonly handler: string;
+  readonly method: HttpMethod;
+  /** Path template under `/v3`; `{name}` segments are path parameters (see PATH_PARAMETER_PREFIXES). */
+  readonly path: string;
+  /** `secret`: Basic credentials checked by the request authorizer. `none`: public. */
+  readonly auth: 'secret' | 'none';
+  /** multipart/form-data bodies arrive base64-encoded (API Gateway binary media type). */
+  readonly binaryBody?: boolean;
+  readonly access: RouteAccess;
+  readonly summary: string;
+}
+
+/**
+ * Path parameters carry their prefixes in the URL (`org_1`); a segment without
+ * its prefix does not name a record of that kind, so the route answers 404.
+ */
+export const PATH_PARAMETER_PREFIXES: Readonly<Record<string, string>> = {
+  organization_id: 'org_',
+  location_id: 'loc_',
+  customer_token: 'cst_',
+  paymethod_token: 'mth_',
+  document_id: 'doc_',
+};
+
+export const routes: readonly RouteDefinition[] = [
+];
+
+/** Body size API Gateway REST accepts before any Lambda runs. */
+export const API_GATEWAY_MAX_REQUEST_BYTES = 10 * 1024 * 1024;
+/** Lambda's synchronous invocation payload cap; the whole proxy event (base64 body included) counts. */
+export const LAMBDA_MAX_PAYLOAD_BYTES = 6 * 1024 * 1024;
+/** API Gateway REST integration timeout. */
+export const API_GATEWAY_TIMEOUT_MS = 29_000;
+/** API Gateway's limit on the total size of request headers. */
+export const API_GATEWAY_MAX_HEADER_BYTES = 10_240;

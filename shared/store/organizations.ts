@@ -1,0 +1,62 @@
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { Conflict } from '#shared/domain/errors.ts';
+import type { Organization, OrganizationStore } from '#shared/domain/tenancy.ts';
+import { keys, withoutKeys } from './keys.ts';
+
+export class DynamoOrganizationStore implements OrganizationStore {
+  constructor(
+    private readonly client: DynamoDBDocumentClient,
+    private readonly tableName: string,
+  ) {}
+
+  async get(organizationId: string): Promise<Organization | undefined> {
+    const { Item } = await this.client.send(new GetCommand({ TableName: this.tableName, Key: keys.organization(organizationId) }));
+    return Item ? (withoutKeys(Item) as Organization) : undefined;
+  }
+
+  async create(organization: Organization): Promise<void> {
+    try {
+      await this.client.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: { ...keys.organization(organization.organization_id), ...organization },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        }),
+      );
+    } catch (error) {
+      if ((error as Error).name === 'ConditionalCheckFailedException') {
+        throw new Conflict('ORGANIZATION_EXISTS', `organization ${organization.organization_id} already exists`);
+      }
+      throw error;
+    }
+  }
+}
+
+/**
+ * Parentage changes rarely and is read on every partner request, so each
+ * container keeps answers for a minute.
+ */
+export class CachedOrganizationStore implements OrganizationStore {
+  private readonly cache = new Map<string, { value: Organization | undefined; expiresAt: number }>();
+
+  constructor(
+    private readonly inner: OrganizationStore,
+    private readonly ttlMs = 60_000,
+    private readonly clock: () => number = Date.now,
+  ) {}
+
+  async get(organizationId: string): Promise<Organization | undefined> {
+    const hit = this.cache.get(organizationId);
+    if (hit && hit.expiresAt > this.clock()) return hit.value;
+    const value = await this.inner.get(organizationId);
+    if (this.cache.size > 10_000) this.cache.clear();
+    this.cache.set(organizationId, { value, expiresAt: this.clock() + this.ttlMs });
+    return value;
+  }
+
+  async create(organization: Organization): Promise<void> {
+    await this.inner.create(organization);
+    this.cache.delete(organization.organization_id);
+  }
+}

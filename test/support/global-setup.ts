@@ -1,0 +1,64 @@
+import { spawn } from 'node:child_process';
+import { createWriteStream } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import type { TestProject } from 'vitest/node';
+import { readRuntimeFile } from '../../local/runtime-file.ts';
+
+const repoRoot = path.resolve(import.meta.dirname, '../..');
+export const RUNTIME_LOG = path.join(repoRoot, 'test-output', 'local-runtime.log');
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    baseUrl: string;
+    runtimeEnvironment: Record<string, string>;
+    runtimeLog: string;
+    runtimePort: number;
+  }
+}
+
+/**
+ * Integration tests run against the service exactly as a user starts it:
+ * `npm start` in a child process (its log kept for the redaction tests), seeded
+ * with a partner, its merchant and an unrelated organization.
+ */
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  await mkdir(path.dirname(RUNTIME_LOG), { recursive: true });
+  const log = createWriteStream(RUNTIME_LOG);
+  const child = spawn(process.execPath, ['--import', 'tsx', 'local/start.ts'], {
+    cwd: repoRoot,
+    env: { ...process.env, PORT: '0', LOCAL_SEED: 'test/fixtures/seed.json', LOG_LEVEL: 'DEBUG', AUTHORIZER_CACHE_TTL_SECONDS: '0' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout.pipe(log);
+  child.stderr.pipe(log);
+
+  const port = await new Promise<number>((resolve, reject) => {
+    let seen = '';
+    const timer = setTimeout(() => reject(new Error(`local runtime did not start in 90 s:\n${seen}`)), 90_000);
+    child.stdout.on('data', (chunk: Buffer) => {
+      seen += chunk.toString();
+      const match = /listening on http:\/\/localhost:(\d+)/.exec(seen);
+      if (match) {
+        clearTimeout(timer);
+        resolve(Number(match[1]));
+      }
+    });
+    child.stderr.on('data', (chunk: Buffer) => (seen += chunk.toString()));
+    child.once('exit', (code) => reject(new Error(`local runtime exited with ${code}:\n${seen}`)));
+  });
+  const runtime = await readRuntimeFile(repoRoot, port);
+  if (!runtime) throw new Error('local runtime left no runtime file');
+
+  project.provide('baseUrl', `http://localhost:${port}`);
+  project.provide('runtimeEnvironment', runtime.handlerEnvironment);
+  project.provide('runtimeLog', RUNTIME_LOG);
+  project.provide('runtimePort', port);
+
+  return async () => {
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    await exited;
+    log.end();
+  };
+}
