@@ -8,6 +8,9 @@ process.env.LOG_LEVEL ??= 'WARN';
 export default defineConfig({
   test: {
     maxWorkers: 2,
+    // CI asks for a JSON report to print its closing summary line.
+    reporters: process.env.VITEST_JSON_REPORT ? ['default', 'json'] : ['default'],
+    outputFile: process.env.VITEST_JSON_REPORT ? { json: process.env.VITEST_JSON_REPORT } : undefined,
     projects: [
       { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'] } },
       {
