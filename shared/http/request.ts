@@ -134,3 +134,14 @@ function baseUrlOf(event: APIGatewayProxyEvent, headers: Record<string, string>)
   const stagePrefix = fullPath.endsWith(event.path) ? fullPath.slice(0, fullPath.length - event.path.length) : '';
   return `${scheme}://${host}${stagePrefix.replace(/\/+$/, '')}`;
 }
+
+/** The named path parameters, all present (the route template guarantees them; absence is a wiring bug). */
+export function pathParams<K extends string>(request: Pick<ApiRequest, 'pathParameters'>, ...names: K[]): Record<K, string> {
+  const result = {} as Record<K, string>;
+  for (const name of names) {
+    const value = request.pathParameters[name];
+    if (value === undefined) throw new Error(`route has no path parameter ${name}`);
+    result[name] = value;
+  }
+  return result;
+}
