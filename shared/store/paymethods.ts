@@ -229,7 +229,8 @@ export class DynamoPaymethodStore implements PaymethodRepository {
   }
 
   private async query(plan: QueryPlan, limit: number, startKey: Item | undefined) {
-    const names: Record<string, string> = { '#pk': plan.partitionAttribute, '#sk': plan.sortAttribute };
+    const names: Record<string, string> = { '#pk': plan.partitionAttribute };
+    if (plan.from !== undefined || plan.to !== undefined) names['#sk'] = plan.sortAttribute;
     const values: Record<string, unknown> = { ':pk': plan.partition };
     let keyCondition = '#pk = :pk';
     if (plan.from !== undefined && plan.to !== undefined) keyCondition += ' AND #sk BETWEEN :from AND :to';
