@@ -35,15 +35,14 @@ export class DynamoIdempotencyStore implements IdempotencyStore {
             'attribute_not_exists(pk) OR expires_at < :now_seconds OR (#status = :in_progress AND lease_until < :now_ms AND fingerprint = :fingerprint)',
           ExpressionAttributeNames: { '#status': 'status' },
           ExpressionAttributeValues: { ':now_seconds': Math.floor(nowMs / 1000), ':now_ms': nowMs, ':in_progress': 'in_progress', ':fingerprint': claim.fingerprint },
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
       );
       return { kind: 'claimed' };
     } catch (error) {
       if ((error as Error).name !== 'ConditionalCheckFailedException') throw error;
-      const existing =
-        (error as { Item?: Record<string, unknown> }).Item ??
-        (await this.client.send(new GetCommand({ TableName: this.tableName, Key: key, ConsistentRead: true }))).Item;
+      // A strongly consistent read of the item we collided with (the document client does not
+      // unmarshall ReturnValuesOnConditionCheckFailure items, and this path is the rare one).
+      const existing = (await this.client.send(new GetCommand({ TableName: this.tableName, Key: key, ConsistentRead: true }))).Item;
       if (!existing) return this.claim(claim); // released between our put and read: try again
       if (existing.fingerprint !== claim.fingerprint) return { kind: 'mismatch' };
       if (existing.status === 'completed') return { kind: 'replay', response: JSON.parse(existing.response as string) as StoredResponse };
