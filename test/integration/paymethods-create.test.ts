@@ -185,5 +185,6 @@ describe('create: bad input writes nothing', () => {
     expectError(await post(`/v3/organizations/${ORG}/locations/1/paymethods`, { card: CARD }), 404);
     expectError(await post(`/v3/organizations/${ORG}/locations/loc_1/customers/abc/paymethods`, { card: CARD }), 404);
     expectError(await post('/v3/customers/abc/paymethods', { organization_id: ORG, card: CARD }), 404);
+    expectError(await post(`/v3/organizations/${ORG}/locations/loc_1/customers/cst_${'x'.repeat(23)}/paymethods`, { card: CARD }), 404);
   });
 });
