@@ -52,6 +52,8 @@ export interface LocalRuntime {
   /** Credentials issued at start: the LOCAL_SEED ones, or one demo credential. */
   issuedCredentials: IssuedCredential[];
   endpoints: { dynamodb: string; s3: string; kms: string; paypal: string };
+  /** The KMS stand-in's live per-operation call counter (benchmarks count KMS calls per request). */
+  kmsCalls: { calls: Record<string, number>; reset(): void };
   close(): Promise<void>;
 }
 
@@ -104,6 +106,9 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       VAULT_KEY_ID: vaultKey.arn,
       CREDENTIAL_MAC_KEY_ID: macKey.arn,
       PAYPAL_API_URL: paypalStandin.url,
+      // The stand-in accepts any Basic client credentials; in AWS they come from Secrets Manager (PAYPAL_SECRET_ARN).
+      PAYPAL_CLIENT_ID: 'local-paypal-client',
+      PAYPAL_CLIENT_SECRET: 'local-paypal-secret',
       POWERTOOLS_SERVICE_NAME: 'payments-api',
     };
     // Handlers run in this process and read their configuration from the environment, as in Lambda.
@@ -146,6 +151,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       handlerEnvironment,
       issuedCredentials,
       endpoints: { dynamodb: dynamodbLocal.endpoint, s3: s3Local.endpoint, kms: kmsStandin.url, paypal: paypalStandin.url },
+      kmsCalls: { calls: kmsStandin.calls, reset: () => kmsStandin.resetCalls() },
       close: closeAll,
     };
   } catch (error) {

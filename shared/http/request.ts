@@ -16,7 +16,10 @@ export interface ApiRequest {
   readonly headers: Readonly<Record<string, string>>;
   /** Parsed JSON object for JSON routes (null members removed), undefined otherwise. */
   readonly body: Record<string, unknown> | undefined;
-  /** Raw bytes for binary routes (multipart uploads). */
+  /**
+   * The body's bytes as received, on every route (multipart uploads read them;
+   * JSON routes keep them so idempotency can fingerprint the exact request).
+   */
   readonly rawBody: Buffer | undefined;
   /** Set on every route that requires credentials. */
   readonly caller: Caller | undefined;
@@ -36,7 +39,7 @@ export function buildApiRequest(event: APIGatewayProxyEvent, route: RouteDefinit
     query: decodeQuery(event),
     headers,
     body: route.binaryBody || !hasJsonBody(event.httpMethod) ? undefined : parseJsonBody(event, headers),
-    rawBody: route.binaryBody && event.body !== null ? Buffer.from(event.body, event.isBase64Encoded ? 'base64' : 'utf8') : undefined,
+    rawBody: event.body === null || event.body === undefined ? undefined : Buffer.from(event.body, event.isBase64Encoded ? 'base64' : 'utf8'),
     caller: route.auth === 'secret' ? callerOf(event) : undefined,
     baseUrl: baseUrlOf(event, headers),
   };
@@ -130,4 +133,15 @@ function baseUrlOf(event: APIGatewayProxyEvent, headers: Record<string, string>)
   const fullPath = event.requestContext?.path ?? event.path;
   const stagePrefix = fullPath.endsWith(event.path) ? fullPath.slice(0, fullPath.length - event.path.length) : '';
   return `${scheme}://${host}${stagePrefix.replace(/\/+$/, '')}`;
+}
+
+/** The named path parameters, all present (the route template guarantees them; absence is a wiring bug). */
+export function pathParams<K extends string>(request: Pick<ApiRequest, 'pathParameters'>, ...names: K[]): Record<K, string> {
+  const result = {} as Record<K, string>;
+  for (const name of names) {
+    const value = request.pathParameters[name];
+    if (value === undefined) throw new Error(`route has no path parameter ${name}`);
+    result[name] = value;
+  }
+  return result;
 }

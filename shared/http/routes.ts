@@ -45,6 +45,95 @@ export const PATH_PARAMETER_PREFIXES: Readonly<Record<string, string>> = {
 };
 
 export const routes: readonly RouteDefinition[] = [
+  // Paymethods. Creates encrypt (and decrypt, to re-seal a one-time token's number under the new paymethod).
+  {
+    handler: 'paymethods-create-customer',
+    method: 'POST',
+    path: '/v3/organizations/{organization_id}/locations/{location_id}/customers/{customer_token}/paymethods',
+    auth: 'secret',
+    access: { table: 'write', vault: ['encrypt', 'decrypt'], paypal: true },
+    summary: "Create a paymethod for the path's customer (card, echeck, PayPal, or from a one-time token)",
+  },
+  {
+    handler: 'paymethods-create-location',
+    method: 'POST',
+    path: '/v3/organizations/{organization_id}/locations/{location_id}/paymethods',
+    auth: 'secret',
+    access: { table: 'write', vault: ['encrypt', 'decrypt'], paypal: true },
+    summary: 'Create a clientless paymethod at a location, or attach it to the body customer_token',
+  },
+  {
+    handler: 'paymethods-create-locationless',
+    method: 'POST',
+    path: '/v3/customers/{customer_token}/paymethods',
+    auth: 'secret',
+    access: { table: 'write', vault: ['encrypt'], paypal: true },
+    summary: "Create a locationless customer's paymethod; the organization comes from the body",
+  },
+  {
+    handler: 'paymethods-get',
+    method: 'GET',
+    path: '/v3/organizations/{organization_id}/locations/{location_id}/paymethods/{paymethod_token}',
+    auth: 'secret',
+    access: { table: 'read' },
+    summary: 'Get one paymethod of a location',
+  },
+  {
+    handler: 'paymethods-update',
+    method: 'PUT',
+    path: '/v3/organizations/{organization_id}/locations/{location_id}/paymethods/{paymethod_token}',
+    auth: 'secret',
+    access: { table: 'write' },
+    summary: 'Partially update a paymethod (customer move, echeck, billing address, card expiry)',
+  },
+  {
+    handler: 'paymethods-delete',
+    method: 'DELETE',
+    path: '/v3/organizations/{organization_id}/locations/{location_id}/paymethods/{paymethod_token}',
+    auth: 'secret',
+    access: { table: 'write' },
+    summary: 'Delete a paymethod and its ciphertext',
+  },
+  {
+    handler: 'paymethods-get-organization',
+    method: 'GET',
+    path: '/v3/organizations/{organization_id}/paymethods/{paymethod_token}',
+    auth: 'secret',
+    access: { table: 'read' },
+    summary: 'Get one paymethod of an organization, at any location or none',
+  },
+  {
+    handler: 'paymethods-list-customer',
+    method: 'GET',
+    path: '/v3/organizations/{organization_id}/locations/{location_id}/customers/{customer_token}/paymethods',
+    auth: 'secret',
+    access: { table: 'read' },
+    summary: "List a customer's paymethods at a location",
+  },
+  {
+    handler: 'paymethods-list-location',
+    method: 'GET',
+    path: '/v3/organizations/{organization_id}/locations/{location_id}/paymethods',
+    auth: 'secret',
+    access: { table: 'read' },
+    summary: "List a location's paymethods",
+  },
+  {
+    handler: 'paymethods-list-organization',
+    method: 'GET',
+    path: '/v3/organizations/{organization_id}/paymethods',
+    auth: 'secret',
+    access: { table: 'read' },
+    summary: "List an organization's paymethods, including the Account Updater report",
+  },
+  {
+    handler: 'onetimetokens-create',
+    method: 'POST',
+    path: '/v3/organizations/{organization_id}/locations/{location_id}/onetimetokens',
+    auth: 'secret',
+    access: { table: 'write', vault: ['encrypt'] },
+    summary: 'Mint a single-use token for a card or echeck (60 minutes)',
+  },
 ];
 
 /** Body size API Gateway REST accepts before any Lambda runs. */

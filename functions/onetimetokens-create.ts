@@ -1,0 +1,24 @@
+import { mintOneTimeToken } from '#shared/domain/paymethods/one-time-tokens.ts';
+import { apiHandler } from '#shared/http/api-handler.ts';
+import { pathParams } from '#shared/http/request.ts';
+import { idempotent } from '#shared/http/idempotency.ts';
+import { oneTimeTokenView, pathOf } from '#shared/http/paymethods.ts';
+import { created } from '#shared/http/response.ts';
+import { idempotencyStore, mintDeps } from '#shared/wiring/paymethods.ts';
+
+const NAME = 'onetimetokens-create';
+
+/** POST .../locations/{location_id}/onetimetokens: a 60-minute, single-use token for a card or echeck. */
+export const handler = apiHandler(
+  NAME,
+  idempotent(
+    NAME,
+    async (request) => {
+      const { organization_id: organizationId, location_id: locationId } = pathParams(request, 'organization_id', 'location_id');
+      const token = await mintOneTimeToken({ organizationId, locationId, body: request.body ?? {} }, mintDeps());
+      // There is no read route for tokens; the address names the token for clients that log Location.
+      return created(oneTimeTokenView(token), { self: `${request.baseUrl}${pathOf(NAME, request.pathParameters)}/${token.one_time_token}` });
+    },
+    idempotencyStore,
+  ),
+);

@@ -1,0 +1,32 @@
+import { createPaymethod } from '#shared/domain/paymethods/create.ts';
+import { apiHandler } from '#shared/http/api-handler.ts';
+import { idempotent } from '#shared/http/idempotency.ts';
+import { paymethodLinks, paymethodWriteView } from '#shared/http/paymethods.ts';
+import { created } from '#shared/http/response.ts';
+import { createDeps, idempotencyStore } from '#shared/wiring/paymethods.ts';
+
+const NAME = 'paymethods-create-locationless';
+
+/** POST /v3/customers/{customer_token}/paymethods (organization_id in the body) */
+export const handler = apiHandler(
+  NAME,
+  idempotent(
+    NAME,
+    async (request) => {
+      const path = request.pathParameters;
+      const paymethod = await createPaymethod(
+        {
+          form: 'locationless',
+          caller: request.caller!,
+          organizationId: path.organization_id,
+          locationId: path.location_id,
+          customerToken: path.customer_token,
+          body: request.body ?? {},
+        },
+        createDeps(),
+      );
+      return created(paymethodWriteView(paymethod), paymethodLinks(request.baseUrl, paymethod));
+    },
+    idempotencyStore,
+  ),
+);

@@ -1,0 +1,100 @@
+import { InvalidRequest, Unavailable } from '#shared/domain/errors.ts';
+import type { BillingAgreements } from '#shared/domain/paymethods/ports.ts';
+
+export interface PaypalClientCredentials {
+  clientId: string;
+  clientSecret: string;
+}
+
+export interface PaypalOptions {
+  apiUrl: string;
+  /** Loaded once per container (Secrets Manager in AWS, environment locally). */
+  credentials: () => Promise<PaypalClientCredentials>;
+  timeoutMs?: number;
+  fetch?: typeof fetch;
+}
+
+/**
+ * PayPal billing agreements over REST: a client-credentials token (cached
+ * until shortly before it expires), then POST /v1/billing-agreements/agreements
+ * {token_id} -> {id}. PayPal's 4xx on the agreement means it refuses the token
+ * (400 to our client); network failures, timeouts and 5xx mean it is
+ * unreachable (503).
+ */
+export class PaypalBillingAgreements implements BillingAgreements {
+  private accessToken: { value: string; expiresAt: number } | undefined;
+
+  constructor(private readonly options: PaypalOptions) {}
+
+  async createAgreement(billingAgreementToken: string): Promise<string> {
+    const response = await this.post('/v1/billing-agreements/agreements', {
+      headers: { Authorization: `Bearer ${await this.token()}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ token_id: billingAgreementToken }),
+    });
+    if (response.status === 401) this.accessToken = undefined; // revoked or expired early: the next call fetches a new one
+    if (response.status >= 400 && response.status < 500 && response.status !== 401 && response.status !== 429) {
+      throw new InvalidRequest([{ field: 'vendor.vendor_billing_agreement_token', message: 'was refused by PayPal' }], 'VENDOR_REFUSED');
+    }
+    const body = (await response.json().catch(() => undefined)) as { id?: unknown } | undefined;
+    if (!response.ok || typeof body?.id !== 'string') throw new Unavailable('PayPal is temporarily unavailable; retry later');
+    return body.id;
+  }
+
+  private async token(): Promise<string> {
+    if (this.accessToken && this.accessToken.expiresAt > Date.now()) return this.accessToken.value;
+    const { clientId, clientSecret } = await this.options.credentials();
+    const response = await this.post('/v1/oauth2/token', {
+      headers: { Authorization: `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString('base64')}`, 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: 'grant_type=client_credentials',
+    });
+    const body = (await response.json().catch(() => undefined)) as { access_token?: unknown; expires_in?: unknown } | undefined;
+    // Our credentials being refused is our fault, not the client's: 503 and an alarm-worthy log upstream.
+    if (!response.ok || typeof body?.access_token !== 'string') throw new Unavailable('PayPal is temporarily unavailable; retry later');
+    const lifetimeSeconds = typeof body.expires_in === 'number' ? body.expires_in : 300;
+    this.accessToken = { value: body.access_token, expiresAt: Date.now() + Math.max(0, lifetimeSeconds - 60) * 1000 };
+    return body.access_token;
+  }
+
+  private async post(path: string, init: { headers: Record<string, string>; body: string }): Promise<Response> {
+    try {
+      return await (this.options.fetch ?? fetch)(`${this.options.apiUrl.replace(/\/+$/, '')}${path}`, {
+        method: 'POST',
+        ...init,
+        signal: AbortSignal.timeout(this.options.timeoutMs ?? 5_000),
+      });
+    } catch (error) {
+      throw new Unavailable('PayPal is unreachable; retry later', 1, { cause: error });
+    }
+  }
+}
+
+/**
+ * Client credentials: from Secrets Manager when PAYPAL_SECRET_ARN is set (a
+ * JSON secret {client_id, client_secret}, fetched once per container; the SDK
+ * is loaded only then), else from PAYPAL_CLIENT_ID / PAYPAL_CLIENT_SECRET.
+ */
+export function paypalCredentialsFromEnvironment(environment: NodeJS.ProcessEnv = process.env): () => Promise<PaypalClientCredentials> {
+  let loaded: Promise<PaypalClientCredentials> | undefined;
+  return () => {
+    loaded ??= load().catch((error: unknown) => {
+      loaded = undefined; // a failed fetch is retried on the next request
+      throw error;
+    });
+    return loaded;
+  };
+
+  async function load(): Promise<PaypalClientCredentials> {
+    const secretArn = environment.PAYPAL_SECRET_ARN;
+    if (!secretArn) {
+      const { PAYPAL_CLIENT_ID: clientId, PAYPAL_CLIENT_SECRET: clientSecret } = environment;
+      if (!clientId || !clientSecret) throw new Unavailable('PayPal is not configured');
+      return { clientId, clientSecret };
+    }
+    const { SecretsManagerClient, GetSecretValueCommand } = await import('@aws-sdk/client-secrets-manager');
+    const client = new SecretsManagerClient({});
+    const { SecretString } = await client.send(new GetSecretValueCommand({ SecretId: secretArn }));
+    const parsed = JSON.parse(SecretString ?? '{}') as { client_id?: unknown; client_secret?: unknown };
+    if (typeof parsed.client_id !== 'string' || typeof parsed.client_secret !== 'string') throw new Error('PayPal secret must hold client_id and client_secret');
+    return { clientId: parsed.client_id, clientSecret: parsed.client_secret };
+  }
+}

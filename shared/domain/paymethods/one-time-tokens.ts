@@ -1,0 +1,42 @@
+import { newToken } from '../ids.ts';
+import type { Vault } from '../vault.ts';
+import { cardDetails, echeckDetails } from './create.ts';
+import type { OneTimeToken } from './model.ts';
+import type { OneTimeTokenRepository } from './ports.ts';
+import type { CardInput, EcheckInput } from './validation.ts';
+import { validateOneTimeToken } from './validation.ts';
+
+/** The contract fixes a one-time token's life at 60 minutes. */
+export const ONE_TIME_TOKEN_LIFETIME_MS = 60 * 60 * 1000;
+
+export interface MintOneTimeTokenDeps {
+  oneTimeTokens: OneTimeTokenRepository;
+  vault: Vault;
+  clock: () => Date;
+}
+
+/**
+ * Mints a single-use token for a full card or echeck under one organization
+ * and location. Its number is sealed like a paymethod's, bound to the token.
+ */
+export async function mintOneTimeToken(
+  command: { organizationId: string; locationId: string; body: Record<string, unknown> },
+  deps: MintOneTimeTokenDeps,
+): Promise<OneTimeToken> {
+  const now = deps.clock();
+  const input = validateOneTimeToken(command.body, now);
+  const token = newToken('ott_');
+  const accountNumber = (input.card?.account_number ?? input.echeck?.account_number) as string;
+  const secret = await deps.vault.seal(accountNumber, { organizationId: command.organizationId, recordToken: token });
+  const record: OneTimeToken = {
+    one_time_token: token,
+    organization_id: command.organizationId,
+    location_id: command.locationId,
+    paymethod_type: input.card ? 'card' : 'echeck',
+    ...(input.card ? { card: cardDetails(input.card as CardInput, accountNumber) } : { echeck: echeckDetails(input.echeck as EcheckInput, accountNumber) }),
+    created_at: now.toISOString(),
+    expires_at: new Date(now.getTime() + ONE_TIME_TOKEN_LIFETIME_MS).toISOString(),
+  };
+  await deps.oneTimeTokens.create(record, secret);
+  return record;
+}

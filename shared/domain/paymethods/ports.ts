@@ -1,0 +1,57 @@
+import type { SealedSecret } from '../vault.ts';
+import type { OneTimeToken, Paymethod, PaymethodType } from './model.ts';
+
+/** A new record before the repository decides `is_default` and the version. */
+export type NewPaymethod = Omit<Paymethod, 'is_default' | 'version'>;
+
+/** What a list asks for; every member narrows the result. */
+export interface PaymethodQuery {
+  organizationId: string;
+  locationId?: string;
+  customerToken?: string;
+  customerId?: string;
+  paymethodType?: PaymethodType;
+  /** Account Updater range, `yyyy-mm-ddThh:mm:ss` (UTC), both ends inclusive. */
+  auUpdatedFrom?: string;
+  auUpdatedTo?: string;
+}
+
+export interface PageRequest {
+  pageSize: number;
+  pageIndex: number;
+  /** Opaque cursor from a previous page's `links.next`; without it the page is found by skipping. */
+  cursor?: string;
+}
+
+export interface Page<T> {
+  items: T[];
+  /** Present when more records exist: resumes right after the last item. */
+  nextCursor?: string;
+}
+
+export interface PaymethodRepository {
+  get(paymethodToken: string): Promise<Paymethod | undefined>;
+  /**
+   * Writes the record with its sealed account number in one transaction that
+   * also makes it the customer's default when it is the customer's first, and
+   * consumes `consumeOneTimeToken` when given (Conflict when already used).
+   */
+  create(record: NewPaymethod, secret: SealedSecret | undefined, options: { consumeOneTimeToken?: string; now: Date }): Promise<Paymethod>;
+  /** Writes `next` over `current` (optimistic lock on its version), keeping both customers' defaults coherent. */
+  update(current: Paymethod, next: Paymethod): Promise<Paymethod>;
+  /** Removes the record and its ciphertext; the customer's newest remaining paymethod becomes the default. */
+  delete(current: Paymethod): Promise<void>;
+  list(query: PaymethodQuery, page: PageRequest): Promise<Page<Paymethod>>;
+}
+
+export interface OneTimeTokenRepository {
+  create(token: OneTimeToken, secret: SealedSecret): Promise<void>;
+  /** The token with its sealed number, for re-sealing under a paymethod; undefined when unknown. */
+  getWithSecret(token: string): Promise<{ token: OneTimeToken; secret: SealedSecret } | undefined>;
+}
+
+/** PayPal's billing agreements: turns an approved agreement token into an agreement id. */
+export interface BillingAgreements {
+  /** InvalidRequest when PayPal refuses the token, Unavailable when PayPal cannot be reached. */
+  createAgreement(billingAgreementToken: string): Promise<string>;
+}

@@ -1,0 +1,36 @@
+import { InvalidRequest } from '../errors.ts';
+import type { Paymethod } from './model.ts';
+import type { PaymethodRepository } from './ports.ts';
+import type { PaymethodAddress } from './read.ts';
+import { getPaymethod } from './read.ts';
+import { assertExpiryCurrentOrFuture, stripUndefined, validateUpdate } from './validation.ts';
+
+export interface UpdatePaymethodDeps {
+  paymethods: PaymethodRepository;
+  clock: () => Date;
+}
+
+/**
+ * Partial update: only the members sent change. The account number never
+ * changes here (400); a CVV sent with a card update was validated and is
+ * dropped. Moving to another customer is handled by the repository in one
+ * transaction so both customers keep a coherent default.
+ */
+export async function updatePaymethod(address: PaymethodAddress, body: Record<string, unknown>, deps: UpdatePaymethodDeps): Promise<Paymethod> {
+  const now = deps.clock();
+  const input = validateUpdate(body, now);
+  const current = await getPaymethod(address, deps);
+  for (const kind of ['card', 'echeck'] as const) {
+    if (input[kind] && current.paymethod_type !== kind) {
+      throw new InvalidRequest([{ field: kind, message: `cannot be sent: the paymethod is ${current.paymethod_type === 'echeck' ? 'an echeck' : `a ${current.paymethod_type}`}` }]);
+    }
+  }
+  const { card, echeck, ...top } = input;
+  const next: Paymethod = { ...current, ...top, updated_at: now.toISOString() };
+  if (card && current.card) {
+    next.card = stripUndefined({ ...current.card, ...card });
+    if (card.expire_month !== undefined || card.expire_year !== undefined) assertExpiryCurrentOrFuture(next.card.expire_month, next.card.expire_year, now);
+  }
+  if (echeck && current.echeck) next.echeck = stripUndefined({ ...current.echeck, ...echeck });
+  return deps.paymethods.update(current, next);
+}

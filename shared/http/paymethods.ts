@@ -1,0 +1,124 @@
+import type { OneTimeToken, Paymethod, PaymethodType } from '#shared/domain/paymethods/model.ts';
+import type { Page, PaymethodQuery } from '#shared/domain/paymethods/ports.ts';
+import { PAYMETHOD_TYPES } from '#shared/domain/paymethods/rules.ts';
+import { stripUndefined } from '#shared/domain/paymethods/validation.ts';
+import { routeNamed } from './api-handler.ts';
+import { responseMember } from './envelope.ts';
+import type { FilterSpec, FilterSpecs, ListQuery } from './list-query.ts';
+import type { ApiResponse } from './response.ts';
+
+/**
+ * How paymethods look on the wire. Records leave the repository without keys
+ * or ciphertext, and their sub-objects hold only public members (masked
+ * number, last four), so the views only choose which members each form shows.
+ */
+
+export function paymethodLinks(baseUrl: string, paymethod: Pick<Paymethod, 'organization_id' | 'location_id' | 'paymethod_token'>) {
+  const org = `${baseUrl}/v3/organizations/${paymethod.organization_id}`;
+  // Locationless records have no location path: their address is the organization-level one.
+  const self = paymethod.location_id
+    ? `${org}/locations/${paymethod.location_id}/paymethods/${paymethod.paymethod_token}`
+    : `${org}/paymethods/${paymethod.paymethod_token}`;
+  return { self, transactions: `${self}/transactions`, settlements: `${self}/settlements`, schedules: `${self}/schedules` };
+}
+
+/** Create and update answers: the spec's members (organization_id only for locationless records). */
+export function paymethodWriteView(paymethod: Paymethod): Record<string, unknown> {
+  return stripUndefined({
+    paymethod_token: paymethod.paymethod_token,
+    organization_id: paymethod.location_id ? undefined : paymethod.organization_id,
+    location_id: paymethod.location_id,
+    customer_token: paymethod.customer_token,
+    customer_id: paymethod.customer_id,
+    billing_address_token: paymethod.billing_address_token,
+    label: paymethod.label,
+    notes: paymethod.notes,
+    card: paymethod.card,
+    echeck: paymethod.echeck,
+    vendor: paymethod.vendor,
+  });
+}
+
+/** Get and list answers: everything public, with `is_default` as the contract's "true"/"false". */
+export function paymethodReadView(paymethod: Paymethod): Record<string, unknown> {
+  return stripUndefined({
+    paymethod_token: paymethod.paymethod_token,
+    organization_id: paymethod.organization_id,
+    location_id: paymethod.location_id,
+    customer_token: paymethod.customer_token,
+    customer_id: paymethod.customer_id,
+    billing_address_token: paymethod.billing_address_token,
+    label: paymethod.label,
+    notes: paymethod.notes,
+    card: paymethod.card,
+    echeck: paymethod.echeck,
+    vendor: paymethod.vendor,
+    is_default: paymethod.is_default ? 'true' : 'false',
+  });
+}
+
+export function oneTimeTokenView(token: OneTimeToken): Record<string, unknown> {
+  return stripUndefined({ one_time_token: token.one_time_token, expires_at: token.expires_at, card: token.card, echeck: token.echeck });
+}
+
+/** The list envelope; `links.next` keeps the caller's filters and page size and adds page_index+1 and the cursor. */
+export function paymethodList(
+  page: Page<Paymethod>,
+  list: ListQuery,
+  context: { baseUrl: string; path: string; query: Readonly<Record<string, readonly string[]>>; homeOrganizationId: string; resourceSpecific: Record<string, string> },
+): ApiResponse {
+  const self = `${context.baseUrl}${context.path}${queryString(context.query)}`;
+  const links: Record<string, string> = { self };
+  if (page.nextCursor) {
+    const next = Object.fromEntries(Object.entries(context.query).filter(([name]) => name !== 'page_index' && name !== 'cursor'));
+    links.next = `${context.baseUrl}${context.path}${queryString({ ...next, page_index: [String(list.pageIndex + 1)], cursor: [page.nextCursor] })}`;
+  }
+  return {
+    statusCode: 200,
+    body: {
+      number_results: page.items.length,
+      search_criteria: { page_size: list.pageSize, page_index: list.pageIndex, home_organization_id: context.homeOrganizationId, resource_specific: context.resourceSpecific },
+      results: page.items.map((paymethod) => ({ ...paymethodReadView(paymethod), links: paymethodLinks(context.baseUrl, paymethod) })),
+      response: responseMember('Get Successful.'),
+      links,
+    },
+  };
+}
+
+function queryString(query: Readonly<Record<string, readonly string[]>>): string {
+  const params = new URLSearchParams();
+  for (const [name, values] of Object.entries(query)) for (const value of values) params.append(name, value);
+  const text = params.toString();
+  return text ? `?${text}` : '';
+}
+
+const LOCATION_ID: FilterSpec = { kind: 'text', pattern: /^loc_[A-Za-z0-9_-]{1,60}$/, patternMessage: 'must be loc_ followed by letters or digits' };
+const CUSTOMER_TOKEN: FilterSpec = { kind: 'text', pattern: /^cst_[A-Za-z0-9_-]{1,22}$/, patternMessage: 'must be cst_ followed by letters or digits, at most 26 characters' };
+
+/** The spec's filters per list level; the customer list also narrows by the members that make sense there. */
+export const CUSTOMER_LIST_FILTERS: FilterSpecs = {
+  customer_id: { kind: 'text', maxLength: 15 },
+  paymethod_type: { kind: 'enum', values: PAYMETHOD_TYPES },
+  start_au_updated_date: { kind: 'date', bound: 'start' },
+  end_au_updated_date: { kind: 'date', bound: 'end' },
+};
+export const LOCATION_LIST_FILTERS: FilterSpecs = { customer_token: CUSTOMER_TOKEN, ...CUSTOMER_LIST_FILTERS };
+export const ORGANIZATION_LIST_FILTERS: FilterSpecs = { location_id: LOCATION_ID, ...LOCATION_LIST_FILTERS };
+
+/** Path scope plus parsed filters -> the repository's query. */
+export function paymethodQuery(scope: { organizationId: string; locationId?: string; customerToken?: string }, filters: Record<string, string>): PaymethodQuery {
+  return stripUndefined({
+    organizationId: scope.organizationId,
+    locationId: scope.locationId ?? filters.location_id,
+    customerToken: scope.customerToken ?? filters.customer_token,
+    customerId: filters.customer_id,
+    paymethodType: filters.paymethod_type as PaymethodType | undefined,
+    auUpdatedFrom: filters.start_au_updated_date,
+    auUpdatedTo: filters.end_au_updated_date,
+  });
+}
+
+/** The request's own path (`/v3/...`), rebuilt from its route template. */
+export function pathOf(handlerName: string, parameters: Readonly<Record<string, string>>): string {
+  return routeNamed(handlerName).path.replace(/\{(\w+)\}/g, (_match, name: string) => encodeURIComponent(parameters[name] ?? ''));
+}

@@ -1,0 +1,47 @@
+import { createHash } from 'node:crypto';
+import { InvalidRequest } from '#shared/domain/errors.ts';
+
+/**
+ * Opaque list cursors. A cursor names the last item of a page (its token and
+ * its sort value in the index the query used), the page it leads to, and a
+ * fingerprint of the query (index, partition, filters). The partition always
+ * comes from the request's path, never from the cursor, so a forged cursor can
+ * at most move within the caller's own result set; one made for another query
+ * is refused.
+ */
+export interface CursorPosition {
+  /** Token of the last item returned. */
+  token: string;
+  /** That item's sort-key value in the index the query reads. */
+  sortValue: string;
+  /** Zero-based index of the page the cursor leads to. */
+  pageIndex: number;
+}
+
+const TOKEN_PATTERN = /^mth_[A-Za-z0-9]{1,40}$/;
+
+export function queryFingerprint(parts: readonly unknown[]): string {
+  return createHash('sha256').update(JSON.stringify(parts)).digest('base64url').slice(0, 16);
+}
+
+export function encodeCursor(position: CursorPosition, fingerprint: string): string {
+  return Buffer.from(JSON.stringify({ t: position.token, s: position.sortValue, n: position.pageIndex, q: fingerprint }), 'utf8').toString('base64url');
+}
+
+export function decodeCursor(cursor: string, fingerprint: string, expectedPageIndex: number): CursorPosition {
+  const invalid = (message: string) => new InvalidRequest([{ field: 'cursor', message }], 'INVALID_CURSOR');
+  if (cursor.length > 1024 || !/^[A-Za-z0-9_-]+$/.test(cursor)) throw invalid('is not a valid cursor');
+  let decoded: unknown;
+  try {
+    decoded = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    throw invalid('is not a valid cursor');
+  }
+  const { t, s, n, q } = (decoded ?? {}) as Record<string, unknown>;
+  if (typeof t !== 'string' || !TOKEN_PATTERN.test(t) || typeof s !== 'string' || s.length > 200 || typeof n !== 'number' || !Number.isInteger(n)) {
+    throw invalid('is not a valid cursor');
+  }
+  if (q !== fingerprint) throw invalid('belongs to another query (filters or path changed)');
+  if (n !== expectedPageIndex) throw invalid(`leads to page ${n}, not page_index ${expectedPageIndex}`);
+  return { token: t, sortValue: s, pageIndex: n };
+}

@@ -1,0 +1,47 @@
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { OneTimeToken } from '#shared/domain/paymethods/model.ts';
+import type { OneTimeTokenRepository } from '#shared/domain/paymethods/ports.ts';
+import type { SealedSecret } from '#shared/domain/vault.ts';
+import { keys, withoutKeys } from './keys.ts';
+import { TTL_ATTRIBUTE } from './table.ts';
+
+/**
+ * One-time tokens live in the table until DynamoDB's TTL removes them (which
+ * can lag by hours), so the use case also checks `expires_at` on every read.
+ * A consumed token stays until then: a second use is told apart (409) from an
+ * unknown one (400). Consumption itself happens in the paymethod store's
+ * create transaction.
+ */
+export class DynamoOneTimeTokenStore implements OneTimeTokenRepository {
+  constructor(
+    private readonly client: DynamoDBDocumentClient,
+    private readonly tableName: string,
+  ) {}
+
+  async create(token: OneTimeToken, secret: SealedSecret): Promise<void> {
+    const { expires_at: expiresAt, ...record } = token;
+    await this.client.send(
+      new PutCommand({
+        TableName: this.tableName,
+        Item: {
+          ...keys.oneTimeToken(token.one_time_token),
+          entity: 'one-time-token',
+          ...record,
+          expires_at_iso: expiresAt,
+          [TTL_ATTRIBUTE]: Math.ceil(Date.parse(expiresAt) / 1000),
+          vault: secret,
+        },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      }),
+    );
+  }
+
+  async getWithSecret(token: string): Promise<{ token: OneTimeToken; secret: SealedSecret } | undefined> {
+    // Consistent: a token consumed a moment ago must read as consumed.
+    const { Item } = await this.client.send(new GetCommand({ TableName: this.tableName, Key: keys.oneTimeToken(token), ConsistentRead: true }));
+    if (!Item) return undefined;
+    const { vault, entity: _entity, expires_at_iso: expiresAt, consumed_by: _consumedBy, ...rest } = withoutKeys(Item);
+    return { token: { ...(rest as Omit<OneTimeToken, 'expires_at'>), expires_at: expiresAt as string }, secret: vault as SealedSecret };
+  }
+}

@@ -1,0 +1,357 @@
+import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient, QueryCommandInput, TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { Conflict, NotFound } from '#shared/domain/errors.ts';
+import type { Paymethod } from '#shared/domain/paymethods/model.ts';
+import type { NewPaymethod, Page, PageRequest, PaymethodQuery, PaymethodRepository } from '#shared/domain/paymethods/ports.ts';
+import type { SealedSecret } from '#shared/domain/vault.ts';
+import { decodeCursor, encodeCursor, queryFingerprint } from './cursor.ts';
+import { keys, withoutKeys } from './keys.ts';
+import type { IndexName } from './table.ts';
+import { GLOBAL_SECONDARY_INDEXES } from './table.ts';
+
+type Item = Record<string, unknown>;
+type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+
+/** What one read cost; lets tests and benchmarks prove list cost does not grow with the table. */
+export interface ReadReport {
+  operation: 'GetItem' | 'Query';
+  index?: IndexName;
+  consumedCapacity?: number;
+  scannedCount?: number;
+}
+
+export interface PaymethodStoreOptions {
+  /** When set, reads ask DynamoDB for their consumed capacity and report it here. */
+  onRead?: (report: ReadReport) => void;
+}
+
+/** Attribute that holds the sealed account number; it never leaves this module. */
+const SECRET_ATTRIBUTE = 'vault';
+const ENTITY = 'paymethod';
+const MAX_WRITE_ATTEMPTS = 3;
+
+/** Every index key (table and GSIs) a paymethod item carries, derived from the record alone. */
+export function paymethodItemKeys(record: Pick<Paymethod, 'paymethod_token' | 'organization_id' | 'location_id' | 'customer_token' | 'customer_id' | 'created_at' | 'card'>): Item {
+  const { paymethod_token: token, organization_id: org, location_id: loc, customer_token: cst, customer_id: cid, created_at: created } = record;
+  const auDate = record.card?.au_updated_date;
+  return {
+    ...keys.paymethod(token),
+    ...keys.paymethodByOrganization(org, created, token),
+    ...(loc ? keys.paymethodByLocation(org, loc, created, token) : {}),
+    ...(cst ? keys.paymethodByCustomer(org, cst, created, token) : {}),
+    ...(cid ? keys.paymethodByCustomerId(org, cid, created, token) : {}),
+    ...(auDate ? keys.paymethodAuByOrganization(org, auDate, token) : {}),
+    ...(auDate && loc ? keys.paymethodAuByLocation(org, loc, auDate, token) : {}),
+  };
+}
+
+/** The full item as stored; exported so tests can seed tables in bulk with the real layout. */
+export function paymethodItem(record: Paymethod, secret: SealedSecret | undefined): Item {
+  return { ...paymethodItemKeys(record), entity: ENTITY, ...record, ...(secret ? { [SECRET_ATTRIBUTE]: secret } : {}) };
+}
+
+function toPaymethod(item: Item): Paymethod {
+  const { [SECRET_ATTRIBUTE]: _secret, entity: _entity, ...rest } = withoutKeys(item);
+  return rest as unknown as Paymethod;
+}
+
+interface QueryPlan {
+  index: IndexName;
+  partitionAttribute: string;
+  sortAttribute: string;
+  partition: string;
+  from?: string;
+  to?: string;
+  filters: Array<{ attribute: string; value: string }>;
+}
+
+/**
+ * Picks the index that serves a list (see docs/data-model.md): the Account
+ * Updater range first (sparse indexes keyed by au_updated_date), then the
+ * narrowest partition among customer, merchant customer id, location and
+ * organization. Remaining filters only thin out that partition, so a page
+ * never reads other customers', locations' or organizations' items.
+ */
+export function planQuery(query: PaymethodQuery): QueryPlan {
+  const org = query.organizationId;
+  const extra = (entries: Array<[string, string | undefined]>) =>
+    entries.filter((entry): entry is [string, string] => entry[1] !== undefined).map(([attribute, value]) => ({ attribute, value }));
+  const index = (name: IndexName) => GLOBAL_SECONDARY_INDEXES.find((candidate) => candidate.indexName === name)!;
+  const plan = (name: IndexName, partition: string, filters: QueryPlan['filters'], range: Pick<QueryPlan, 'from' | 'to'> = {}): QueryPlan => ({
+    index: name,
+    partitionAttribute: index(name).partitionKey,
+    sortAttribute: index(name).sortKey,
+    partition,
+    filters,
+    ...range,
+  });
+  const type: Array<[string, string | undefined]> = [['paymethod_type', query.paymethodType]];
+  if (query.auUpdatedFrom !== undefined || query.auUpdatedTo !== undefined) {
+    // Stored dates are full ISO instants; "\uffff" makes the end second inclusive of its milliseconds.
+    const range = { from: query.auUpdatedFrom, to: query.auUpdatedTo === undefined ? undefined : `${query.auUpdatedTo}\uffff` };
+    const filters = extra([['customer_token', query.customerToken], ['customer_id', query.customerId], ...type]);
+    return query.locationId
+      ? plan('gsi5', keys.paymethodAuByLocation(org, query.locationId, '', '').gsi5pk, filters, range)
+      : plan('gsi4', keys.paymethodAuByOrganization(org, '', '').gsi4pk, filters, range);
+  }
+  if (query.customerToken) {
+    return plan('gsi3', keys.paymethodByCustomer(org, query.customerToken, '', '').gsi3pk, extra([['location_id', query.locationId], ['customer_id', query.customerId], ...type]));
+  }
+  if (query.customerId) return plan('gsi6', keys.paymethodByCustomerId(org, query.customerId, '', '').gsi6pk, extra([['location_id', query.locationId], ...type]));
+  if (query.locationId) return plan('gsi1', keys.paymethodByLocation(org, query.locationId, '', '').gsi1pk, extra(type));
+  return plan('gsi2', keys.paymethodByOrganization(org, '', '').gsi2pk, extra(type));
+}
+
+export class DynamoPaymethodStore implements PaymethodRepository {
+  constructor(
+    private readonly client: DynamoDBDocumentClient,
+    private readonly tableName: string,
+    private readonly options: PaymethodStoreOptions = {},
+  ) {}
+
+  async get(paymethodToken: string): Promise<Paymethod | undefined> {
+    const item = await this.getItem(keys.paymethod(paymethodToken));
+    return item ? toPaymethod(item) : undefined;
+  }
+
+  async create(record: NewPaymethod, secret: SealedSecret | undefined, options: { consumeOneTimeToken?: string; now: Date }): Promise<Paymethod> {
+    for (let attempt = 1; ; attempt += 1) {
+      const transaction: TransactItem[] = [];
+      let isDefault = false;
+      if (record.customer_token) {
+        const pointer = keys.customerDefault(record.organization_id, record.customer_token);
+        isDefault = !(await this.getItem(pointer, true));
+        // The pointer item is the customer's "has a default" lock: only one first paymethod can create it.
+        transaction.push(
+          isDefault
+            ? { Put: { TableName: this.tableName, Item: { ...pointer, paymethod_token: record.paymethod_token }, ConditionExpression: 'attribute_not_exists(pk)' } }
+            : { ConditionCheck: { TableName: this.tableName, Key: pointer, ConditionExpression: 'attribute_exists(pk)' } },
+        );
+      }
+      const paymethod: Paymethod = { ...record, is_default: isDefault, version: 1 };
+      transaction.push({ Put: { TableName: this.tableName, Item: paymethodItem(paymethod, secret), ConditionExpression: 'attribute_not_exists(pk)' } });
+      const ottIndex = transaction.length;
+      if (options.consumeOneTimeToken) {
+        transaction.push({
+          Update: {
+            TableName: this.tableName,
+            Key: keys.oneTimeToken(options.consumeOneTimeToken),
+            UpdateExpression: 'SET consumed_at = :now, consumed_by = :paymethod',
+            ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(consumed_at)',
+            ExpressionAttributeValues: { ':now': options.now.toISOString(), ':paymethod': record.paymethod_token },
+          },
+        });
+      }
+      const outcome = await this.transact(transaction);
+      if (outcome === 'ok') return paymethod;
+      if (options.consumeOneTimeToken && outcome[ottIndex] === 'ConditionalCheckFailed') {
+        throw new Conflict('ONE_TIME_TOKEN_USED', 'the one-time token has already been used');
+      }
+      // The customer's default changed under us (or a transaction conflict): decide again.
+      if (attempt >= MAX_WRITE_ATTEMPTS) throw new Conflict('CONCURRENT_MODIFICATION', 'the customer was modified concurrently; retry');
+    }
+  }
+
+  async update(current: Paymethod, next: Paymethod): Promise<Paymethod> {
+    for (let attempt = 1; ; attempt += 1) {
+      const transaction: TransactItem[] = [];
+      let updated: Paymethod = { ...next, version: current.version + 1 };
+      if (next.customer_token !== current.customer_token) {
+        transaction.push(...(await this.leaveCustomer(current)));
+        const joined = await this.joinCustomer({ ...next, paymethod_token: current.paymethod_token });
+        transaction.push(...joined.items);
+        updated = { ...updated, is_default: joined.isDefault };
+      }
+      const ownIndex = transaction.length;
+      transaction.push({ Update: this.overwrite(current, updated) });
+      const outcome = await this.transact(transaction);
+      if (outcome === 'ok') return updated;
+      if (outcome[ownIndex] === 'ConditionalCheckFailed') throw this.lostRace(current);
+      if (attempt >= MAX_WRITE_ATTEMPTS) throw new Conflict('CONCURRENT_MODIFICATION', 'the paymethod was modified concurrently; retry');
+    }
+  }
+
+  async delete(current: Paymethod): Promise<void> {
+    for (let attempt = 1; ; attempt += 1) {
+      const transaction = await this.leaveCustomer(current);
+      const ownIndex = transaction.length;
+      transaction.push({
+        Delete: { TableName: this.tableName, Key: keys.paymethod(current.paymethod_token), ConditionExpression: '#version = :version', ExpressionAttributeNames: { '#version': 'version' }, ExpressionAttributeValues: { ':version': current.version } },
+      });
+      const outcome = await this.transact(transaction);
+      if (outcome === 'ok') return;
+      if (outcome[ownIndex] === 'ConditionalCheckFailed') throw this.lostRace(current);
+      if (attempt >= MAX_WRITE_ATTEMPTS) throw new Conflict('CONCURRENT_MODIFICATION', 'the paymethod was modified concurrently; retry');
+    }
+  }
+
+  /**
+   * Account Updater results (the AU feature writes them through here): sets
+   * the card's au_* members and the sparse AU index keys in one update.
+   */
+  async recordAccountUpdate(paymethodToken: string, update: { au_code: string; au_description: string; au_updated_date: Date }): Promise<void> {
+    const current = await this.get(paymethodToken);
+    if (!current?.card) throw new NotFound(`no card paymethod ${paymethodToken}`);
+    const card = { ...current.card, au_code: update.au_code, au_description: update.au_description, au_updated_date: update.au_updated_date.toISOString() };
+    await this.client.send(new UpdateCommand(this.overwrite(current, { ...current, card, version: current.version + 1 })));
+  }
+
+  async list(query: PaymethodQuery, page: PageRequest): Promise<Page<Paymethod>> {
+    const plan = planQuery(query);
+    const fingerprint = queryFingerprint([plan.index, plan.partition, plan.from, plan.to, plan.filters]);
+    const position = page.cursor === undefined ? undefined : decodeCursor(page.cursor, fingerprint, page.pageIndex);
+    let startKey: Item | undefined = position && {
+      ...keys.paymethod(position.token),
+      [plan.partitionAttribute]: plan.partition,
+      [plan.sortAttribute]: position.sortValue,
+    };
+    // Without a cursor the page is found by skipping the pages before it (cost grows with page_index).
+    let toSkip = position ? 0 : page.pageIndex * page.pageSize;
+    const wanted = page.pageSize + 1; // one more than the page tells whether a next page exists
+    const collected: Item[] = [];
+    do {
+      const limit = Math.min(toSkip + wanted - collected.length, 1000);
+      const result = await this.query(plan, limit, startKey);
+      for (const item of result.Items ?? []) {
+        if (toSkip > 0) toSkip -= 1;
+        else if (collected.length < wanted) collected.push(item);
+      }
+      startKey = result.LastEvaluatedKey;
+    } while (startKey && collected.length < wanted);
+
+    const items = collected.slice(0, page.pageSize);
+    const last = items.at(-1);
+    const nextCursor =
+      collected.length > page.pageSize && last
+        ? encodeCursor({ token: last.paymethod_token as string, sortValue: last[plan.sortAttribute] as string, pageIndex: page.pageIndex + 1 }, fingerprint)
+        : undefined;
+    return { items: items.map(toPaymethod), ...(nextCursor ? { nextCursor } : {}) };
+  }
+
+  private async query(plan: QueryPlan, limit: number, startKey: Item | undefined) {
+    const names: Record<string, string> = { '#pk': plan.partitionAttribute };
+    if (plan.from !== undefined || plan.to !== undefined) names['#sk'] = plan.sortAttribute;
+    const values: Record<string, unknown> = { ':pk': plan.partition };
+    let keyCondition = '#pk = :pk';
+    if (plan.from !== undefined && plan.to !== undefined) keyCondition += ' AND #sk BETWEEN :from AND :to';
+    else if (plan.from !== undefined) keyCondition += ' AND #sk >= :from';
+    else if (plan.to !== undefined) keyCondition += ' AND #sk <= :to';
+    if (plan.from !== undefined) values[':from'] = plan.from;
+    if (plan.to !== undefined) values[':to'] = plan.to;
+    const filters = plan.filters.map((filter, index) => {
+      names[`#f${index}`] = filter.attribute;
+      values[`:f${index}`] = filter.value;
+      return `#f${index} = :f${index}`;
+    });
+    const input: QueryCommandInput = {
+      TableName: this.tableName,
+      IndexName: plan.index,
+      KeyConditionExpression: keyCondition,
+      ...(filters.length > 0 ? { FilterExpression: filters.join(' AND ') } : {}),
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: values,
+      ScanIndexForward: false, // newest first
+      Limit: limit,
+      ...(startKey ? { ExclusiveStartKey: startKey } : {}),
+      ...(this.options.onRead ? { ReturnConsumedCapacity: 'TOTAL' as const } : {}),
+    };
+    const result = await this.client.send(new QueryCommand(input));
+    this.options.onRead?.({ operation: 'Query', index: plan.index, consumedCapacity: result.ConsumedCapacity?.CapacityUnits, scannedCount: result.ScannedCount });
+    return result;
+  }
+
+  private async getItem(key: Item, consistent = false): Promise<Item | undefined> {
+    const result = await this.client.send(
+      new GetCommand({ TableName: this.tableName, Key: key, ConsistentRead: consistent, ...(this.options.onRead ? { ReturnConsumedCapacity: 'TOTAL' as const } : {}) }),
+    );
+    this.options.onRead?.({ operation: 'GetItem', consumedCapacity: result.ConsumedCapacity?.CapacityUnits, scannedCount: result.Item ? 1 : 0 });
+    return result.Item;
+  }
+
+  /** The writes that keep the old customer's default coherent when `current` leaves it. */
+  private async leaveCustomer(current: Paymethod): Promise<TransactItem[]> {
+    if (!current.customer_token || !current.is_default) return [];
+    const pointer = keys.customerDefault(current.organization_id, current.customer_token);
+    const ownsPointer = { ConditionExpression: 'paymethod_token = :leaving', ExpressionAttributeValues: { ':leaving': current.paymethod_token } };
+    const replacement = await this.newestOtherOf(current);
+    if (!replacement) return [{ Delete: { TableName: this.tableName, Key: pointer, ...ownsPointer } }];
+    return [
+      { Put: { TableName: this.tableName, Item: { ...pointer, paymethod_token: replacement.paymethod_token }, ...ownsPointer } },
+      {
+        Update: {
+          TableName: this.tableName,
+          Key: keys.paymethod(replacement.paymethod_token),
+          UpdateExpression: 'SET is_default = :true, #version = #version + :one',
+          ConditionExpression: 'customer_token = :customer',
+          ExpressionAttributeNames: { '#version': 'version' },
+          ExpressionAttributeValues: { ':true': true, ':one': 1, ':customer': current.customer_token },
+        },
+      },
+    ];
+  }
+
+  /** The write that makes `record` its new customer's default when that customer has none. */
+  private async joinCustomer(record: Paymethod): Promise<{ items: TransactItem[]; isDefault: boolean }> {
+    if (!record.customer_token) return { items: [], isDefault: false };
+    const pointer = keys.customerDefault(record.organization_id, record.customer_token);
+    if (await this.getItem(pointer, true)) {
+      return { items: [{ ConditionCheck: { TableName: this.tableName, Key: pointer, ConditionExpression: 'attribute_exists(pk)' } }], isDefault: false };
+    }
+    return {
+      items: [{ Put: { TableName: this.tableName, Item: { ...pointer, paymethod_token: record.paymethod_token }, ConditionExpression: 'attribute_not_exists(pk)' } }],
+      isDefault: true,
+    };
+  }
+
+  /** The customer's newest paymethod other than `current`: the next default by the documented rule. */
+  private async newestOtherOf(current: Paymethod): Promise<Paymethod | undefined> {
+    const plan = planQuery({ organizationId: current.organization_id, customerToken: current.customer_token });
+    const result = await this.query(plan, 2, undefined);
+    const other = (result.Items ?? []).find((item) => item.paymethod_token !== current.paymethod_token);
+    return other ? toPaymethod(other) : undefined;
+  }
+
+  /** SET every member and index key of `next`, REMOVE what it no longer has; checked against `current`'s version. */
+  private overwrite(current: Paymethod, next: Paymethod) {
+    const { pk: _pk, sk: _sk, ...wanted } = paymethodItem(next, undefined);
+    const { pk: _cpk, sk: _csk, ...had } = paymethodItem(current, undefined);
+    const names: Record<string, string> = {};
+    const values: Record<string, unknown> = { ':expected': current.version };
+    const sets = Object.entries(wanted).map(([name, value], index) => {
+      names[`#s${index}`] = name;
+      values[`:s${index}`] = value;
+      return `#s${index} = :s${index}`;
+    });
+    const removes = Object.keys(had)
+      .filter((name) => !(name in wanted))
+      .map((name, index) => {
+        names[`#r${index}`] = name;
+        return `#r${index}`;
+      });
+    names['#version'] = 'version';
+    return {
+      TableName: this.tableName,
+      Key: keys.paymethod(current.paymethod_token),
+      UpdateExpression: `SET ${sets.join(', ')}${removes.length > 0 ? ` REMOVE ${removes.join(', ')}` : ''}`,
+      ConditionExpression: '#version = :expected',
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: values,
+    };
+  }
+
+  private lostRace(current: Paymethod): Error {
+    return new Conflict('CONCURRENT_MODIFICATION', `paymethod ${current.paymethod_token} was modified or deleted concurrently; retry`);
+  }
+
+  /** 'ok', or the cancellation reason code of each transaction item. */
+  private async transact(items: TransactItem[]): Promise<'ok' | Array<string | undefined>> {
+    try {
+      await this.client.send(new TransactWriteCommand({ TransactItems: items }));
+      return 'ok';
+    } catch (error) {
+      if ((error as Error).name !== 'TransactionCanceledException') throw error;
+      const reasons = (error as { CancellationReasons?: Array<{ Code?: string }> }).CancellationReasons ?? [];
+      return items.map((_item, index) => reasons[index]?.Code);
+    }
+  }
+}

@@ -1,0 +1,104 @@
+import { describe, expect, it } from 'vitest';
+import { InvalidRequest } from '#shared/domain/errors.ts';
+import { validateCreate, validateOneTimeToken, validateUpdate } from '#shared/domain/paymethods/validation.ts';
+
+const NOW = new Date('2026-06-15T12:00:00Z');
+const CARD = { card_type: 'VISA', name_on_card: 'Ann Lee', account_number: '4111111111111111', expire_month: '12', expire_year: 2030 };
+const ECHECK = { account_holder: 'Ann Lee', account_number: '123456789', routing_number: '021000021', account_type: 'Checking', sec_code: 'web' };
+
+function issues(run: () => unknown): Array<{ field: string; message: string }> {
+  try {
+    run();
+  } catch (error) {
+    if (error instanceof InvalidRequest) return [...error.issues];
+    throw error;
+  }
+  throw new Error('expected InvalidRequest');
+}
+
+describe('create validation', () => {
+  it('normalizes a valid card: lower-case type, integer expiry, boolean procurement flag, no CVV', () => {
+    const input = validateCreate({ card: { ...CARD, procurement_card: 'TRUE', card_verification_value: '123', customer_accounting_code: 'A1' } }, 'location', NOW);
+    expect(input.card).toEqual({ card_type: 'visa', name_on_card: 'Ann Lee', account_number: '4111111111111111', expire_month: 12, expire_year: 2030, procurement_card: true });
+  });
+
+  it('normalizes an echeck: lower-case account type, upper-case SEC code', () => {
+    expect(validateCreate({ echeck: ECHECK }, 'location', NOW).echeck).toMatchObject({ account_type: 'checking', sec_code: 'WEB' });
+  });
+
+  it('reports every failing field with dotted paths', () => {
+    const found = issues(() =>
+      validateCreate(
+        { label: 'x'.repeat(51), notes: 5, card: { card_type: 'visa', name_on_card: '', account_number: '4111-1111', expire_month: 13, expire_year: '2030', card_verification_value: '12' }, extra: 1 },
+        'location',
+        NOW,
+      ),
+    );
+    expect(found).toEqual(
+      expect.arrayContaining([
+        { field: 'label', message: 'must be at most 50 characters' },
+        { field: 'notes', message: 'must be a string' },
+        { field: 'card.name_on_card', message: 'must not be empty' },
+        { field: 'card.account_number', message: 'must contain digits only' },
+        { field: 'card.expire_month', message: 'must be a month from 1 to 12' },
+        { field: 'card.card_verification_value', message: 'must be 3 to 4 digits' },
+        { field: 'extra', message: 'is not a recognized member' },
+      ]),
+    );
+  });
+
+  it('refuses a number failing Luhn, a past expiry and a bad routing number', () => {
+    expect(issues(() => validateCreate({ card: { ...CARD, account_number: '4111111111111112' } }, 'location', NOW))).toEqual([
+      { field: 'card.account_number', message: 'is not a valid card number' },
+    ]);
+    expect(issues(() => validateCreate({ card: { ...CARD, expire_month: 5, expire_year: 2026 } }, 'location', NOW))[0]?.field).toBe('card.expire_year');
+    expect(validateCreate({ card: { ...CARD, expire_month: 6, expire_year: 2026 } }, 'location', NOW).card?.expire_month).toBe(6);
+    expect(issues(() => validateCreate({ echeck: { ...ECHECK, routing_number: '123456789' } }, 'location', NOW))[0]?.field).toBe('echeck.routing_number');
+  });
+
+  it('accepts vendors as the alias of vendor, not both', () => {
+    const vendor = { vendor_type: 'paypal', vendor_billing_agreement_token: 'BA-8A802366G0648845U' };
+    expect(validateCreate({ vendors: vendor }, 'location', NOW).vendor?.vendor_type).toBe('paypal');
+    expect(issues(() => validateCreate({ vendors: vendor, vendor }, 'location', NOW))).toContainEqual({ field: 'vendors', message: 'must not be sent together with vendor' });
+  });
+
+  it('requires exactly one sub-object', () => {
+    expect(issues(() => validateCreate({ label: 'x' }, 'location', NOW))[0]?.message).toMatch(/exactly one/);
+    expect(issues(() => validateCreate({ card: CARD, echeck: ECHECK }, 'location', NOW))[0]?.message).toMatch(/only one/);
+  });
+
+  it('checks types: numbers where strings are expected and the reverse', () => {
+    const found = issues(() => validateCreate({ card: { ...CARD, account_number: 4111111111111111, name_on_card: 7, suppress_account_updater: 'true' } }, 'location', NOW));
+    expect(found.map((issue) => issue.field).sort()).toEqual(['card.account_number', 'card.name_on_card', 'card.suppress_account_updater']);
+  });
+
+  it('refuses one-time tokens on the locationless form and numbers beside a token', () => {
+    const found = issues(() => validateCreate({ organization_id: 'org_1', card: { one_time_token: 'ott_abc', account_number: '4111111111111111' } }, 'locationless', NOW));
+    expect(found.map((issue) => issue.field).sort()).toEqual(['card.account_number', 'card.one_time_token']);
+  });
+
+  it('requires organization_id on the locationless form only', () => {
+    expect(issues(() => validateCreate({ card: CARD }, 'locationless', NOW))).toContainEqual({ field: 'organization_id', message: 'is required' });
+    expect(issues(() => validateCreate({ organization_id: 'org_1', card: CARD }, 'location', NOW))).toContainEqual({ field: 'organization_id', message: 'is not a recognized member' });
+  });
+});
+
+describe('update validation', () => {
+  it('refuses account_number and requires account_holder and routing_number on echeck updates', () => {
+    expect(issues(() => validateUpdate({ card: { account_number: '4111111111111111' } }, NOW))).toEqual([{ field: 'card.account_number', message: 'cannot be changed by an update' }]);
+    expect(issues(() => validateUpdate({ echeck: { item_description: 'x' } }, NOW)).map((issue) => issue.field).sort()).toEqual(['echeck.account_holder', 'echeck.routing_number']);
+  });
+
+  it('validates and drops the CVV of a card update', () => {
+    expect(validateUpdate({ card: { expire_month: 1, expire_year: 2031, card_verification_value: '1234' } }, NOW).card).toEqual({ expire_month: 1, expire_year: 2031 });
+    expect(issues(() => validateUpdate({ card: { card_verification_value: 'abc' } }, NOW))[0]?.field).toBe('card.card_verification_value');
+  });
+});
+
+describe('one-time token validation', () => {
+  it('needs a full card or echeck', () => {
+    expect(validateOneTimeToken({ card: CARD }, NOW).card?.card_type).toBe('visa');
+    expect(issues(() => validateOneTimeToken({ card: { name_on_card: 'x' } }, NOW)).map((issue) => issue.field)).toContain('card.account_number');
+    expect(issues(() => validateOneTimeToken({ vendor: {} }, NOW)).map((issue) => issue.field)).toContain('vendor');
+  });
+});
