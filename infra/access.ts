@@ -4,6 +4,7 @@ import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
 import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
+import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { RouteAccess, RouteDefinition } from '#shared/http/routes.ts';
 
 /** What route functions may be bound to. */
@@ -11,7 +12,11 @@ export interface ServiceResources {
   readonly table: ITable;
   readonly documents: IBucket;
   readonly vaultKey: IKey;
+  readonly paypal: { readonly secret: ISecret; readonly apiUrl: string };
 }
+
+/** The vault seals only under this encryption-context purpose (shared/aws/kms-vault.ts). */
+const VAULT_PURPOSE = 'paymethod-vault';
 
 type DocumentUsage = NonNullable<RouteAccess['documents']>[number];
 type VaultUsage = NonNullable<RouteAccess['vault']>[number];
@@ -51,8 +56,19 @@ export function bindRoute(fn: LambdaFunction, access: RouteAccess, resources: Se
   if (access.table) resources.table.grant(fn, ...TABLE_ACTIONS[access.table]);
 
   if (access.vault?.length) {
-    fn.addEnvironment('VAULT_KEY_ID', resources.vaultKey.keyId);
-    resources.vaultKey.grant(fn, ...unique(access.vault.flatMap((usage) => VAULT_ACTIONS[usage])));
+    fn.addEnvironment('VAULT_KEY_ID', resources.vaultKey.keyArn);
+    // Only for vault data keys: the same key also encrypts documents through S3, which this grant does not open.
+    fn.addToRolePolicy(new PolicyStatement({
+      actions: unique(access.vault.flatMap((usage) => VAULT_ACTIONS[usage])),
+      resources: [resources.vaultKey.keyArn],
+      conditions: { StringEquals: { 'kms:EncryptionContext:purpose': VAULT_PURPOSE } },
+    }));
+  }
+
+  if (access.paypal) {
+    fn.addEnvironment('PAYPAL_API_URL', resources.paypal.apiUrl);
+    fn.addEnvironment('PAYPAL_SECRET_ARN', resources.paypal.secret.secretArn);
+    resources.paypal.secret.grantRead(fn);
   }
 
   if (access.documents?.length) {

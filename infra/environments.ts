@@ -13,6 +13,8 @@ export interface EnvironmentSettings {
   readonly authorizerCacheTtl: Duration;
   /** Stage-wide ceiling, kept under the account's regional limit so one API cannot starve the others. */
   readonly throttling: { readonly rateLimit: number; readonly burstLimit: number };
+  /** PayPal REST API base: the sandbox for dev, live for prod. */
+  readonly paypalApiUrl: string;
 }
 
 export const environments = {
@@ -25,6 +27,7 @@ export const environments = {
     deletionProtection: false,
     authorizerCacheTtl: Duration.seconds(300),
     throttling: { rateLimit: 50, burstLimit: 100 },
+    paypalApiUrl: 'https://api-m.sandbox.paypal.com',
   },
   prod: {
     name: 'prod',
@@ -35,6 +38,7 @@ export const environments = {
     deletionProtection: true,
     authorizerCacheTtl: Duration.seconds(300),
     throttling: { rateLimit: 500, burstLimit: 1000 },
+    paypalApiUrl: 'https://api-m.paypal.com',
   },
 } as const satisfies Record<string, EnvironmentSettings>;
 

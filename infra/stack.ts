@@ -6,7 +6,9 @@ import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aw
 import type { Construct } from 'constructs';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
+import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { routes as routeTable } from '#shared/http/routes.ts';
+import { GLOBAL_SECONDARY_INDEXES, TABLE_KEY, TTL_ATTRIBUTE } from '#shared/store/table.ts';
 import type { RouteDefinition } from '#shared/http/routes.ts';
 import { PaymentsRestApi } from './api.ts';
 import type { EnvironmentSettings } from './environments.ts';
@@ -20,7 +22,6 @@ export interface PaymentsApiStackProps extends StackProps {
 }
 
 const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
-const GSI_NAMES = ['gsi1', 'gsi2', 'gsi3'];
 
 export class PaymentsApiStack extends Stack {
   constructor(scope: Construct, id: string, props: PaymentsApiStackProps) {
@@ -43,13 +44,18 @@ export class PaymentsApiStack extends Stack {
       removalPolicy: environment.removalPolicy,
     });
     const documents = createDocumentsBucket(this, environment, vaultKey);
+    // The cloud team stores PayPal's REST client credentials here: {"client_id": "...", "client_secret": "..."}.
+    const paypalSecret = new Secret(this, 'PaypalCredentials', {
+      description: `Payments ${environment.name}: PayPal REST client credentials (JSON client_id, client_secret)`,
+      removalPolicy: environment.removalPolicy,
+    });
 
     const { api } = new PaymentsRestApi(this, 'Api', {
       environment,
       routes: props.routes ?? routeTable,
       functionsDir: props.functionsDir ?? join(PROJECT_ROOT, 'functions'),
       projectRoot: PROJECT_ROOT,
-      resources: { table, documents, vaultKey },
+      resources: { table, documents, vaultKey, paypal: { secret: paypalSecret, apiUrl: environment.paypalApiUrl } },
       credentialMacKey,
     });
 
@@ -71,20 +77,21 @@ export class PaymentsApiStack extends Stack {
  */
 function createTable(scope: Construct, environment: EnvironmentSettings): Table {
   const table = new Table(scope, 'Table', {
-    partitionKey: { name: 'pk', type: AttributeType.STRING },
-    sortKey: { name: 'sk', type: AttributeType.STRING },
+    partitionKey: { name: TABLE_KEY.partitionKey, type: AttributeType.STRING },
+    sortKey: { name: TABLE_KEY.sortKey, type: AttributeType.STRING },
     billingMode: BillingMode.PAY_PER_REQUEST,
     pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
-    timeToLiveAttribute: 'expires_at',
+    timeToLiveAttribute: TTL_ATTRIBUTE,
     encryption: TableEncryption.AWS_MANAGED,
     deletionProtection: environment.deletionProtection,
     removalPolicy: environment.removalPolicy,
   });
-  for (const indexName of GSI_NAMES) {
+  // The same index list the local runtime creates: shared/store/table.ts.
+  for (const index of GLOBAL_SECONDARY_INDEXES) {
     table.addGlobalSecondaryIndex({
-      indexName,
-      partitionKey: { name: `${indexName}pk`, type: AttributeType.STRING },
-      sortKey: { name: `${indexName}sk`, type: AttributeType.STRING },
+      indexName: index.indexName,
+      partitionKey: { name: index.partitionKey, type: AttributeType.STRING },
+      sortKey: { name: index.sortKey, type: AttributeType.STRING },
       projectionType: ProjectionType.ALL,
     });
   }
