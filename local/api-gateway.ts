@@ -15,6 +15,7 @@ import type { GatewayResponseKind } from '#shared/http/gateway-responses.ts';
 import { GATEWAY_RESPONSES, METHOD_NOT_ALLOWED } from '#shared/http/gateway-responses.ts';
 import type { HttpMethod, RouteDefinition } from '#shared/http/routes.ts';
 import {
+  API_BASE_PATH,
   API_GATEWAY_MAX_HEADER_BYTES,
   API_GATEWAY_MAX_REQUEST_BYTES,
   API_GATEWAY_TIMEOUT_MS,
@@ -171,13 +172,19 @@ export async function startApiGatewayEmulator(options: ApiGatewayEmulatorOptions
   };
 }
 
+/** Route paths are written relative to the version segment; API Gateway's resources include it. */
+function resourcePathOf(route: RouteDefinition): string {
+  return `${API_BASE_PATH}${route.path}`;
+}
+
 function compileResources(routes: readonly RouteDefinition[]): CompiledResource[] {
   const byTemplate = new Map<string, CompiledResource>();
   for (const route of routes) {
-    let resource = byTemplate.get(route.path);
+    const template = resourcePathOf(route);
+    let resource = byTemplate.get(template);
     if (!resource) {
       const parameterNames: string[] = [];
-      const source = route.path
+      const source = template
         .split('/')
         .map((segment) => {
           const parameter = /^\{(\w+)\}$/.exec(segment);
@@ -186,8 +193,8 @@ function compileResources(routes: readonly RouteDefinition[]): CompiledResource[
           return '([^/]+)';
         })
         .join('/');
-      resource = { template: route.path, pattern: new RegExp(`^${source}$`), parameterNames, methods: new Map() };
-      byTemplate.set(route.path, resource);
+      resource = { template, pattern: new RegExp(`^${source}$`), parameterNames, methods: new Map() };
+      byTemplate.set(template, resource);
     }
     resource.methods.set(route.method, route);
   }
@@ -239,7 +246,7 @@ function proxyEvent(
   const binary = options.binaryMediaTypes.includes(mediaType);
   const now = new Date();
   return {
-    resource: route.path,
+    resource: resourcePathOf(route),
     path: url.pathname,
     httpMethod: route.method,
     headers,
@@ -282,7 +289,7 @@ function proxyEvent(
       requestTime: now.toUTCString(),
       requestTimeEpoch: now.getTime(),
       resourceId: API_ID,
-      resourcePath: route.path,
+      resourcePath: resourcePathOf(route),
       stage: options.stage,
     },
   };

@@ -32,6 +32,9 @@ export interface RouteDefinition {
   readonly summary: string;
 }
 
+/** Every route lives under this segment (the contract's "Addresses and versions"). */
+export const API_BASE_PATH = '/v3';
+
 /**
  * Path parameters carry their prefixes in the URL (`org_1`); a segment without
  * its prefix does not name a record of that kind, so the route answers 404.
