@@ -46,8 +46,11 @@ export const handler = middy<APIGatewayRequestAuthorizerEvent, APIGatewayAuthori
     }
   });
 
-/** arn:aws:execute-api:region:account:api/stage/METHOD/path -> arn:...:api/stage/*\/* */
-function stageWideArn(methodArn: string): string {
-  const [prefix, apiId, stage] = methodArn.split('/');
-  return `${prefix}/${apiId}/${stage}/*/*`;
+/**
+ * arn:aws:execute-api:region:account:api/stage/METHOD/path -> arn:...:api/stage/*\/*
+ * (the api id is part of the first '/'-separated segment).
+ */
+export function stageWideArn(methodArn: string): string {
+  const [apiArn, stage] = methodArn.split('/');
+  return `${apiArn}/${stage}/*/*`;
 }
