@@ -93,6 +93,8 @@ export function parseMultipartUpload(contentType: string | undefined, body: Buff
     });
 
     parser.on('file', (name, stream, info) => {
+      // Before anything can fail: destroying the parser destroys this stream with an error.
+      stream.on('error', () => undefined);
       parts += 1;
       const chunks: Buffer[] = [];
       let size = 0;
@@ -107,7 +109,6 @@ export function parseMultipartUpload(contentType: string | undefined, body: Buff
         chunks.push(chunk);
       });
       stream.on('limit', () => fail(new TooLarge(`the file exceeds ${limits.maxFileBytes} bytes`, 'FILE_TOO_LARGE')));
-      stream.on('error', () => undefined); // reported through the parser's own error
       stream.on('end', () => {
         if (settled) return;
         if (isJson) {
