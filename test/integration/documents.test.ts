@@ -110,7 +110,7 @@ describe('documents: upload, get, download, delete', () => {
     expect(answer.status).toBe(200);
     expect(answer.body).toEqual({ document_id: id, response: { environment: 'local', response_desc: 'Delete Successful.' } });
     expect(await stores.objectKeys(merchant.organizationId)).not.toContain(`documents/${merchant.organizationId}/${id}`);
-    expect((await stores.documentItems(merchant.organizationId)).some((item) => item.document_id?.S === id)).toBe(false);
+    expect((await stores.documentItems(merchant.organizationId)).some((item) => (item.document_id as { S?: string } | undefined)?.S === id)).toBe(false);
     expect((await call(documentsPath(merchant.organizationId, id), { as: merchant })).status).toBe(404);
     expect((await call(documentsPath(merchant.organizationId, id), { as: merchant, method: 'DELETE' })).status).toBe(404);
   });
