@@ -37,7 +37,7 @@ describe('documents: list', () => {
     const answer = await call<ListBody>(`${documentsPath(merchant.organizationId)}${query}`, { as });
     return answer;
   };
-  const ids = (body: ListBody) => body.results.map((result) => result.document_id);
+  const ids = (body: ListBody) => body.results.map((result) => result.document_id as string);
   const expected = (predicate: (entry: (typeof HISTORY)[number]) => boolean) =>
     HISTORY.map((entry, index) => ({ entry, id: [...newestFirst].reverse()[index] as string }))
       .filter(({ entry }) => predicate(entry))
