@@ -72,12 +72,13 @@ export function parseMultipartUpload(contentType: string | undefined, body: Buff
     const fail = (error: Error) => {
       if (settled) return;
       settled = true;
-      source.unpipe(parser);
-      source.destroy();
+      reject(error);
       parser.removeAllListeners('file').removeAllListeners('field');
       parser.on('error', () => undefined);
-      parser.destroy();
-      reject(error);
+      source.unpipe(parser);
+      source.destroy();
+      // busboy is mid-write when it emits (it sets `truncated` right after 'limit'): stop it once that returns.
+      process.nextTick(() => parser.destroy());
     };
 
     parser.on('field', (_name, value, info) => {
