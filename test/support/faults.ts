@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import type { AwsStub } from 'aws-sdk-client-mock';
 
 /** A failure the service must treat as "dependency unavailable" (HTTP 503 from S3 or DynamoDB). */
 export function serviceUnavailable(command: string): Error {
@@ -16,14 +15,14 @@ type Rule = { command: string; when?: (input: Record<string, unknown>) => boolea
  * replaced per test with `failOn`.
  */
 export function interpose(
-  mock: AwsStub<object, object, object>,
+  mock: { on(command: never): { callsFake(fn: (input: Record<string, unknown>, getClient: () => unknown) => unknown): unknown } },
   realSend: (this: unknown, command: unknown) => Promise<unknown>,
   commands: readonly CommandClass[],
 ) {
   let rules: Rule[] = [];
   const calls: Array<{ command: string; input: Record<string, unknown> }> = [];
   for (const Command of commands) {
-    mock.on(Command as never).callsFake((input: Record<string, unknown>, getClient: () => unknown) => {
+    mock.on(Command as never).callsFake((input, getClient) => {
       calls.push({ command: Command.name, input });
       if (rules.some((rule) => rule.command === Command.name && (!rule.when || rule.when(input)))) throw serviceUnavailable(Command.name);
       return realSend.call(getClient(), new Command(input as never));

@@ -40,9 +40,12 @@ class MemoryFiles implements DocumentFiles {
     this.faults.check('readStart');
     return (this.objects.get(key)?.bytes ?? new Uint8Array()).subarray(0, length);
   }
-  async read(key: string) {
+  async read(key: string): Promise<AsyncIterable<Uint8Array>> {
     this.faults.check('read');
-    return [this.objects.get(key)?.bytes ?? new Uint8Array()];
+    const bytes = this.objects.get(key)?.bytes ?? new Uint8Array();
+    return (async function* () {
+      yield bytes;
+    })();
   }
   async copy(fromKey: string, toKey: string, contentType: string) {
     this.faults.check('copy');
