@@ -22,25 +22,15 @@ const spec: ListQuerySpec<'start_received_date' | 'end_received_date' | 'type' |
 export const handler = apiHandler('documents-list', async (request) => {
   const organizationId = request.pathParameters.organization_id as string;
   const { filters, pageSize, pageIndex, cursor } = parseListQuery(request.query, spec);
-  const page = await listDocuments(
-    {
-      organizationId,
-      type: filters.type as DocumentType | undefined,
-      resource: filters.resource as DocumentResource | undefined,
-      from: filters.start_received_date,
-      to: filters.end_received_date,
-      pageSize,
-      pageIndex,
-      cursor,
-    },
-    deps,
-  );
+  const { type, resource, start_received_date: from, end_received_date: to } = filters as { type?: DocumentType; resource?: DocumentResource; start_received_date?: string; end_received_date?: string };
+  const page = await listDocuments({ organizationId, type, resource, from, to, pageSize, pageIndex, cursor }, deps);
+  const next = page.nextCursor ? { pageIndex: pageIndex + 1, cursor: page.nextCursor } : undefined;
   return listResponse({
     results: page.documents.map(documentListView),
     pageSize,
     pageIndex,
     homeOrganizationId: request.caller?.organizationId as string,
     resourceSpecific: filters as Record<string, string>,
-    links: listLinks(documentsUrl(request, organizationId), request.query, page.nextCursor ? { pageIndex: pageIndex + 1, cursor: page.nextCursor } : undefined),
+    links: listLinks(documentsUrl(request, organizationId), request.query, next),
   });
 });

@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { AvailableDocument, StoredDocument } from '#shared/domain/documents/document.ts';
 import type { DocumentListQuery, DocumentPage, DocumentRepository } from '#shared/domain/documents/ports.ts';
