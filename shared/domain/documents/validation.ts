@@ -26,25 +26,32 @@ const descriptionField = z
 
 const RESOURCE_ID_REST = /^[A-Za-z0-9_-]+$/;
 
-function checkResourceId(value: { resource: DocumentResource; resource_id: string }, context: z.RefinementCtx): void {
-  const prefix = RESOURCE_ID_PREFIXES[value.resource];
-  const id = value.resource_id;
+/**
+ * resource_id must carry the prefix of its resource. Checked on the raw input
+ * beside the schema (not as a refinement, which zod skips when another member
+ * already failed), so every failing member is reported at once.
+ */
+function resourceIdIssues(input: unknown): FieldIssue[] {
+  const { resource, resource_id: id } = (input && typeof input === 'object' ? input : {}) as Record<string, unknown>;
+  const prefix = RESOURCE_ID_PREFIXES[DOCUMENT_RESOURCES.find((known) => known === resource) as DocumentResource];
+  if (!prefix || typeof id !== 'string') return [];
   if (!id.startsWith(prefix) || id.length === prefix.length || !RESOURCE_ID_REST.test(id.slice(prefix.length))) {
-    context.addIssue({ code: 'custom', path: ['resource_id'], message: `must be ${prefix} followed by letters, digits, _ or - for resource ${value.resource}` });
-  } else if (id.length > MAX_RESOURCE_ID_LENGTH) {
-    context.addIssue({ code: 'custom', path: ['resource_id'], message: `must be at most ${MAX_RESOURCE_ID_LENGTH} characters` });
+    return [{ field: 'resource_id', message: `must be ${prefix} followed by letters, digits, _ or - for resource ${String(resource)}` }];
   }
+  if (id.length > MAX_RESOURCE_ID_LENGTH) return [{ field: 'resource_id', message: `must be at most ${MAX_RESOURCE_ID_LENGTH} characters` }];
+  return [];
 }
 
 /** The JSON part of a multipart upload. */
-const uploadMetadataSchema = z
-  .strictObject({ resource: resourceField, resource_id: requiredString(), description: descriptionField })
-  .superRefine(checkResourceId);
+const uploadMetadataSchema = z.strictObject({ resource: resourceField, resource_id: requiredString(), description: descriptionField });
 
 /** The body that opens an upload session. */
-const uploadSessionSchema = z
-  .strictObject({ resource: resourceField, resource_id: requiredString(), description: descriptionField, file_name: requiredString() })
-  .superRefine(checkResourceId);
+const uploadSessionSchema = z.strictObject({
+  resource: resourceField,
+  resource_id: requiredString(),
+  description: descriptionField,
+  file_name: requiredString(),
+});
 
 export type UploadMetadata = z.infer<typeof uploadMetadataSchema>;
 export type UploadSessionRequest = z.infer<typeof uploadSessionSchema>;
@@ -54,7 +61,8 @@ export type Checked<T> = { value: T; issues: [] } | { value: undefined; issues: 
 
 function check<T>(schema: z.ZodType<T>, input: unknown): Checked<T> {
   const result = schema.safeParse(input);
-  return result.success ? { value: result.data, issues: [] } : { value: undefined, issues: result.error.issues.flatMap(toFieldIssues) };
+  const issues = [...(result.success ? [] : result.error.issues.flatMap(toFieldIssues)), ...resourceIdIssues(input)];
+  return result.success && issues.length === 0 ? { value: result.data, issues: [] } : { value: undefined, issues };
 }
 
 function toFieldIssues(issue: z.core.$ZodIssue): FieldIssue[] {
