@@ -14,6 +14,7 @@ import { errorEnvelope } from '#shared/http/envelope.ts';
 import type { GatewayResponseKind } from '#shared/http/gateway-responses.ts';
 import { GATEWAY_RESPONSES, METHOD_NOT_ALLOWED } from '#shared/http/gateway-responses.ts';
 import type { HttpMethod, RouteDefinition } from '#shared/http/routes.ts';
+import { LOCAL_ACCOUNT_ID, lambdaContext } from './lambda-context.ts';
 import {
   API_BASE_PATH,
   API_GATEWAY_MAX_HEADER_BYTES,
@@ -56,7 +57,7 @@ interface CompiledResource {
   methods: Map<HttpMethod, RouteDefinition>;
 }
 
-const ACCOUNT_ID = '000000000000';
+const ACCOUNT_ID = LOCAL_ACCOUNT_ID;
 const API_ID = 'local';
 
 export async function startApiGatewayEmulator(options: ApiGatewayEmulatorOptions): Promise<ApiGatewayEmulator> {
@@ -336,21 +337,7 @@ function moduleLoader(functionsDir: string) {
 type Outcome<R> = { kind: 'ok'; value: R } | { kind: 'error'; error: unknown } | { kind: 'timeout' };
 
 async function invokeWithTimeout<E, R>(handler: LambdaHandler<E, R>, event: E, functionName: string, timeoutMs: number): Promise<Outcome<R>> {
-  const deadline = Date.now() + timeoutMs;
-  const context: Context = {
-    callbackWaitsForEmptyEventLoop: false,
-    functionName,
-    functionVersion: '$LATEST',
-    invokedFunctionArn: `arn:aws:lambda:us-east-1:${ACCOUNT_ID}:function:${functionName}`,
-    memoryLimitInMB: '512',
-    awsRequestId: randomUUID(),
-    logGroupName: `/aws/lambda/${functionName}`,
-    logStreamName: 'local',
-    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
-    done: () => {},
-    fail: () => {},
-    succeed: () => {},
-  };
+  const context = lambdaContext(functionName, timeoutMs);
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<Outcome<R>>((resolve) => {
     timer = setTimeout(() => resolve({ kind: 'timeout' }), timeoutMs);

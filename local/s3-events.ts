@@ -4,6 +4,7 @@ import { pathToFileURL } from 'node:url';
 import type { Context, S3Event, S3EventRecord } from 'aws-lambda';
 import type S3rver from 's3rver';
 import type { S3Trigger } from '#shared/events.ts';
+import { lambdaContext } from './lambda-context.ts';
 
 /**
  * Local stand-in for S3 bucket notifications to Lambda: s3rver's `event`
@@ -30,6 +31,7 @@ export interface S3EventRouterOptions {
 }
 
 const ASYNC_RETRIES = 2;
+const ASYNC_TIMEOUT_MS = 60_000;
 
 export function routeS3Events(options: S3EventRouterOptions): { close(): Promise<void> } {
   const inFlight = new Set<Promise<void>>();
@@ -53,7 +55,7 @@ export function routeS3Events(options: S3EventRouterOptions): { close(): Promise
     };
     for (let attempt = 0; attempt <= ASYNC_RETRIES; attempt += 1) {
       try {
-        await module.handler(event, lambdaContext(trigger.handler));
+        await module.handler(event, lambdaContext(trigger.handler, ASYNC_TIMEOUT_MS));
         return;
       } catch (error) {
         log({ level: 'WARN', message: 's3 event handler failed', handler: trigger.handler, attempt: attempt + 1, error: String(error) });
@@ -104,22 +106,4 @@ function toLambdaEvent(trigger: S3Trigger, record: S3rverRecord): S3Event {
     },
   };
   return { Records: [lambdaRecord] };
-}
-
-function lambdaContext(functionName: string): Context {
-  const deadline = Date.now() + 60_000;
-  return {
-    callbackWaitsForEmptyEventLoop: false,
-    functionName,
-    functionVersion: '$LATEST',
-    invokedFunctionArn: `arn:aws:lambda:us-east-1:000000000000:function:${functionName}`,
-    memoryLimitInMB: '512',
-    awsRequestId: randomUUID(),
-    logGroupName: `/aws/lambda/${functionName}`,
-    logStreamName: 'local',
-    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
-    done: () => {},
-    fail: () => {},
-    succeed: () => {},
-  };
 }

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { lambdaContext as localLambdaContext } from '#local/lambda-context.ts';
 
 /** A failure the service must treat as "dependency unavailable" (HTTP 503 from S3 or DynamoDB). */
 export function serviceUnavailable(command: string): Error {
@@ -70,20 +71,7 @@ export function proxyEvent(input: {
 }
 
 export function lambdaContext(functionName: string): Context {
-  return {
-    callbackWaitsForEmptyEventLoop: false,
-    functionName,
-    functionVersion: '$LATEST',
-    invokedFunctionArn: `arn:aws:lambda:us-east-1:000000000000:function:${functionName}`,
-    memoryLimitInMB: '512',
-    awsRequestId: randomUUID(),
-    logGroupName: `/aws/lambda/${functionName}`,
-    logStreamName: 'fault-test',
-    getRemainingTimeInMillis: () => 30_000,
-    done: () => {},
-    fail: () => {},
-    succeed: () => {},
-  };
+  return localLambdaContext(functionName, 30_000);
 }
 
 export type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
