@@ -9,7 +9,7 @@ const NAME = 'paymethods-list-customer';
 /** GET .../locations/{location_id}/customers/{customer_token}/paymethods: resource_specific echoes the path's location and customer too. */
 export const handler = apiHandler(NAME, async (request) => {
   const path = request.pathParameters;
-  const list = parseListQuery(request.query, CUSTOMER_LIST_FILTERS);
+  const list = parseListQuery(request.query, { filters: CUSTOMER_LIST_FILTERS });
   const page = await listPaymethods(paymethodQuery({ organizationId: path.organization_id!, locationId: path.location_id, customerToken: path.customer_token }, list.filters), list, readDeps());
   return paymethodList(page, list, {
     baseUrl: request.baseUrl,

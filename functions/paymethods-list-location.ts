@@ -9,7 +9,7 @@ const NAME = 'paymethods-list-location';
 /** GET .../locations/{location_id}/paymethods */
 export const handler = apiHandler(NAME, async (request) => {
   const path = request.pathParameters;
-  const list = parseListQuery(request.query, LOCATION_LIST_FILTERS);
+  const list = parseListQuery(request.query, { filters: LOCATION_LIST_FILTERS });
   const page = await listPaymethods(paymethodQuery({ organizationId: path.organization_id!, locationId: path.location_id }, list.filters), list, readDeps());
   return paymethodList(page, list, {
     baseUrl: request.baseUrl,

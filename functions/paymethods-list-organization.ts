@@ -9,7 +9,7 @@ const NAME = 'paymethods-list-organization';
 /** GET /v3/organizations/{organization_id}/paymethods, including the Account Updater report (start/end_au_updated_date). */
 export const handler = apiHandler(NAME, async (request) => {
   const path = request.pathParameters;
-  const list = parseListQuery(request.query, ORGANIZATION_LIST_FILTERS);
+  const list = parseListQuery(request.query, { filters: ORGANIZATION_LIST_FILTERS });
   const page = await listPaymethods(paymethodQuery({ organizationId: path.organization_id! }, list.filters), list, readDeps());
   return paymethodList(page, list, {
     baseUrl: request.baseUrl,

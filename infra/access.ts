@@ -73,6 +73,8 @@ export function bindRoute(fn: LambdaFunction, access: RouteAccess, resources: Se
 
   if (access.documents?.length) {
     fn.addEnvironment('DOCUMENTS_BUCKET', resources.documents.bucketName);
+    // Objects are written with SSE-KMS under the vault key; the bucket policy refuses anything else.
+    fn.addEnvironment('DOCUMENTS_KMS_KEY_ID', resources.vaultKey.keyArn);
     const usages = access.documents.map((usage) => DOCUMENT_ACTIONS[usage]);
     fn.addToRolePolicy(new PolicyStatement({
       actions: unique(usages.flatMap((usage) => usage.s3)),

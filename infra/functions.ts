@@ -14,6 +14,8 @@ export interface ServiceFunctionProps {
   readonly environment: EnvironmentSettings;
   /** Directory holding package.json (for `#shared/*` imports) and package-lock.json. */
   readonly projectRoot: string;
+  /** Default: just under API Gateway's integration timeout. */
+  readonly timeout?: Duration;
 }
 
 /**
@@ -39,7 +41,7 @@ export function serviceFunction(scope: Construct, id: string, props: ServiceFunc
     architecture: Architecture.ARM_64,
     memorySize: 512,
     // Ends before API Gateway gives up on the integration, so no work goes on after the client was answered.
-    timeout: Duration.seconds(API_GATEWAY_TIMEOUT_MS / 1000 - 1),
+    timeout: props.timeout ?? Duration.seconds(API_GATEWAY_TIMEOUT_MS / 1000 - 1),
     role,
     logGroup,
     environment: {

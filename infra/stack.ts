@@ -10,7 +10,10 @@ import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { routes as routeTable } from '#shared/http/routes.ts';
 import { GLOBAL_SECONDARY_INDEXES, TABLE_KEY, TTL_ATTRIBUTE } from '#shared/store/table.ts';
 import type { RouteDefinition } from '#shared/http/routes.ts';
+import { s3Triggers } from '#shared/events.ts';
+import type { S3Trigger } from '#shared/events.ts';
 import { PaymentsRestApi } from './api.ts';
+import { S3TriggeredFunctions } from './s3-triggers.ts';
 import type { EnvironmentSettings } from './environments.ts';
 
 export interface PaymentsApiStackProps extends StackProps {
@@ -19,6 +22,8 @@ export interface PaymentsApiStackProps extends StackProps {
   readonly routes?: readonly RouteDefinition[];
   /** Default: `<repo>/functions`. */
   readonly functionsDir?: string;
+  /** Default: the S3 trigger table (shared/events.ts). */
+  readonly s3Triggers?: readonly S3Trigger[];
 }
 
 const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -50,12 +55,21 @@ export class PaymentsApiStack extends Stack {
       removalPolicy: environment.removalPolicy,
     });
 
+    const resources = { table, documents, vaultKey, paypal: { secret: paypalSecret, apiUrl: environment.paypalApiUrl } };
+    new S3TriggeredFunctions(this, 'S3Triggers', {
+      environment,
+      triggers: props.s3Triggers ?? s3Triggers,
+      functionsDir: props.functionsDir ?? join(PROJECT_ROOT, 'functions'),
+      projectRoot: PROJECT_ROOT,
+      resources,
+    });
+
     const { api } = new PaymentsRestApi(this, 'Api', {
       environment,
       routes: props.routes ?? routeTable,
       functionsDir: props.functionsDir ?? join(PROJECT_ROOT, 'functions'),
       projectRoot: PROJECT_ROOT,
-      resources: { table, documents, vaultKey, paypal: { secret: paypalSecret, apiUrl: environment.paypalApiUrl } },
+      resources,
       credentialMacKey,
     });
 

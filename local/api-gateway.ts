@@ -14,6 +14,7 @@ import { errorEnvelope } from '#shared/http/envelope.ts';
 import type { GatewayResponseKind } from '#shared/http/gateway-responses.ts';
 import { GATEWAY_RESPONSES, METHOD_NOT_ALLOWED } from '#shared/http/gateway-responses.ts';
 import type { HttpMethod, RouteDefinition } from '#shared/http/routes.ts';
+import { LOCAL_ACCOUNT_ID, lambdaContext } from './lambda-context.ts';
 import {
   API_GATEWAY_MAX_HEADER_BYTES,
   API_GATEWAY_MAX_REQUEST_BYTES,
@@ -57,7 +58,7 @@ interface CompiledResource {
   methods: Map<HttpMethod, RouteDefinition>;
 }
 
-const ACCOUNT_ID = '000000000000';
+
 const API_ID = 'local';
 
 export async function startApiGatewayEmulator(options: ApiGatewayEmulatorOptions): Promise<ApiGatewayEmulator> {
@@ -142,7 +143,7 @@ export async function startApiGatewayEmulator(options: ApiGatewayEmulatorOptions
     if (!authorization || !organization) return { kind: 'UNAUTHORIZED' };
     const cacheKey = `${authorization}\n${organization}`;
     const cached = authorizerCache.get(cacheKey);
-    const methodArn = `arn:aws:execute-api:us-east-1:${ACCOUNT_ID}:${API_ID}/${options.stage}/${route.method}${event.path}`;
+    const methodArn = `arn:aws:execute-api:us-east-1:${LOCAL_ACCOUNT_ID}:${API_ID}/${options.stage}/${route.method}${event.path}`;
     let result = cached && cached.expiresAt > Date.now() ? cached.result : undefined;
     if (!result) {
       const authorizer = await loadHandler<APIGatewayRequestAuthorizerEvent, APIGatewayAuthorizerResult>(options.authorizerHandler);
@@ -176,10 +177,11 @@ export async function startApiGatewayEmulator(options: ApiGatewayEmulatorOptions
 function compileResources(routes: readonly RouteDefinition[]): CompiledResource[] {
   const byTemplate = new Map<string, CompiledResource>();
   for (const route of routes) {
-    let resource = byTemplate.get(route.path);
+    const template = route.path;
+    let resource = byTemplate.get(template);
     if (!resource) {
       const parameterNames: string[] = [];
-      const source = route.path
+      const source = template
         .split('/')
         .map((segment) => {
           const parameter = /^\{(\w+)\}$/.exec(segment);
@@ -188,8 +190,8 @@ function compileResources(routes: readonly RouteDefinition[]): CompiledResource[
           return '([^/]+)';
         })
         .join('/');
-      resource = { template: route.path, pattern: new RegExp(`^${source}$`), parameterNames, methods: new Map() };
-      byTemplate.set(route.path, resource);
+      resource = { template, pattern: new RegExp(`^${source}$`), parameterNames, methods: new Map() };
+      byTemplate.set(template, resource);
     }
     resource.methods.set(route.method, route);
   }
@@ -253,7 +255,7 @@ function proxyEvent(
     body: body.length === 0 ? null : binary ? body.toString('base64') : body.toString('utf8'),
     isBase64Encoded: body.length > 0 && binary,
     requestContext: {
-      accountId: ACCOUNT_ID,
+      accountId: LOCAL_ACCOUNT_ID,
       apiId: API_ID,
       authorizer: null,
       domainName: findHeader(headers, 'host') ?? 'localhost',
@@ -331,21 +333,7 @@ function moduleLoader(functionsDir: string) {
 type Outcome<R> = { kind: 'ok'; value: R } | { kind: 'error'; error: unknown } | { kind: 'timeout' };
 
 async function invokeWithTimeout<E, R>(handler: LambdaHandler<E, R>, event: E, functionName: string, timeoutMs: number): Promise<Outcome<R>> {
-  const deadline = Date.now() + timeoutMs;
-  const context: Context = {
-    callbackWaitsForEmptyEventLoop: false,
-    functionName,
-    functionVersion: '$LATEST',
-    invokedFunctionArn: `arn:aws:lambda:us-east-1:${ACCOUNT_ID}:function:${functionName}`,
-    memoryLimitInMB: '512',
-    awsRequestId: randomUUID(),
-    logGroupName: `/aws/lambda/${functionName}`,
-    logStreamName: 'local',
-    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
-    done: () => {},
-    fail: () => {},
-    succeed: () => {},
-  };
+  const context = lambdaContext(functionName, timeoutMs);
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<Outcome<R>>((resolve) => {
     timer = setTimeout(() => resolve({ kind: 'timeout' }), timeoutMs);

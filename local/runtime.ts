@@ -4,6 +4,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { KMSClient } from '@aws-sdk/client-kms';
 import { KmsSecretHasher } from '#shared/aws/credential-hasher.ts';
+import { s3Triggers } from '#shared/events.ts';
 import { routes as routeTable } from '#shared/http/routes.ts';
 import type { RouteDefinition } from '#shared/http/routes.ts';
 import { DynamoCredentialStore } from '#shared/store/credentials.ts';
@@ -17,6 +18,7 @@ import { startKmsStandin } from './kms-standin.ts';
 import { startPaypalStandin } from './paypal-standin.ts';
 import { localCredentials } from './ports.ts';
 import { ensureTable } from './provision.ts';
+import { routeS3Events } from './s3-events.ts';
 import { startS3Local } from './s3-local.ts';
 import type { Seed } from './seed.ts';
 import { applySeed } from './seed.ts';
@@ -144,6 +146,16 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       log: options.log,
     });
     closers.push(api.close);
+
+    // S3 notifications: the same trigger table CDK reads, driving the same handlers.
+    const s3Events = routeS3Events({
+      server: s3Local.server,
+      triggers: s3Triggers,
+      buckets: { documents: LOCAL_NAMES.documentsBucket },
+      functionsDir: options.functionsDir ?? path.join(REPO_ROOT, 'functions'),
+      log: options.log,
+    });
+    closers.push(s3Events.close);
 
     return {
       url: api.url,

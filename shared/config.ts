@@ -32,6 +32,13 @@ export const config = {
   get credentialMacKeyId(): string {
     return required('CREDENTIAL_MAC_KEY_ID');
   },
+  /**
+   * KMS key for SSE-KMS on document objects (the vault key in AWS). Unset
+   * locally: s3rver has no KMS, and the bucket's default encryption applies.
+   */
+  get documentsKmsKeyId(): string | undefined {
+    return process.env.DOCUMENTS_KMS_KEY_ID || undefined;
+  },
   /** When set, links are built from it instead of from the request's Host and stage. */
   get publicBaseUrl(): string | undefined {
     return process.env.PUBLIC_BASE_URL || undefined;

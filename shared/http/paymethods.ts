@@ -3,8 +3,8 @@ import type { Page, PaymethodQuery } from '#shared/domain/paymethods/ports.ts';
 import { PAYMETHOD_TYPES } from '#shared/domain/paymethods/rules.ts';
 import { stripUndefined } from '#shared/domain/paymethods/validation.ts';
 import { routeNamed } from './api-handler.ts';
-import { responseMember } from './envelope.ts';
-import type { FilterSpec, FilterSpecs, ListQuery } from './list-query.ts';
+import type { FilterSpec, ListQuery } from './list-query.ts';
+import { listLinks, listResponse } from './list-query.ts';
 import type { ApiResponse } from './response.ts';
 
 /**
@@ -64,49 +64,34 @@ export function oneTimeTokenView(token: OneTimeToken): Record<string, unknown> {
 /** The list envelope; `links.next` keeps the caller's filters and page size and adds page_index+1 and the cursor. */
 export function paymethodList(
   page: Page<Paymethod>,
-  list: ListQuery,
-  context: { baseUrl: string; path: string; query: Readonly<Record<string, readonly string[]>>; homeOrganizationId: string; resourceSpecific: Record<string, string> },
+  list: ListQuery<string>,
+  context: { baseUrl: string; path: string; query: Readonly<Record<string, readonly string[]>>; homeOrganizationId: string; resourceSpecific: Readonly<Partial<Record<string, string>>> },
 ): ApiResponse {
-  const self = `${context.baseUrl}${context.path}${queryString(context.query)}`;
-  const links: Record<string, string> = { self };
-  if (page.nextCursor) {
-    const next = Object.fromEntries(Object.entries(context.query).filter(([name]) => name !== 'page_index' && name !== 'cursor'));
-    links.next = `${context.baseUrl}${context.path}${queryString({ ...next, page_index: [String(list.pageIndex + 1)], cursor: [page.nextCursor] })}`;
-  }
-  return {
-    statusCode: 200,
-    body: {
-      number_results: page.items.length,
-      search_criteria: { page_size: list.pageSize, page_index: list.pageIndex, home_organization_id: context.homeOrganizationId, resource_specific: context.resourceSpecific },
-      results: page.items.map((paymethod) => ({ ...paymethodReadView(paymethod), links: paymethodLinks(context.baseUrl, paymethod) })),
-      response: responseMember('Get Successful.'),
-      links,
-    },
-  };
+  return listResponse({
+    results: page.items.map((paymethod) => ({ ...paymethodReadView(paymethod), links: paymethodLinks(context.baseUrl, paymethod) })),
+    pageSize: list.pageSize,
+    pageIndex: list.pageIndex,
+    homeOrganizationId: context.homeOrganizationId,
+    resourceSpecific: context.resourceSpecific,
+    links: listLinks(`${context.baseUrl}${context.path}`, context.query, page.nextCursor ? { pageIndex: list.pageIndex + 1, cursor: page.nextCursor } : undefined),
+  });
 }
 
-function queryString(query: Readonly<Record<string, readonly string[]>>): string {
-  const params = new URLSearchParams();
-  for (const [name, values] of Object.entries(query)) for (const value of values) params.append(name, value);
-  const text = params.toString();
-  return text ? `?${text}` : '';
-}
-
-const LOCATION_ID: FilterSpec = { kind: 'text', pattern: /^loc_[A-Za-z0-9_-]{1,60}$/, patternMessage: 'must be loc_ followed by letters or digits' };
-const CUSTOMER_TOKEN: FilterSpec = { kind: 'text', pattern: /^cst_[A-Za-z0-9_-]{1,22}$/, patternMessage: 'must be cst_ followed by letters or digits, at most 26 characters' };
+const LOCATION_ID: FilterSpec = { kind: 'string', pattern: /^loc_[A-Za-z0-9_-]{1,60}$/, description: 'loc_ followed by letters or digits' };
+const CUSTOMER_TOKEN: FilterSpec = { kind: 'string', pattern: /^cst_[A-Za-z0-9_-]{1,22}$/, description: 'cst_ followed by letters or digits, at most 26 characters' };
 
 /** The spec's filters per list level; the customer list also narrows by the members that make sense there. */
-export const CUSTOMER_LIST_FILTERS: FilterSpecs = {
-  customer_id: { kind: 'text', maxLength: 15 },
+export const CUSTOMER_LIST_FILTERS: Readonly<Record<string, FilterSpec>> = {
+  customer_id: { kind: 'string', maxLength: 15 },
   paymethod_type: { kind: 'enum', values: PAYMETHOD_TYPES },
-  start_au_updated_date: { kind: 'date', bound: 'start' },
-  end_au_updated_date: { kind: 'date', bound: 'end' },
+  start_au_updated_date: { kind: 'date', bound: 'start', range: 'au_updated' },
+  end_au_updated_date: { kind: 'date', bound: 'end', range: 'au_updated' },
 };
-export const LOCATION_LIST_FILTERS: FilterSpecs = { customer_token: CUSTOMER_TOKEN, ...CUSTOMER_LIST_FILTERS };
-export const ORGANIZATION_LIST_FILTERS: FilterSpecs = { location_id: LOCATION_ID, ...LOCATION_LIST_FILTERS };
+export const LOCATION_LIST_FILTERS: Readonly<Record<string, FilterSpec>> = { customer_token: CUSTOMER_TOKEN, ...CUSTOMER_LIST_FILTERS };
+export const ORGANIZATION_LIST_FILTERS: Readonly<Record<string, FilterSpec>> = { location_id: LOCATION_ID, ...LOCATION_LIST_FILTERS };
 
 /** Path scope plus parsed filters -> the repository's query. */
-export function paymethodQuery(scope: { organizationId: string; locationId?: string; customerToken?: string }, filters: Record<string, string>): PaymethodQuery {
+export function paymethodQuery(scope: { organizationId: string; locationId?: string; customerToken?: string }, filters: Partial<Record<string, string>>): PaymethodQuery {
   return stripUndefined({
     organizationId: scope.organizationId,
     locationId: scope.locationId ?? filters.location_id,

@@ -44,6 +44,9 @@ export const PATH_PARAMETER_PREFIXES: Readonly<Record<string, string>> = {
   document_id: 'doc_',
 };
 
+const DOCUMENTS = '/v3/organizations/{organization_id}/documents';
+const DOCUMENT = `${DOCUMENTS}/{document_id}`;
+
 export const routes: readonly RouteDefinition[] = [
   // Paymethods. Creates encrypt (and decrypt, to re-seal a one-time token's number under the new paymethod).
   {
@@ -133,6 +136,59 @@ export const routes: readonly RouteDefinition[] = [
     auth: 'secret',
     access: { table: 'write', vault: ['encrypt'] },
     summary: 'Mint a single-use token for a card or echeck (60 minutes)',
+  },
+
+  // Documents.
+  {
+    handler: 'documents-create',
+    method: 'POST',
+    path: DOCUMENTS,
+    auth: 'secret',
+    binaryBody: true,
+    // `delete` removes the stored object again when the record cannot be written.
+    access: { table: 'write', documents: ['write', 'delete'] },
+    summary: 'Upload a document (multipart/form-data: a JSON part, then the file)',
+  },
+  {
+    handler: 'documents-list',
+    method: 'GET',
+    path: DOCUMENTS,
+    auth: 'secret',
+    access: { table: 'read' },
+    summary: "List the organization's documents, newest first",
+  },
+  {
+    handler: 'documents-create-upload',
+    method: 'POST',
+    path: `${DOCUMENTS}/uploads`,
+    auth: 'secret',
+    access: { table: 'write', documents: ['presign-upload'] },
+    summary: 'Open an upload session: a presigned S3 POST for files up to 8,000,000 bytes',
+  },
+  {
+    handler: 'documents-get',
+    method: 'GET',
+    path: DOCUMENT,
+    auth: 'secret',
+    access: { table: 'read' },
+    summary: 'Read a document record',
+  },
+  {
+    handler: 'documents-delete',
+    method: 'DELETE',
+    path: DOCUMENT,
+    auth: 'secret',
+    access: { table: 'write', documents: ['delete'] },
+    summary: 'Delete a document record and its stored file',
+  },
+  {
+    handler: 'documents-download',
+    method: 'GET',
+    path: `${DOCUMENT}/file`,
+    auth: 'secret',
+    // Presigned URLs are signed with the function's own credentials, so it needs s3:GetObject.
+    access: { table: 'read', documents: ['read'] },
+    summary: 'Redirect (302) to a short-lived presigned URL of the stored file',
   },
 ];
 

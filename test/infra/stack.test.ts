@@ -150,7 +150,8 @@ describe('PaymentsApiStack (fixture routes, dev)', () => {
   it('shares resources between routes and creates one function per route', () => {
     const paths = [...resourceIdsByPath(template).keys()];
     expect(paths.filter((path) => path === '/v3/organizations/{organization_id}/paymethods/{paymethod_token}')).toHaveLength(1);
-    template.resourceCountIs('AWS::Lambda::Function', fixtureRoutes.length + 1);
+    // Plus the authorizer, the upload finalizer and CDK's bucket-notification custom resource.
+    template.resourceCountIs('AWS::Lambda::Function', fixtureRoutes.length + 3);
     const functionIds = new Set(fixtureRoutes.map((route) => routeFunctionId(template, route)));
     expect(functionIds.size).toBe(fixtureRoutes.length);
   });
@@ -232,11 +233,13 @@ describe('PaymentsApiStack (fixture routes, dev)', () => {
   it('runs every function on Node.js 22, arm64, 512 MB, 28 s, source maps, its own log group', () => {
     const logGroups = resourcesOfType(template, 'AWS::Logs::LogGroup');
     for (const [id, fn] of Object.entries(resourcesOfType(template, 'AWS::Lambda::Function'))) {
+      if (id.startsWith('BucketNotificationsHandler')) continue; // CDK's own custom resource
+      const finalizer = id.includes('DocumentsFinalize');
       expect(fn.Properties, id).toMatchObject({
         Runtime: 'nodejs22.x',
         Architectures: ['arm64'],
         MemorySize: 512,
-        Timeout: 28,
+        Timeout: finalizer ? 60 : 28,
         Environment: { Variables: { NODE_OPTIONS: '--enable-source-maps', ENVIRONMENT_NAME: 'sandbox' } },
       });
       const { Ref: logGroupId } = (fn.Properties.LoggingConfig as { LogGroup: { Ref: string } }).LogGroup;
@@ -312,6 +315,21 @@ describe('PaymentsApiStack (fixture routes, dev)', () => {
     });
   });
 
+  it('finalizes upload sessions from S3 events under uploads/, retrying twice, then to a dead-letter queue', () => {
+    template.hasResourceProperties('Custom::S3BucketNotifications', {
+      NotificationConfiguration: {
+        LambdaFunctionConfigurations: [
+          Match.objectLike({ Events: ['s3:ObjectCreated:*'], Filter: { Key: { FilterRules: [{ Name: 'prefix', Value: 'uploads/' }] } } }),
+        ],
+      },
+    });
+    template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
+      MaximumRetryAttempts: 2,
+      DestinationConfig: { OnFailure: { Destination: Match.anyValue() } },
+    });
+    template.hasResourceProperties('AWS::Lambda::Function', { Description: Match.stringLikeRegexp('^Checks a file posted'), Timeout: 60 });
+  });
+
   it('outputs what the CLIs need, without exports', () => {
     const outputs = template.toJSON().Outputs as Record<string, { Value: unknown; Export?: unknown }>;
     expect(Object.keys(outputs).sort()).toEqual(
@@ -349,7 +367,7 @@ describe('PaymentsApiStack (prod)', () => {
 
 describe('PaymentsApiStack (route table edge cases)', () => {
   it('still synthesizes a deployable API with no routes, and no authorizer', () => {
-    const template = synthesize(environments.dev, { routes: [], functionsDir });
+    const template = synthesize(environments.dev, { routes: [], s3Triggers: [], functionsDir });
     template.resourceCountIs('AWS::Lambda::Function', 0);
     template.resourceCountIs('AWS::ApiGateway::Authorizer', 0);
     expect(findMethod(template, '/', 'ANY')).toBeDefined();

@@ -1,64 +1,87 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidRequest } from '#shared/domain/errors.ts';
-import type { FilterSpecs } from '#shared/http/list-query.ts';
-import { parseFilterExpression, parseListQuery } from '#shared/http/list-query.ts';
+import { listLinks, normalizeDate, parseFilterExpression, parseListQuery } from '#shared/http/list-query.ts';
+import type { ListQuerySpec } from '#shared/http/list-query.ts';
 
-const SPECS: FilterSpecs = {
-  type: { kind: 'enum', values: ['png', 'jpeg'] },
-  resource: { kind: 'text', maxLength: 20 },
-  start_received_date: { kind: 'date', bound: 'start' },
-  end_received_date: { kind: 'date', bound: 'end' },
+const spec: ListQuerySpec<'start' | 'end' | 'kind' | 'name'> = {
+  filters: {
+    start: { kind: 'date', bound: 'start', range: 'r' },
+    end: { kind: 'date', bound: 'end', range: 'r' },
+    kind: { kind: 'enum', values: ['png', 'txt'] },
+    name: { kind: 'string', maxLength: 5 },
+  },
 };
 
-const q = (entries: Record<string, string | string[]>) => Object.fromEntries(Object.entries(entries).map(([name, value]) => [name, [value].flat()]));
-
-function fields(run: () => unknown): string[] {
+function issuesOf(action: () => unknown): Array<{ field: string; message: string }> {
   try {
-    run();
+    action();
   } catch (error) {
-    if (error instanceof InvalidRequest) return error.issues.map((issue) => issue.field);
-    throw error;
+    expect(error).toBeInstanceOf(InvalidRequest);
+    return [...(error as InvalidRequest).issues];
   }
   throw new Error('expected InvalidRequest');
 }
 
 describe('filter expressions', () => {
-  it('parses quoted and unquoted values, case-insensitive keywords and doubled quotes', () => {
-    expect(parseFilterExpression("type eq png AND resource Eq 'o''brien x'")).toEqual([
-      { name: 'type', value: 'png' },
-      { name: 'resource', value: "o'brien x" },
-    ]);
+  it.each([
+    ["kind eq 'png'", [{ name: 'kind', value: 'png' }]],
+    ['kind eq png', [{ name: 'kind', value: 'png' }]],
+    ["  kind EQ 'png'   AND name Eq 'O''Br'  ", [{ name: 'kind', value: 'png' }, { name: 'name', value: "O'Br" }]],
+    ["name eq 'two words' and kind eq txt", [{ name: 'name', value: 'two words' }, { name: 'kind', value: 'txt' }]],
+    ["name eq ''", [{ name: 'name', value: '' }]],
+    ["name eq 'and eq'", [{ name: 'name', value: 'and eq' }]],
+  ])('parses %j', (expression, terms) => {
+    expect(parseFilterExpression(expression)).toEqual(terms);
   });
 
-  it('rejects malformed expressions', () => {
-    for (const bad of ['', 'type', 'type eq', "type eq 'png", 'type ne png', 'type eq png or resource eq x', 'type eq png and', "type eq pn'g"]) {
-      expect(() => parseFilterExpression(bad), bad).toThrow();
-    }
+  it.each([
+    ["kind eq 'png", /not closed/],
+    ["kind eq 'a''", /not closed/],
+    ["kind 'png'", /expected "eq"/],
+    ['kind eq', /expected a value/],
+    ["kind eq 'png' or name eq x", /expected "and"/],
+    ["kind eq 'png'name eq x", /expected a space/],
+    ["kind eq 'png' and", /expected a filter name/],
+    ['', /expected a filter name/],
+  ])('refuses %j', (expression, message) => {
+    expect(() => parseFilterExpression(expression)).toThrow(message);
   });
 });
 
-describe('list query', () => {
-  it('defaults to page 0 of 50 and normalizes dates to yyyy-mm-ddThh:mm:ss', () => {
-    const parsed = parseListQuery(q({ filter: "start_received_date eq '2024-05-01' and end_received_date eq 2024-05-31" }), SPECS);
-    expect(parsed).toEqual({ pageSize: 50, pageIndex: 0, filters: { start_received_date: '2024-05-01T00:00:00', end_received_date: '2024-05-31T23:59:59' } });
-    expect(parseListQuery(q({ start_received_date: '2024-05-01T10:11:12' }), SPECS).filters.start_received_date).toBe('2024-05-01T10:11:12');
-  });
-
-  it('accepts plain parameters and the expression together when names differ', () => {
-    expect(parseListQuery(q({ type: 'PNG', filter: 'resource eq application', page_size: '1000', page_index: '3' }), SPECS)).toMatchObject({
-      pageSize: 1000,
-      pageIndex: 3,
-      filters: { type: 'png', resource: 'application' },
+describe('list query parameters', () => {
+  it('merges plain parameters and the expression, normalizes values, defaults the page', () => {
+    expect(parseListQuery({ kind: ['PNG'], filter: ["start eq '2024-01-31' and end eq 2024-02-29T10:00:00"] }, spec)).toEqual({
+      filters: { kind: 'png', start: '2024-01-31T00:00:00', end: '2024-02-29T10:00:00' },
+      pageSize: 50,
+      pageIndex: 0,
     });
+    expect(parseListQuery({ page_size: ['1000'], page_index: ['3'], cursor: ['abc_-1'] }, spec)).toEqual({ filters: {}, pageSize: 1000, pageIndex: 3, cursor: 'abc_-1' });
   });
 
-  it('rejects unknown and repeated names, bad dates and out-of-range pages', () => {
-    expect(fields(() => parseListQuery(q({ colour: 'red' }), SPECS))).toEqual(['colour']);
-    expect(fields(() => parseListQuery(q({ type: 'png', filter: 'type eq jpeg' }), SPECS))).toEqual(['filter.type']);
-    expect(fields(() => parseListQuery(q({ type: ['png', 'jpeg'] }), SPECS))).toEqual(['type']);
-    expect(fields(() => parseListQuery(q({ filter: 'size eq 3' }), SPECS))).toEqual(['filter']);
-    expect(fields(() => parseListQuery(q({ start_received_date: '2024-02-30' }), SPECS))).toEqual(['start_received_date']);
-    expect(fields(() => parseListQuery(q({ page_size: '0', page_index: '-1' }), SPECS))).toEqual(['page_size', 'page_index']);
-    expect(fields(() => parseListQuery(q({ page_size: '1001' }), SPECS))).toEqual(['page_size']);
+  it('collects every problem', () => {
+    const issues = issuesOf(() =>
+      parseListQuery({ kind: ['png'], filter: ["kind eq txt and color eq red and start eq '2023-02-29'"], page_size: ['0'], sort: ['x'], name: ['a', 'b'] }, spec),
+    );
+    expect(issues.map((issue) => issue.field).sort()).toEqual(['filter', 'kind', 'name', 'page_size', 'sort', 'start'].sort());
+  });
+
+  it('refuses an end before the start, a name too long and a cursor with foreign characters', () => {
+    expect(issuesOf(() => parseListQuery({ start: ['2024-02-02'], end: ['2024-02-01'] }, spec))).toEqual([{ field: 'end', message: 'must not be before start' }]);
+    expect(issuesOf(() => parseListQuery({ name: ['abcdef'] }, spec))[0]?.field).toBe('name');
+    expect(issuesOf(() => parseListQuery({ cursor: ['a+b'] }, spec))[0]?.field).toBe('cursor');
+  });
+
+  it('normalizes dates against the calendar', () => {
+    expect(normalizeDate('2024-02-29', 'start')).toBe('2024-02-29T00:00:00');
+    expect(normalizeDate('2024-02-29', 'end')).toBe('2024-02-29T23:59:59');
+    for (const bad of ['2023-02-29', '2024-13-01', '2024-01-01T24:00:00', '2024-1-01', '2024-01-01 10:00:00', '2024-01-01T10:00:00Z']) {
+      expect(normalizeDate(bad, 'start'), bad).toBeUndefined();
+    }
+  });
+
+  it('builds self and next links that keep the filters', () => {
+    const links = listLinks('https://api.example/v3/organizations/org_1/documents', { filter: ["kind eq 'png'"], page_size: ['2'], page_index: ['0'] }, { pageIndex: 1, cursor: 'c1' });
+    expect(links.self).toBe('https://api.example/v3/organizations/org_1/documents?filter=kind+eq+%27png%27&page_size=2&page_index=0');
+    expect(links.next).toBe('https://api.example/v3/organizations/org_1/documents?filter=kind+eq+%27png%27&page_size=2&page_index=1&cursor=c1');
   });
 });

@@ -1,0 +1,13 @@
+import { documentDeps } from '#shared/aws/document-deps.ts';
+import { deleteDocument } from '#shared/domain/documents/delete-document.ts';
+import { apiHandler } from '#shared/http/api-handler.ts';
+import { deleted } from '#shared/http/response.ts';
+
+const deps = documentDeps();
+
+/** DELETE .../documents/{document_id}: record and file; a failed attempt is safe to retry. */
+export const handler = apiHandler('documents-delete', async (request) => {
+  const { organization_id: organizationId, document_id: documentId } = request.pathParameters as Record<'organization_id' | 'document_id', string>;
+  await deleteDocument(organizationId, documentId, deps);
+  return deleted({ document_id: documentId });
+});

@@ -1,0 +1,36 @@
+import { documentDeps } from '#shared/aws/document-deps.ts';
+import type { DocumentResource, DocumentType } from '#shared/domain/documents/document.ts';
+import { DOCUMENT_RESOURCES, DOCUMENT_TYPES, documentListView } from '#shared/domain/documents/document.ts';
+import { listDocuments } from '#shared/domain/documents/read-documents.ts';
+import { apiHandler } from '#shared/http/api-handler.ts';
+import { documentsUrl } from '#shared/http/links.ts';
+import type { ListQuerySpec } from '#shared/http/list-query.ts';
+import { listLinks, listResponse, parseListQuery } from '#shared/http/list-query.ts';
+
+const deps = documentDeps();
+
+const spec: ListQuerySpec<'start_received_date' | 'end_received_date' | 'type' | 'resource'> = {
+  filters: {
+    start_received_date: { kind: 'date', bound: 'start', range: 'received' },
+    end_received_date: { kind: 'date', bound: 'end', range: 'received' },
+    type: { kind: 'enum', values: DOCUMENT_TYPES },
+    resource: { kind: 'enum', values: DOCUMENT_RESOURCES },
+  },
+};
+
+/** GET /v3/organizations/{organization_id}/documents: available documents, newest first. */
+export const handler = apiHandler('documents-list', async (request) => {
+  const organizationId = request.pathParameters.organization_id as string;
+  const { filters, pageSize, pageIndex, cursor } = parseListQuery(request.query, spec);
+  const { type, resource, start_received_date: from, end_received_date: to } = filters as { type?: DocumentType; resource?: DocumentResource; start_received_date?: string; end_received_date?: string };
+  const page = await listDocuments({ organizationId, type, resource, from, to, pageSize, pageIndex, cursor }, deps);
+  const next = page.nextCursor ? { pageIndex: pageIndex + 1, cursor: page.nextCursor } : undefined;
+  return listResponse({
+    results: page.documents.map(documentListView),
+    pageSize,
+    pageIndex,
+    homeOrganizationId: request.caller?.organizationId as string,
+    resourceSpecific: filters as Record<string, string>,
+    links: listLinks(documentsUrl(request, organizationId), request.query, next),
+  });
+});

@@ -1,0 +1,58 @@
+import { Duration } from 'aws-cdk-lib';
+import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
+import { EventType } from 'aws-cdk-lib/aws-s3';
+import { LambdaDestination } from 'aws-cdk-lib/aws-s3-notifications';
+import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { join } from 'node:path';
+import type { S3Trigger } from '#shared/events.ts';
+import { bindRoute } from './access.ts';
+import type { ServiceResources } from './access.ts';
+import type { EnvironmentSettings } from './environments.ts';
+import { serviceFunction } from './functions.ts';
+
+export interface S3TriggeredFunctionsProps {
+  readonly environment: EnvironmentSettings;
+  readonly triggers: readonly S3Trigger[];
+  readonly functionsDir: string;
+  readonly projectRoot: string;
+  readonly resources: ServiceResources;
+}
+
+/**
+ * Functions invoked by bucket notifications, from the same trigger table the
+ * local runtime wires to s3rver. S3 invokes asynchronously: Lambda retries
+ * twice, then the event goes to a dead-letter queue instead of being lost.
+ */
+export class S3TriggeredFunctions extends Construct {
+  readonly deadLetterQueue: Queue;
+
+  constructor(scope: Construct, id: string, props: S3TriggeredFunctionsProps) {
+    super(scope, id);
+    this.deadLetterQueue = new Queue(this, 'DeadLetterQueue', {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+    });
+    for (const trigger of props.triggers) {
+      const fn = serviceFunction(this, `${pascalCase(trigger.handler)}Function`, {
+        entry: join(props.functionsDir, `${trigger.handler}.ts`),
+        description: trigger.summary.slice(0, 256),
+        environment: props.environment,
+        projectRoot: props.projectRoot,
+        // A text upload of 8,000,000 bytes is read in full to check its encoding.
+        timeout: Duration.seconds(60),
+      });
+      bindRoute(fn, trigger.access, props.resources);
+      fn.configureAsyncInvoke({ retryAttempts: 2, onFailure: new SqsDestination(this.deadLetterQueue) });
+      const bucket = props.resources[trigger.bucket];
+      for (const event of trigger.events) {
+        if (event === 's3:ObjectCreated:*') bucket.addEventNotification(EventType.OBJECT_CREATED, new LambdaDestination(fn), { prefix: trigger.prefix });
+      }
+    }
+  }
+}
+
+function pascalCase(kebab: string): string {
+  return kebab.replace(/(^|-)([a-z0-9])/g, (_match, _dash: string, char: string) => char.toUpperCase());
+}

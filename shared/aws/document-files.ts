@@ -1,0 +1,106 @@
+import { Readable } from 'node:stream';
+import { CopyObjectCommand, DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
+import { createPresignedPost } from '@aws-sdk/s3-presigned-post';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import type { DocumentFiles, StoredFileFacts } from '#shared/domain/documents/ports.ts';
+
+/**
+ * Document files in S3. In AWS every write names SSE-KMS with the vault key
+ * (the bucket policy should also refuse anything else); locally there is no
+ * KMS behind s3rver, so the key is left out.
+ */
+export class S3DocumentFiles implements DocumentFiles {
+  private readonly encryption: { ServerSideEncryption: 'aws:kms'; SSEKMSKeyId: string; BucketKeyEnabled: true } | Record<string, never>;
+
+  constructor(
+    private readonly client: S3Client,
+    private readonly bucket: string,
+    private readonly kmsKeyId: string | undefined,
+  ) {
+    this.encryption = kmsKeyId ? { ServerSideEncryption: 'aws:kms', SSEKMSKeyId: kmsKeyId, BucketKeyEnabled: true } : {};
+  }
+
+  async put(key: string, bytes: Uint8Array, contentType: string): Promise<void> {
+    await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: bytes, ContentType: contentType, ...this.encryption }));
+  }
+
+  async delete(key: string): Promise<void> {
+    await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
+  }
+
+  async head(key: string): Promise<StoredFileFacts | undefined> {
+    try {
+      const head = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
+      return { size: head.ContentLength ?? 0, contentType: head.ContentType };
+    } catch (error) {
+      if ((error as Error).name === 'NotFound' || (error as Error).name === 'NoSuchKey') return undefined;
+      throw error;
+    }
+  }
+
+  async readStart(key: string, length: number): Promise<Uint8Array> {
+    const { Body } = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key, Range: `bytes=0-${length - 1}` }));
+    // A server that ignores Range would send everything: keep only what was asked for.
+    return Body ? (await Body.transformToByteArray()).subarray(0, length) : new Uint8Array();
+  }
+
+  async read(key: string): Promise<AsyncIterable<Uint8Array>> {
+    const { Body } = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
+    return (Body as AsyncIterable<Uint8Array> | undefined) ?? Readable.from([]);
+  }
+
+  async copy(fromKey: string, toKey: string, contentType: string): Promise<void> {
+    await this.client.send(
+      new CopyObjectCommand({
+        Bucket: this.bucket,
+        Key: toKey,
+        CopySource: `${this.bucket}/${fromKey.split('/').map(encodeURIComponent).join('/')}`,
+        // The stored type is the one the bytes showed, not whatever the uploader declared.
+        MetadataDirective: 'REPLACE',
+        ContentType: contentType,
+        ...this.encryption,
+      }),
+    );
+  }
+
+  async downloadUrl(key: string, options: { fileName: string; contentType: string; expiresInSeconds: number }): Promise<string> {
+    return getSignedUrl(
+      this.client,
+      new GetObjectCommand({
+        Bucket: this.bucket,
+        Key: key,
+        ResponseContentType: options.contentType,
+        ResponseContentDisposition: contentDisposition(options.fileName),
+      }),
+      { expiresIn: options.expiresInSeconds },
+    );
+  }
+
+  async uploadForm(key: string, options: { maxBytes: number; expiresInSeconds: number }): Promise<{ url: string; fields: Record<string, string> }> {
+    const encryptionFields: Record<string, string> = this.kmsKeyId
+      ? { 'x-amz-server-side-encryption': 'aws:kms', 'x-amz-server-side-encryption-aws-kms-key-id': this.kmsKeyId }
+      : {};
+    const { url, fields } = await createPresignedPost(this.client, {
+      Bucket: this.bucket,
+      Key: key,
+      // Fields become exact-match policy conditions: the key and the encryption cannot be changed by the client.
+      Fields: encryptionFields,
+      Conditions: [
+        ['content-length-range', 1, options.maxBytes],
+        // The client may declare the file's Content-Type; the finalizer checks it against the bytes.
+        ['starts-with', '$Content-Type', ''],
+        ...Object.entries(encryptionFields).map(([name, value]) => ({ [name]: value })),
+      ],
+      Expires: options.expiresInSeconds,
+    });
+    return { url, fields };
+  }
+}
+
+/** `attachment` with an ASCII fallback name and the exact UTF-8 name (RFC 6266 / RFC 8187). */
+function contentDisposition(fileName: string): string {
+  const fallback = fileName.replace(/[^\x20-\x7e]|["\\]/g, '_');
+  const encoded = encodeURIComponent(fileName).replace(/['()*]/g, (char) => `%${char.charCodeAt(0).toString(16).toUpperCase()}`);
+  return `attachment; filename="${fallback}"; filename*=UTF-8''${encoded}`;
+}

@@ -1,0 +1,81 @@
+import { InvalidRequest } from '../errors.ts';
+import { newToken } from '../ids.ts';
+import type { AvailableDocument, DocumentResource } from './document.ts';
+import { DOCUMENT_RESOURCES, documentObjectKey } from './document.ts';
+import { checkFile, detectType, mediaTypeOf } from './file-type.ts';
+import type { DocumentDeps } from './ports.ts';
+import { checkUploadMetadata, normalizeFileName } from './validation.ts';
+
+export interface UploadedFile {
+  /** File name as the client sent it (a path is stripped here). */
+  name: string;
+  /** Media type of the file part, lower case without parameters. */
+  contentType: string | undefined;
+  bytes: Uint8Array;
+}
+
+/**
+ * Input of a single-request upload. The HTTP layer has parsed the multipart
+ * body; everything the client said is still unchecked here. (An
+ * Idempotency-Key wrapper goes around the route handler that calls this.)
+ */
+export interface CreateDocumentInput {
+  organizationId: string;
+  metadata: unknown;
+  file: UploadedFile;
+}
+
+/**
+ * Stores the file, then the record. If the record cannot be written the file
+ * is deleted again, so a failure leaves neither a record without its file nor
+ * (short of S3 failing that delete too) a file without its record.
+ */
+export async function createDocument(input: CreateDocumentInput, deps: DocumentDeps): Promise<AvailableDocument> {
+  const metadata = checkUploadMetadata(input.metadata);
+  const fileName = normalizeFileName(input.file.name, 'file');
+  const checked = checkFile(
+    {
+      fileName: fileName.name,
+      contentType: input.file.contentType,
+      detected: detectType(input.file.bytes),
+      size: input.file.bytes.length,
+      resource: metadata.value?.resource ?? resourceOf(input.metadata),
+    },
+    'file',
+  );
+  const issues = [...metadata.issues, ...fileName.issues, ...('issues' in checked ? checked.issues : [])];
+  if (!metadata.value || !('type' in checked) || issues.length > 0) throw new InvalidRequest(issues);
+
+  const documentId = newToken('doc_');
+  const objectKey = documentObjectKey(input.organizationId, documentId);
+  await deps.files.put(objectKey, input.file.bytes, mediaTypeOf(checked.type));
+  // Received once the file is stored: that is when the upload completed.
+  const receivedAt = (deps.clock?.() ?? new Date()).toISOString();
+  const document: AvailableDocument = {
+    document_id: documentId,
+    organization_id: input.organizationId,
+    resource: metadata.value.resource,
+    resource_id: metadata.value.resource_id,
+    ...(metadata.value.description !== undefined ? { description: metadata.value.description } : {}),
+    file: fileName.name,
+    status: 'available',
+    type: checked.type,
+    size: input.file.bytes.length,
+    received_at: receivedAt,
+    object_key: objectKey,
+    created_at: receivedAt,
+  };
+  try {
+    await deps.documents.put(document);
+  } catch (error) {
+    await deps.files.delete(objectKey).catch(() => undefined);
+    throw error;
+  }
+  return document;
+}
+
+/** The resource named by otherwise invalid metadata, so file rules that depend on it still report. */
+function resourceOf(metadata: unknown): DocumentResource | undefined {
+  const resource = (metadata as { resource?: unknown } | null)?.resource;
+  return DOCUMENT_RESOURCES.find((known) => known === resource);
+}

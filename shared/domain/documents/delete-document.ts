@@ -1,0 +1,28 @@
+import { NotFound } from '../errors.ts';
+import { documentObjectKey, uploadObjectKey } from './document.ts';
+import type { DocumentDeps } from './ports.ts';
+import { isVisible } from './read-documents.ts';
+
+/**
+ * Deletes record and file so that no failure leaves a half-deleted document:
+ * 1. flag the record `deleting` (conditional; it leaves every list at once),
+ * 2. delete the file(s); if that fails, put the record back as it was, so the
+ *    document stays whole and retrievable, and fail with the cause,
+ * 3. delete the record; if that fails the document already answers 404 and a
+ *    retried DELETE (which finds it flagged) completes the job.
+ */
+export async function deleteDocument(organizationId: string, documentId: string, deps: DocumentDeps): Promise<void> {
+  const previous = await deps.documents.markDeleting(organizationId, documentId);
+  if (!previous) throw new NotFound(`no document ${documentId}`);
+  // A session's file may sit under its upload key, or be mid-way through the finalizer's copy: remove both.
+  const keys = previous.status === 'available' && previous.object_key ? [previous.object_key] : [documentObjectKey(organizationId, documentId), uploadObjectKey(organizationId, documentId)];
+  try {
+    for (const key of keys) await deps.files.delete(key);
+  } catch (error) {
+    if (previous.status !== 'deleting') await deps.documents.restore(previous).catch(() => undefined);
+    throw error;
+  }
+  await deps.documents.remove(organizationId, documentId);
+  // An expired session was already invisible: it is cleaned up, but it did not exist for the client.
+  if (previous.status !== 'deleting' && !isVisible(previous, deps.clock?.() ?? new Date())) throw new NotFound(`no document ${documentId}`);
+}

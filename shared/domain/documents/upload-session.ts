@@ -1,0 +1,147 @@
+/**
+ * Upload sessions: files too big for one API request (the Lambda payload cap)
+ * go straight to S3 through a presigned POST, and an S3 event finalizes them
+ * with the same checks a single-request upload gets.
+ */
+import { formatIssue, InvalidRequest } from '../errors.ts';
+import { newToken } from '../ids.ts';
+import type { AvailableDocument, StoredDocument } from './document.ts';
+import { MAX_FILE_BYTES, documentObjectKey, parseUploadObjectKey, uploadObjectKey } from './document.ts';
+import { NEUTRAL_CONTENT_TYPES, SNIFF_BYTES, TextScan, checkFile, checkFileName, mediaTypeOf, sniffBinaryType, typeOfExtension } from './file-type.ts';
+import type { DocumentDeps, DocumentFiles } from './ports.ts';
+import { checkUploadSessionRequest, normalizeFileName } from './validation.ts';
+
+/** How long the presigned POST accepts a file. */
+export const UPLOAD_WINDOW_SECONDS = 15 * 60;
+/** The pending record outlives the window by a day, then the table's TTL removes it. */
+const PENDING_RECORD_TTL_SECONDS = UPLOAD_WINDOW_SECONDS + 24 * 60 * 60;
+/** A rejected record stays a week so the client can read the reason. */
+const REJECTED_RECORD_TTL_SECONDS = 7 * 24 * 60 * 60;
+
+export interface UploadSession {
+  document: StoredDocument;
+  upload: { url: string; fields: Record<string, string>; expires_at: string };
+}
+
+/** Opens a session: a pending record and a presigned POST pinned to its upload key. */
+export async function createUploadSession(input: { organizationId: string; body: unknown }, deps: DocumentDeps): Promise<UploadSession> {
+  const checked = checkUploadSessionRequest(input.body);
+  const issues = [...checked.issues];
+  let fileName = '';
+  if (checked.value) {
+    const normalized = normalizeFileName(checked.value.file_name, 'file_name');
+    fileName = normalized.name;
+    issues.push(...normalized.issues);
+    if (normalized.issues.length === 0) issues.push(...checkFileName(fileName, checked.value.resource, 'file_name'));
+  }
+  if (!checked.value || issues.length > 0) throw new InvalidRequest(issues);
+
+  const now = deps.clock?.() ?? new Date();
+  const documentId = newToken('doc_');
+  const uploadKey = uploadObjectKey(input.organizationId, documentId);
+  const expiresAt = new Date(now.getTime() + UPLOAD_WINDOW_SECONDS * 1000);
+  const form = await deps.files.uploadForm(uploadKey, { maxBytes: MAX_FILE_BYTES, expiresInSeconds: UPLOAD_WINDOW_SECONDS });
+  const document: StoredDocument = {
+    document_id: documentId,
+    organization_id: input.organizationId,
+    resource: checked.value.resource,
+    resource_id: checked.value.resource_id,
+    ...(checked.value.description !== undefined ? { description: checked.value.description } : {}),
+    file: fileName,
+    status: 'pending',
+    upload_key: uploadKey,
+    upload_expires_at: expiresAt.toISOString(),
+    created_at: now.toISOString(),
+  };
+  await deps.documents.put(document, { expiresAt: new Date(now.getTime() + PENDING_RECORD_TTL_SECONDS * 1000) });
+  return { document, upload: { ...form, expires_at: expiresAt.toISOString() } };
+}
+
+export type FinalizeOutcome = 'available' | 'rejected' | 'ignored';
+
+/**
+ * Runs on every object created under the upload prefix. S3 delivers events at
+ * least once, so every step can be repeated: the record moves out of
+ * `pending` only by a conditional write, and a repeat finds it moved and only
+ * tidies the upload key away.
+ */
+export async function finalizeUpload(objectKey: string, deps: DocumentDeps): Promise<FinalizeOutcome> {
+  const names = parseUploadObjectKey(objectKey);
+  if (!names) return 'ignored';
+  const { organizationId, documentId } = names;
+  const document = await deps.documents.get(organizationId, documentId);
+  if (!document || document.status !== 'pending') {
+    // A repeat, a session deleted or expired meanwhile, or a key nobody handed out: nothing may stay behind.
+    await deps.files.delete(objectKey);
+    return 'ignored';
+  }
+  const stored = await deps.files.head(objectKey);
+  if (!stored) return 'ignored';
+
+  const now = deps.clock?.() ?? new Date();
+  const verdict = await inspect(objectKey, document, stored, deps.files);
+  if ('reason' in verdict) {
+    const marked = await deps.documents.markRejected(organizationId, documentId, verdict.reason, new Date(now.getTime() + REJECTED_RECORD_TTL_SECONDS * 1000));
+    await deps.files.delete(objectKey);
+    return marked ? 'rejected' : 'ignored';
+  }
+
+  const finalKey = documentObjectKey(organizationId, documentId);
+  await deps.files.copy(objectKey, finalKey, mediaTypeOf(verdict.type));
+  const available: AvailableDocument = {
+    ...document,
+    status: 'available',
+    type: verdict.type,
+    size: stored.size,
+    received_at: now.toISOString(),
+    object_key: finalKey,
+  };
+  const marked = await deps.documents.markAvailable(available);
+  if (!marked && (await deps.documents.get(organizationId, documentId))?.status !== 'available') {
+    // Deleted while we copied: the copy must not outlive the record.
+    await deps.files.delete(finalKey);
+  }
+  await deps.files.delete(objectKey);
+  return marked ? 'available' : 'ignored';
+}
+
+/** S3's and s3rver's default when a POST declares no Content-Type: the client said nothing. */
+const UNDECLARED_CONTENT_TYPES = new Set(['binary/octet-stream', ...NEUTRAL_CONTENT_TYPES]);
+
+/**
+ * The same checks as a single-request upload, reading as little as possible:
+ * size from HEAD (S3's policy enforces it in AWS, s3rver does not), the
+ * leading bytes by a ranged GET, and the whole object (streamed) only when it
+ * claims to be text.
+ */
+async function inspect(
+  key: string,
+  document: StoredDocument,
+  stored: { size: number; contentType: string | undefined },
+  files: DocumentFiles,
+): Promise<{ type: AvailableDocument['type'] } | { reason: string }> {
+  if (stored.size > MAX_FILE_BYTES) return { reason: `file is ${stored.size} bytes, more than ${MAX_FILE_BYTES}` };
+  let detected: AvailableDocument['type'] | undefined;
+  if (stored.size > 0) {
+    detected = sniffBinaryType(await files.readStart(key, SNIFF_BYTES));
+    if (!detected && typeOfExtension(document.file) === 'txt' && (await isText(await files.read(key)))) detected = 'txt';
+  }
+  const declared = stored.contentType?.split(';')[0]?.trim().toLowerCase();
+  const checked = checkFile(
+    {
+      fileName: document.file,
+      contentType: declared && !UNDECLARED_CONTENT_TYPES.has(declared) ? declared : undefined,
+      detected,
+      size: stored.size,
+      resource: document.resource,
+    },
+    'file',
+  );
+  return 'type' in checked ? checked : { reason: checked.issues.map(formatIssue).join('; ') };
+}
+
+async function isText(chunks: AsyncIterable<Uint8Array>): Promise<boolean> {
+  const scan = new TextScan();
+  for await (const chunk of chunks) if (!scan.push(chunk)) return false;
+  return scan.end();
+}

@@ -1,0 +1,37 @@
+/**
+ * Event sources that invoke functions outside the API: the single place the
+ * CDK stack (bucket notifications) and the local runtime (s3rver's emitter)
+ * read, so both wire the same triggers. Like the route table, nothing here
+ * imports handler code.
+ */
+import type { RouteAccess } from './http/routes.ts';
+
+export interface S3Trigger {
+  /** Kebab-case name of the handler module in `functions/` and of the Lambda function. */
+  readonly handler: string;
+  /** Logical bucket: `documents` is the bucket named by DOCUMENTS_BUCKET. */
+  readonly bucket: 'documents';
+  /** Only keys under this prefix invoke the handler. */
+  readonly prefix: string;
+  /** S3 event types, as in a bucket notification configuration. */
+  readonly events: ReadonlyArray<'s3:ObjectCreated:*'>;
+  readonly access: RouteAccess;
+  readonly summary: string;
+}
+
+/** Upload sessions post their file under this prefix; finalized files move to DOCUMENT_OBJECT_PREFIX. */
+export const UPLOAD_OBJECT_PREFIX = 'uploads/';
+/** Where accepted files live, one key per document: `documents/<org>/<doc>`. */
+export const DOCUMENT_OBJECT_PREFIX = 'documents/';
+
+export const s3Triggers: readonly S3Trigger[] = [
+  {
+    handler: 'documents-finalize',
+    bucket: 'documents',
+    prefix: UPLOAD_OBJECT_PREFIX,
+    events: ['s3:ObjectCreated:*'],
+    // read: HEAD + ranged GET of the upload; write: copy to documents/; delete: the upload, or a copy that lost a race.
+    access: { table: 'write', documents: ['read', 'write', 'delete'] },
+    summary: 'Checks a file posted through an upload session and marks its document available or rejected',
+  },
+];

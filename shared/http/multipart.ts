@@ -1,0 +1,170 @@
+/**
+ * The upload body: multipart/form-data with a JSON part first and one file
+ * part named `file` second, parsed by busboy as a stream so limits stop the
+ * parse where they are crossed rather than after everything is buffered.
+ */
+import { Readable } from 'node:stream';
+import busboy from 'busboy';
+import { InvalidRequest, TooLarge, UnsupportedMediaType } from '#shared/domain/errors.ts';
+import { withoutNullMembers } from './request.ts';
+
+export interface MultipartUpload {
+  /** The JSON part, parsed (members whose value is null removed). */
+  metadata: Record<string, unknown>;
+  file: {
+    /** As sent, path included; UTF-8 checked. */
+    name: string;
+    /** Media type of the part, lower case; busboy defaults a missing one to text/plain (RFC 7578). */
+    contentType: string;
+    bytes: Buffer;
+  };
+}
+
+export interface MultipartLimits {
+  maxFileBytes: number;
+  maxJsonBytes: number;
+}
+
+/** RFC 2046 `boundary := 0*69<bchars> bcharsnospace`. */
+const BOUNDARY = /^[0-9A-Za-z'()+_,\-./:=? ]{0,69}[0-9A-Za-z'()+_,\-./:=?]$/;
+/** Slices fed to the parser: a failure stops the parse within one slice. */
+const FEED_BYTES = 64 * 1024;
+
+const invalid = (message: string) => new InvalidRequest([{ field: '', message }], 'INVALID_MULTIPART');
+
+/** The boundary of a multipart/form-data Content-Type: 415 for another type, 400 for a missing or bad boundary. */
+export function multipartBoundary(contentType: string | undefined): string {
+  const mediaType = (contentType ?? '').split(';')[0]?.trim().toLowerCase();
+  if (mediaType !== 'multipart/form-data') {
+    throw new UnsupportedMediaType(`Content-Type must be multipart/form-data, not ${JSON.stringify(contentType ?? '')}`);
+  }
+  const parameter = /;\s*boundary\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^;\s]*))/i.exec(contentType ?? '');
+  const boundary = parameter?.[1]?.replace(/\\(.)/g, '$1') ?? parameter?.[2];
+  if (!boundary) throw invalid('Content-Type must carry a boundary parameter');
+  if (!BOUNDARY.test(boundary)) throw invalid('the boundary must be 1 to 70 characters allowed by RFC 2046, not ending in a space');
+  return boundary;
+}
+
+export function parseMultipartUpload(contentType: string | undefined, body: Buffer | undefined, limits: MultipartLimits): Promise<MultipartUpload> {
+  multipartBoundary(contentType);
+  return new Promise((resolve, reject) => {
+    let parser: busboy.Busboy;
+    try {
+      parser = busboy({
+        headers: { 'content-type': contentType as string },
+        // We strip paths ourselves (both separators) and need the raw name to check it.
+        preservePath: true,
+        // Non-UTF-8 bytes decode to U+FFFD, which the checks below refuse.
+        defParamCharset: 'utf8',
+        defCharset: 'utf8',
+        // busboy flags a part as truncated when it reaches the limit exactly, so allow one byte more.
+        limits: { fileSize: limits.maxFileBytes + 1, fieldSize: limits.maxJsonBytes + 1 },
+      });
+    } catch (error) {
+      return reject(invalid(`malformed multipart Content-Type: ${(error as Error).message}`));
+    }
+    const source = Readable.from(slices(body ?? Buffer.alloc(0)));
+    let settled = false;
+    let parts = 0;
+    let metadata: Record<string, unknown> | undefined;
+    let file: MultipartUpload['file'] | undefined;
+
+    const fail = (error: Error) => {
+      if (settled) return;
+      settled = true;
+      reject(error);
+      parser.removeAllListeners('file').removeAllListeners('field');
+      parser.on('error', () => undefined);
+      source.unpipe(parser);
+      source.destroy();
+      // busboy is mid-write when it emits (it sets `truncated` right after 'limit'): stop it once that returns.
+      process.nextTick(() => parser.destroy());
+    };
+
+    parser.on('field', (_name, value, info) => {
+      parts += 1;
+      if (parts !== 1) return fail(invalid(`part ${parts} must be the file: a part named file with a filename`));
+      if (info.mimeType.toLowerCase() !== 'application/json') return fail(invalid('the first part must be the JSON part, with Content-Type application/json'));
+      if (info.valueTruncated) return fail(invalid(`the JSON part must be at most ${limits.maxJsonBytes} bytes`));
+      try {
+        metadata = parseJsonPart(value);
+      } catch (error) {
+        fail(error as Error);
+      }
+    });
+
+    parser.on('file', (name, stream, info) => {
+      // Before anything can fail: destroying the parser destroys this stream with an error.
+      stream.on('error', () => undefined);
+      parts += 1;
+      const chunks: Buffer[] = [];
+      let size = 0;
+      const isJson = parts === 1 && info.mimeType.toLowerCase() === 'application/json';
+      if (parts === 1 && !isJson) return fail(invalid('the first part must be the JSON part, with Content-Type application/json'));
+      if (parts === 2 && name !== 'file') return fail(invalid(`the file part must be named file, not ${JSON.stringify(name)}`));
+      if (parts === 2 && !info.filename) return fail(invalid('the file part must carry a filename'));
+      if (parts > 2) return fail(invalid('the body must have exactly two parts: the JSON part, then the file'));
+      stream.on('data', (chunk: Buffer) => {
+        size += chunk.length;
+        if (isJson && size > limits.maxJsonBytes) return fail(invalid(`the JSON part must be at most ${limits.maxJsonBytes} bytes`));
+        chunks.push(chunk);
+      });
+      stream.on('limit', () => fail(new TooLarge(`the file exceeds ${limits.maxFileBytes} bytes`, 'FILE_TOO_LARGE')));
+      stream.on('end', () => {
+        if (settled) return;
+        if (isJson) {
+          try {
+            metadata = parseJsonPart(Buffer.concat(chunks).toString('utf8'));
+          } catch (error) {
+            fail(error as Error);
+          }
+          return;
+        }
+        if (info.filename?.includes('\uFFFD')) return fail(new InvalidRequest([{ field: 'file', message: 'name must be valid UTF-8' }], 'INVALID_MULTIPART'));
+        file = { name: info.filename ?? '', contentType: info.mimeType.toLowerCase(), bytes: joinChunks(chunks, size) };
+      });
+    });
+
+    parser.on('error', (error: Error) => fail(invalid(`malformed multipart body: ${error.message}`)));
+    parser.on('finish', () => {
+      if (settled) return;
+      if (!metadata) return fail(invalid('the body must start with the JSON part'));
+      if (!file) return fail(invalid('the body must carry a file part named file with a filename'));
+      settled = true;
+      resolve({ metadata, file });
+    });
+    source.pipe(parser);
+  });
+}
+
+function parseJsonPart(text: string): Record<string, unknown> {
+  if (text.includes('\uFFFD')) throw invalid('the JSON part must be UTF-8');
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw invalid('the JSON part is not valid JSON');
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw invalid('the JSON part must be a JSON object');
+  return withoutNullMembers(parsed as Record<string, unknown>);
+}
+
+function* slices(body: Buffer): Generator<Buffer> {
+  for (let offset = 0; offset < body.length; offset += FEED_BYTES) yield body.subarray(offset, offset + FEED_BYTES);
+}
+
+/**
+ * busboy hands out views into the request body where it can. When those
+ * views are adjacent in one buffer the file is already contiguous there, so
+ * return a view instead of copying up to 8 MB.
+ */
+function joinChunks(chunks: Buffer[], size: number): Buffer {
+  const first = chunks[0];
+  if (!first) return Buffer.alloc(0);
+  let end = first.byteOffset + first.length;
+  for (const chunk of chunks.slice(1)) {
+    if (chunk.buffer !== first.buffer || chunk.byteOffset !== end) return Buffer.concat(chunks, size);
+    end += chunk.length;
+  }
+  return Buffer.from(first.buffer, first.byteOffset, size);
+}

@@ -1,0 +1,260 @@
+import { createHash } from 'node:crypto';
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { AvailableDocument, StoredDocument } from '#shared/domain/documents/document.ts';
+import type { DocumentListQuery, DocumentPage, DocumentRepository } from '#shared/domain/documents/ports.ts';
+import { InvalidRequest } from '#shared/domain/errors.ts';
+import { DOCUMENT_INDEX_ATTRIBUTES, documentListPartition, documentListSortKeyBounds, keys, withoutKeys } from './keys.ts';
+
+type Item = Record<string, unknown>;
+type Partition = ReturnType<typeof documentListPartition>;
+
+const isConditionFailure = (error: unknown) => (error as Error).name === 'ConditionalCheckFailedException';
+const epochSeconds = (date: Date) => Math.floor(date.getTime() / 1000);
+
+/**
+ * Documents in the single table. Access patterns:
+ * - get one: GetItem on `DOC#<org>#<doc>` (the organization is in the key);
+ * - list, newest first, optionally by type or resource and received range:
+ *   Query on gsi1 (all), gsi2 (type) or gsi3 (resource), descending, with the
+ *   range as a key condition; type and resource together query gsi2 and filter
+ *   on resource.
+ * Only available documents carry the index keys.
+ */
+export class DynamoDocumentRepository implements DocumentRepository {
+  constructor(
+    private readonly client: DynamoDBDocumentClient,
+    private readonly tableName: string,
+  ) {}
+
+  async put(document: StoredDocument, options: { expiresAt?: Date } = {}): Promise<void> {
+    await this.client.send(
+      new PutCommand({
+        TableName: this.tableName,
+        Item: {
+          ...document,
+          ...keys.document(document.organization_id, document.document_id),
+          ...(isListed(document) ? indexKeys(document) : {}),
+          ...(options.expiresAt ? { expires_at: epochSeconds(options.expiresAt) } : {}),
+        },
+        // Ids are random, so this never fires in practice; it keeps a bug from overwriting a document.
+        ConditionExpression: 'attribute_not_exists(pk)',
+      }),
+    );
+  }
+
+  async get(organizationId: string, documentId: string): Promise<StoredDocument | undefined> {
+    const { Item } = await this.client.send(
+      new GetCommand({ TableName: this.tableName, Key: keys.document(organizationId, documentId), ConsistentRead: true }),
+    );
+    return Item ? toDocument(Item) : undefined;
+  }
+
+  async markAvailable(document: AvailableDocument): Promise<boolean> {
+    const index = indexKeys(document);
+    return this.conditionalUpdate({
+      Key: keys.document(document.organization_id, document.document_id),
+      UpdateExpression: `SET #status = :available, #type = :type, #size = :size, received_at = :received_at, object_key = :object_key, ${Object.keys(index)
+        .map((name) => `${name} = :${name}`)
+        .join(', ')} REMOVE expires_at, upload_key, upload_expires_at`,
+      ConditionExpression: '#status = :pending',
+      ExpressionAttributeNames: { '#status': 'status', '#type': 'type', '#size': 'size' },
+      ExpressionAttributeValues: {
+        ':available': 'available',
+        ':pending': 'pending',
+        ':type': document.type,
+        ':size': document.size,
+        ':received_at': document.received_at,
+        ':object_key': document.object_key,
+        ...Object.fromEntries(Object.entries(index).map(([name, value]) => [`:${name}`, value])),
+      },
+    });
+  }
+
+  async markRejected(organizationId: string, documentId: string, reason: string, expiresAt: Date): Promise<boolean> {
+    return this.conditionalUpdate({
+      Key: keys.document(organizationId, documentId),
+      UpdateExpression: 'SET #status = :rejected, reason = :reason, expires_at = :expires_at REMOVE upload_key, upload_expires_at',
+      ConditionExpression: '#status = :pending',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: { ':rejected': 'rejected', ':pending': 'pending', ':reason': reason, ':expires_at': epochSeconds(expiresAt) },
+    });
+  }
+
+  async markDeleting(organizationId: string, documentId: string): Promise<StoredDocument | undefined> {
+    try {
+      const { Attributes } = await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: keys.document(organizationId, documentId),
+          UpdateExpression: `SET #status = :deleting REMOVE ${DOCUMENT_INDEX_ATTRIBUTES.join(', ')}`,
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: { ':deleting': 'deleting' },
+          ReturnValues: 'ALL_OLD',
+        }),
+      );
+      return Attributes ? toDocument(Attributes) : undefined;
+    } catch (error) {
+      if (isConditionFailure(error)) return undefined;
+      throw error;
+    }
+  }
+
+  async restore(previous: StoredDocument): Promise<void> {
+    const index = isListed(previous) ? indexKeys(previous) : {};
+    await this.conditionalUpdate({
+      Key: keys.document(previous.organization_id, previous.document_id),
+      UpdateExpression: `SET ${['#status = :previous', ...Object.keys(index).map((name) => `${name} = :${name}`)].join(', ')}`,
+      ConditionExpression: '#status = :deleting',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: {
+        ':previous': previous.status,
+        ':deleting': 'deleting',
+        ...Object.fromEntries(Object.entries(index).map(([name, value]) => [`:${name}`, value])),
+      },
+    });
+  }
+
+  async remove(organizationId: string, documentId: string): Promise<void> {
+    await this.client.send(new DeleteCommand({ TableName: this.tableName, Key: keys.document(organizationId, documentId) }));
+  }
+
+  async list(query: DocumentListQuery): Promise<DocumentPage> {
+    const plan = listPlan(query);
+    let startKey: Item | undefined;
+    if (query.cursor !== undefined) {
+      startKey = decodeCursor(query.cursor, plan, query.pageIndex);
+    } else if (query.pageIndex > 0) {
+      // A bare page_index: read past the earlier pages (cost grows with the offset; links.next avoids it).
+      const skipped = await this.collect(plan, query.pageIndex * query.pageSize, undefined);
+      const last = skipped.at(-1);
+      if (!last || skipped.length < query.pageIndex * query.pageSize) return { documents: [] };
+      startKey = positionOf(last, plan.partition);
+    }
+    // One more than the page tells whether another page exists without a second round trip.
+    const items = await this.collect(plan, query.pageSize + 1, startKey);
+    const page = items.slice(0, query.pageSize);
+    const last = page.at(-1);
+    return {
+      documents: page.map((item) => toDocument(item) as AvailableDocument),
+      ...(items.length > query.pageSize && last ? { nextCursor: encodeCursor(positionOf(last, plan.partition), plan, query.pageIndex + 1) } : {}),
+    };
+  }
+
+  /** Reads until `wanted` matching items or the end of the range. */
+  private async collect(plan: ListPlan, wanted: number, startKey: Item | undefined): Promise<Item[]> {
+    const items: Item[] = [];
+    let exclusiveStartKey = startKey;
+    do {
+      const { Items = [], LastEvaluatedKey } = await this.client.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          IndexName: plan.partition.indexName,
+          KeyConditionExpression: plan.keyCondition,
+          ...(plan.filter ? { FilterExpression: plan.filter } : {}),
+          ExpressionAttributeNames: plan.names,
+          ExpressionAttributeValues: plan.values,
+          ScanIndexForward: false,
+          Limit: Math.min(wanted - items.length, 1000),
+          ExclusiveStartKey: exclusiveStartKey,
+        }),
+      );
+      items.push(...Items);
+      exclusiveStartKey = LastEvaluatedKey;
+    } while (items.length < wanted && exclusiveStartKey);
+    return items.slice(0, wanted);
+  }
+
+  private async conditionalUpdate(input: Omit<ConstructorParameters<typeof UpdateCommand>[0], 'TableName'>): Promise<boolean> {
+    try {
+      await this.client.send(new UpdateCommand({ TableName: this.tableName, ...input }));
+      return true;
+    } catch (error) {
+      if (isConditionFailure(error)) return false;
+      throw error;
+    }
+  }
+}
+
+function isListed(document: StoredDocument): document is AvailableDocument {
+  return document.status === 'available' && document.type !== undefined && document.received_at !== undefined;
+}
+
+function indexKeys(document: AvailableDocument): Record<string, string> {
+  return keys.documentIndexes(document.organization_id, document.type, document.resource, document.received_at, document.document_id);
+}
+
+function toDocument(item: Item): StoredDocument {
+  return withoutKeys(item) as unknown as StoredDocument;
+}
+
+interface ListPlan {
+  partition: Partition;
+  keyCondition: string;
+  filter?: string;
+  names: Record<string, string>;
+  values: Record<string, unknown>;
+  /** Binds a cursor to the query it came from. */
+  fingerprint: string;
+}
+
+function listPlan(query: DocumentListQuery): ListPlan {
+  const partition = documentListPartition(query.organizationId, query.type !== undefined ? { type: query.type } : query.resource !== undefined ? { resource: query.resource } : {});
+  const bounds = documentListSortKeyBounds({ from: query.from, to: query.to });
+  const names: Record<string, string> = { '#pk': partition.partitionKeyAttribute };
+  const values: Record<string, unknown> = { ':pk': partition.partitionKey };
+  let keyCondition = '#pk = :pk';
+  if (bounds.from !== undefined || bounds.to !== undefined) {
+    names['#sk'] = partition.sortKeyAttribute;
+    if (bounds.from !== undefined) values[':from'] = bounds.from;
+    if (bounds.to !== undefined) values[':to'] = bounds.to;
+    keyCondition += bounds.from !== undefined && bounds.to !== undefined ? ' AND #sk BETWEEN :from AND :to' : bounds.from !== undefined ? ' AND #sk >= :from' : ' AND #sk <= :to';
+  }
+  let filter: string | undefined;
+  if (query.type !== undefined && query.resource !== undefined) {
+    names['#resource'] = 'resource';
+    values[':resource'] = query.resource;
+    filter = '#resource = :resource';
+  }
+  const fingerprint = createHash('sha256').update(JSON.stringify([partition.partitionKey, bounds, filter ? query.resource : null])).digest('base64url').slice(0, 16);
+  return { partition, keyCondition, ...(filter ? { filter } : {}), names, values, fingerprint };
+}
+
+/** The exclusive start key of a GSI query: the table key plus the index key of the last item read. */
+function positionOf(item: Item, partition: Partition): Item {
+  return { pk: item.pk, sk: item.sk, [partition.partitionKeyAttribute]: item[partition.partitionKeyAttribute], [partition.sortKeyAttribute]: item[partition.sortKeyAttribute] };
+}
+
+function encodeCursor(position: Item, plan: ListPlan, pageIndex: number): string {
+  return Buffer.from(JSON.stringify({ p: pageIndex, f: plan.fingerprint, k: position })).toString('base64url');
+}
+
+/**
+ * A cursor is only honoured for the query and page it was issued for, and
+ * only if it points into the caller's own partition: a tampered cursor
+ * cannot reach another organization's items.
+ */
+function decodeCursor(cursor: string, plan: ListPlan, pageIndex: number): Item {
+  const invalid = () => new InvalidRequest([{ field: 'cursor', message: 'does not belong to this list request; follow links.next as given' }], 'INVALID_QUERY');
+  let decoded: { p?: unknown; f?: unknown; k?: Record<string, unknown> };
+  try {
+    decoded = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as typeof decoded;
+  } catch {
+    throw invalid();
+  }
+  const key = decoded?.k;
+  const expected = ['pk', 'sk', plan.partition.partitionKeyAttribute, plan.partition.sortKeyAttribute];
+  if (
+    decoded?.p !== pageIndex ||
+    decoded.f !== plan.fingerprint ||
+    !key ||
+    typeof key !== 'object' ||
+    Object.keys(key).length !== expected.length ||
+    !expected.every((name) => typeof key[name] === 'string') ||
+    key[plan.partition.partitionKeyAttribute] !== plan.partition.partitionKey
+  ) {
+    throw invalid();
+  }
+  return key;
+}

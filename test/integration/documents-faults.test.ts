@@ -1,0 +1,176 @@
+/**
+ * Failures at each step of an upload and a delete, injected in-process with
+ * aws-sdk-client-mock while every other call reaches the real DynamoDB Local
+ * and s3rver. The state is then read back through the running service over
+ * HTTP (another process, not mocked) and the stores.
+ */
+import { CopyObjectCommand, DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { mockClient } from 'aws-sdk-client-mock';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { BOUNDARY, multipartBody, png, uploadParts } from '../fixtures/documents.ts';
+import { call } from '../support/api.ts';
+import type { Identity } from '../support/api.ts';
+import { documentsPath, runtimeStores, upload } from '../support/documents.ts';
+import type { RuntimeStores } from '../support/documents.ts';
+import { interpose, lambdaContext, proxyEvent } from '../support/faults.ts';
+import type { ProxyHandler } from '../support/faults.ts';
+
+const realS3Send = S3Client.prototype.send as never;
+const realDocumentSend = DynamoDBDocumentClient.prototype.send as never;
+
+describe('documents: failures leave no orphan and no half-deleted document', () => {
+  let stores: RuntimeStores;
+  let org: Identity;
+  let create: ProxyHandler;
+  let remove: ProxyHandler;
+  const s3Mock = mockClient(S3Client);
+  const dynamoMock = mockClient(DynamoDBDocumentClient);
+  const s3 = interpose(s3Mock as never, realS3Send, [PutObjectCommand, DeleteObjectCommand, HeadObjectCommand, GetObjectCommand, CopyObjectCommand, ListObjectsV2Command]);
+  const dynamo = interpose(dynamoMock as never, realDocumentSend, [PutCommand, GetCommand, UpdateCommand, DeleteCommand, QueryCommand]);
+
+  beforeAll(async () => {
+    stores = runtimeStores(); // also points this process's handlers at the runtime's stores
+    org = await stores.freshOrganization();
+    create = (await import('#functions/documents-create.ts')).handler as unknown as ProxyHandler;
+    remove = (await import('#functions/documents-delete.ts')).handler as unknown as ProxyHandler;
+  });
+  beforeEach(() => {
+    s3.failOn();
+    dynamo.failOn();
+  });
+  afterAll(() => {
+    s3Mock.restore();
+    dynamoMock.restore();
+    stores?.destroy();
+  });
+
+  const invokeCreate = () =>
+    create(
+      proxyEvent({
+        method: 'POST',
+        resource: '/v3/organizations/{organization_id}/documents',
+        path: documentsPath(org.organizationId),
+        pathParameters: { organization_id: org.organizationId },
+        organizationId: org.organizationId,
+        headers: { 'Content-Type': `multipart/form-data; boundary=${BOUNDARY}` },
+        body: multipartBody(uploadParts({ resource: 'application', resource_id: 'app_1' }, { name: 'a.png', contentType: 'image/png', bytes: png }), BOUNDARY),
+      }),
+      lambdaContext('documents-create'),
+    );
+  const invokeDelete = (documentId: string) =>
+    remove(
+      proxyEvent({
+        method: 'DELETE',
+        resource: '/v3/organizations/{organization_id}/documents/{document_id}',
+        path: documentsPath(org.organizationId, documentId),
+        pathParameters: { organization_id: org.organizationId, document_id: documentId },
+        organizationId: org.organizationId,
+      }),
+      lambdaContext('documents-delete'),
+    );
+  const keysOf = async (documentId: string) => (await stores.objectKeys(org.organizationId)).filter((key) => key.endsWith(documentId));
+  const itemsOf = async (documentId: string) => (await stores.documentItems(org.organizationId)).filter((item) => (item.document_id as { S?: string } | undefined)?.S === documentId);
+  const documentsNow = async () => ({ keys: await stores.objectKeys(org.organizationId), items: await stores.documentItems(org.organizationId) });
+
+  async function expectWhole(documentId: string): Promise<void> {
+    const got = await call(documentsPath(org.organizationId, documentId), { as: org });
+    expect(got.status).toBe(200);
+    expect(got.body.status).toBe('available');
+    const download = await call(`${documentsPath(org.organizationId, documentId)}/file`, { as: org });
+    expect(download.status).toBe(302);
+    expect(Buffer.from(await (await fetch(download.headers.get('location') as string)).arrayBuffer()).equals(png)).toBe(true);
+    const listed = await call<{ results: Array<{ document_id: string }> }>(documentsPath(org.organizationId), { as: org });
+    expect(listed.body.results.map((result) => result.document_id)).toContain(documentId);
+  }
+
+  async function expectGone(documentId: string): Promise<void> {
+    expect((await call(documentsPath(org.organizationId, documentId), { as: org })).status).toBe(404);
+    expect(await keysOf(documentId)).toEqual([]);
+    expect(await itemsOf(documentId)).toEqual([]);
+  }
+
+  async function created(): Promise<string> {
+    const answer = await upload(org, { resource: 'application', resource_id: 'app_1' }, { name: 'a.png', contentType: 'image/png', bytes: png });
+    expect(answer.status).toBe(201);
+    return answer.body.document_id as string;
+  }
+
+  describe('upload', () => {
+    it('S3 put fails: 503, nothing stored, no record written', async () => {
+      const before = await documentsNow();
+      s3.failOn({ command: 'PutObjectCommand' });
+      const answer = await invokeCreate();
+      expect(answer.statusCode).toBe(503);
+      expect(answer.headers?.['Retry-After']).toBe('1');
+      expect(dynamo.calls('PutCommand')).toEqual([]);
+      expect(await documentsNow()).toEqual(before);
+    });
+
+    it('DynamoDB put fails: 503, and the stored object is deleted again', async () => {
+      const before = await documentsNow();
+      dynamo.failOn({ command: 'PutCommand' });
+      const answer = await invokeCreate();
+      expect(answer.statusCode).toBe(503);
+      const put = s3.calls('PutObjectCommand')[0]?.input.Key;
+      expect(s3.calls('DeleteObjectCommand').map((entry) => entry.input.Key)).toEqual([put]);
+      expect(await documentsNow()).toEqual(before);
+    });
+
+    it('succeeds once the dependency is back', async () => {
+      const answer = await invokeCreate();
+      expect(answer.statusCode).toBe(201);
+      await expectWhole((JSON.parse(answer.body) as { document_id: string }).document_id);
+    });
+  });
+
+  describe('delete', () => {
+    it('flagging the record fails: 503, the document is untouched', async () => {
+      const id = await created();
+      dynamo.failOn({ command: 'UpdateCommand' });
+      expect((await invokeDelete(id)).statusCode).toBe(503);
+      expect(s3.calls('DeleteObjectCommand')).toEqual([]);
+      await expectWhole(id);
+    });
+
+    it('deleting the file fails: 503, the record is put back, the document stays whole', async () => {
+      const id = await created();
+      s3.failOn({ command: 'DeleteObjectCommand' });
+      expect((await invokeDelete(id)).statusCode).toBe(503);
+      expect(dynamo.calls('DeleteCommand')).toEqual([]);
+      await expectWhole(id);
+      s3.failOn();
+      expect((await invokeDelete(id)).statusCode).toBe(200);
+      await expectGone(id);
+    });
+
+    it('deleting the file and putting the record back both fail: hidden but whole, and a retry completes', async () => {
+      const id = await created();
+      s3.failOn({ command: 'DeleteObjectCommand' });
+      dynamo.failOn({ command: 'UpdateCommand', when: (input) => String(input.UpdateExpression).includes(':previous') });
+      expect((await invokeDelete(id)).statusCode).toBe(503);
+      expect(await keysOf(id)).toHaveLength(1);
+      expect((await call(documentsPath(org.organizationId, id), { as: org })).status).toBe(404);
+      s3.failOn();
+      dynamo.failOn();
+      expect((await invokeDelete(id)).statusCode).toBe(200);
+      await expectGone(id);
+    });
+
+    it('deleting the record fails: 503, the document already answers 404, and a retry completes', async () => {
+      const id = await created();
+      dynamo.failOn({ command: 'DeleteCommand' });
+      expect((await invokeDelete(id)).statusCode).toBe(503);
+      expect(await keysOf(id)).toEqual([]);
+      expect((await call(documentsPath(org.organizationId, id), { as: org })).status).toBe(404);
+      expect((await call(`${documentsPath(org.organizationId, id)}/file`, { as: org })).status).toBe(404);
+      const listed = await call<{ results: Array<{ document_id: string }> }>(documentsPath(org.organizationId), { as: org });
+      expect(listed.body.results.map((result) => result.document_id)).not.toContain(id);
+      dynamo.failOn();
+      const retried = await invokeDelete(id);
+      expect(retried.statusCode).toBe(200);
+      expect(JSON.parse(retried.body)).toMatchObject({ document_id: id, response: { response_desc: 'Delete Successful.' } });
+      await expectGone(id);
+    });
+  });
+});

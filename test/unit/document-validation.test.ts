@@ -1,0 +1,44 @@
+import { describe, expect, it } from 'vitest';
+import { checkUploadMetadata, checkUploadSessionRequest, normalizeFileName } from '#shared/domain/documents/validation.ts';
+
+describe('document metadata', () => {
+  it('accepts each resource with its own id prefix', () => {
+    for (const [resource, id] of [['application', 'app_1'], ['dispute', 'dsp_Ab-9_z'], ['bankaccount', `bac_${'x'.repeat(22)}`]]) {
+      expect(checkUploadMetadata({ resource, resource_id: id }).issues).toEqual([]);
+    }
+  });
+
+  it('reports every failing member, the resource_id rule included, even beside a type error', () => {
+    const fields = checkUploadMetadata({ resource: 'application', resource_id: 'dsp_1', description: 5, x: 1 }).issues.map((issue) => issue.field);
+    expect(fields.sort()).toEqual(['description', 'resource_id', 'x']);
+    expect(checkUploadMetadata({ resource: 'dispute', resource_id: `dsp_${'x'.repeat(23)}` }).issues).toEqual([{ field: 'resource_id', message: 'must be at most 26 characters' }]);
+    expect(checkUploadMetadata([]).issues.length).toBeGreaterThan(0);
+  });
+
+  it('requires file_name on a session and knows no other members', () => {
+    expect(checkUploadSessionRequest({ resource: 'application', resource_id: 'app_1' }).issues).toEqual([{ field: 'file_name', message: 'is required' }]);
+    expect(checkUploadSessionRequest({ resource: 'application', resource_id: 'app_1', file_name: 'a.png', size: 1 }).issues).toEqual([
+      { field: 'size', message: 'is not a known member' },
+    ]);
+  });
+});
+
+describe('file names', () => {
+  it.each([
+    ['C:\\Users\\pat\\scan.png', 'scan.png'],
+    ['/home/pat/scan.png', 'scan.png'],
+    ['mixed/dir\\scan.png', 'scan.png'],
+    ['scan.png', 'scan.png'],
+  ])('strips the path of %s', (raw, name) => {
+    expect(normalizeFileName(raw, 'file')).toEqual({ name, issues: [] });
+  });
+
+  it('counts code points and refuses empty, control characters and undecodable bytes', () => {
+    expect(normalizeFileName(`${'😀'.repeat(251)}.txt`, 'file').issues).toEqual([]);
+    expect(normalizeFileName(`${'😀'.repeat(252)}.txt`, 'file').issues).toEqual([{ field: 'file', message: 'name must be at most 255 characters' }]);
+    expect(normalizeFileName('dir/', 'file').issues).toEqual([{ field: 'file', message: 'name must not be empty' }]);
+    expect(normalizeFileName('..', 'file').issues).toEqual([{ field: 'file', message: 'name must not be empty' }]);
+    expect(normalizeFileName('a\nb.txt', 'file').issues[0]?.message).toMatch(/control characters/);
+    expect(normalizeFileName('a\uFFFD.txt', 'file').issues[0]?.message).toMatch(/UTF-8/);
+  });
+});
