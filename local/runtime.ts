@@ -105,6 +105,9 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       CREDENTIAL_MAC_KEY_ID: macKey.arn,
       PAYPAL_API_URL: paypalStandin.url,
       POWERTOOLS_SERVICE_NAME: 'payments-api',
+      // No X-Ray daemon and no CloudWatch agent here: the same handler code, with tracing and EMF metrics off.
+      POWERTOOLS_TRACE_ENABLED: 'false',
+      POWERTOOLS_METRICS_DISABLED: 'true',
     };
     // Handlers run in this process and read their configuration from the environment, as in Lambda.
     delete process.env.AWS_PROFILE;
