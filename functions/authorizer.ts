@@ -1,4 +1,5 @@
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy from '@middy/core';
 import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import { KmsSecretHasher } from '#shared/aws/credential-hasher.ts';
@@ -8,6 +9,8 @@ import { config } from '#shared/config.ts';
 import { authenticate } from '#shared/domain/credentials.ts';
 import { NotAuthenticated } from '#shared/domain/errors.ts';
 import { logger } from '#shared/log/logger.ts';
+import { recordAuthenticationRefused } from '#shared/observability/metrics.ts';
+import { tracer } from '#shared/observability/tracer.ts';
 import { DynamoCredentialStore } from '#shared/store/credentials.ts';
 
 const deps = {
@@ -22,6 +25,8 @@ const deps = {
  */
 export const handler = middy<APIGatewayRequestAuthorizerEvent, APIGatewayAuthorizerResult>()
   .use(injectLambdaContext(logger, { resetKeys: true }))
+  // The policy and context are not secret, but they are per-caller: keep them out of traces.
+  .use(captureLambdaHandler(tracer, { captureResponse: false }))
   .handler(async (event) => {
     const headers = Object.fromEntries(Object.entries(event.headers ?? {}).map(([name, value]) => [name.toLowerCase(), value]));
     try {
@@ -40,6 +45,7 @@ export const handler = middy<APIGatewayRequestAuthorizerEvent, APIGatewayAuthori
     } catch (error) {
       if (error instanceof NotAuthenticated) {
         logger.info('authentication refused');
+        recordAuthenticationRefused();
         throw new Error('Unauthorized');
       }
       throw error;

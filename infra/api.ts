@@ -1,13 +1,18 @@
 import {
+  AccessLogFormat,
   AuthorizationType,
   EndpointType,
   IdentitySource,
   LambdaIntegration,
+  LogGroupLogDestination,
+  MethodLoggingLevel,
   RequestAuthorizer,
   RestApi,
 } from 'aws-cdk-lib/aws-apigateway';
-import type { IResource } from 'aws-cdk-lib/aws-apigateway';
+import type { IResource, Method } from 'aws-cdk-lib/aws-apigateway';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
+import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { join } from 'node:path';
 import { GATEWAY_RESPONSES, METHOD_NOT_ALLOWED } from '#shared/http/gateway-responses.ts';
@@ -17,6 +22,7 @@ import type { ServiceResources } from './access.ts';
 import type { EnvironmentSettings } from './environments.ts';
 import { addGatewayErrorResponses, addMockErrorMethod } from './error-responses.ts';
 import { serviceFunction } from './functions.ts';
+import { grantKeyUsage } from './keys.ts';
 
 export interface PaymentsRestApiProps {
   readonly environment: EnvironmentSettings;
@@ -30,34 +36,93 @@ export interface PaymentsRestApiProps {
 
 const ROUTE_PATH = /^\/v3(\/[^/]+)+$/;
 
+/** One route of the route table and the function that serves it. */
+export interface RouteFunction {
+  readonly route: RouteDefinition;
+  readonly fn: NodejsFunction;
+  readonly method: Method;
+}
+
+/**
+ * One JSON line per request in the access log: who (source IP, the authorizer's
+ * organization and access id), what (method, resource template, status,
+ * latencies, gateway error type) and the ids to join with the function logs and
+ * traces. No headers, no query string, no body: they carry credentials and card data.
+ * Status and latency are numbers; values that may be absent ("-") are strings.
+ */
+const ACCESS_LOG_FORMAT = `{${[
+  '"requestId":"$context.requestId"',
+  '"extendedRequestId":"$context.extendedRequestId"',
+  '"requestTime":"$context.requestTime"',
+  '"httpMethod":"$context.httpMethod"',
+  '"resourcePath":"$context.resourcePath"',
+  '"status":$context.status',
+  '"responseLatency":$context.responseLatency',
+  '"integrationLatency":"$context.integrationLatency"',
+  '"integrationStatus":"$context.integrationStatus"',
+  '"responseLength":"$context.responseLength"',
+  '"sourceIp":"$context.identity.sourceIp"',
+  '"callerOrganizationId":"$context.authorizer.organizationId"',
+  '"accessId":"$context.authorizer.principalId"',
+  '"authorizerStatus":"$context.authorizer.status"',
+  '"authorizerLatency":"$context.authorizer.integrationLatency"',
+  '"errorType":"$context.error.responseType"',
+  '"xrayTraceId":"$context.xrayTraceId"',
+].join(',')}}`;
+
 /** The REST API: one Lambda function per route of the route table, errors in the contract's envelope. */
 export class PaymentsRestApi extends Construct {
   readonly api: RestApi;
+  /** Every route's function, in route table order: monitoring and tests iterate it. */
+  readonly routeFunctions: RouteFunction[] = [];
+  /** Methods API Gateway answers itself (MOCK): 404 at the root, 405 on known paths. */
+  readonly mockMethods: Method[] = [];
+  readonly accessLogGroup: LogGroup;
   private readonly props: PaymentsRestApiProps;
   private authorizer?: RequestAuthorizer;
+  private authorizerFn?: NodejsFunction;
 
   constructor(scope: Construct, id: string, props: PaymentsRestApiProps) {
     super(scope, id);
     this.props = props;
     const { environment } = props;
 
+    this.accessLogGroup = new LogGroup(this, 'AccessLogs', {
+      retention: environment.logRetention,
+      removalPolicy: environment.removalPolicy,
+    });
     this.api = new RestApi(this, 'RestApi', {
       restApiName: `payments-api-${environment.name}`,
       // Callers are merchant and partner servers: an edge (CloudFront) hop buys them nothing.
       endpointConfiguration: { types: [EndpointType.REGIONAL] },
       binaryMediaTypes: ['multipart/form-data'],
+      // Access and execution logging need the region's API Gateway CloudWatch Logs role (an account setting).
+      cloudWatchRole: environment.apiGatewayCloudWatchRole,
       deployOptions: {
         stageName: environment.name,
         throttlingRateLimit: environment.throttling.rateLimit,
         throttlingBurstLimit: environment.throttling.burstLimit,
+        tracingEnabled: true,
+        accessLogDestination: new LogGroupLogDestination(this.accessLogGroup),
+        accessLogFormat: AccessLogFormat.custom(ACCESS_LOG_FORMAT),
+        // Execution logs for errors only, and never request or response data (dataTrace): bodies carry card data.
+        loggingLevel: MethodLoggingLevel.ERROR,
+        dataTraceEnabled: false,
+        metricsEnabled: false,
       },
+    });
+    // API Gateway creates the execution log group on first use, without retention; own it instead.
+    new LogGroup(this, 'ExecutionLogs', {
+      logGroupName: `API-Gateway-Execution-Logs_${this.api.restApiId}/${environment.name}`,
+      retention: environment.logRetention,
+      removalPolicy: environment.removalPolicy,
     });
     // The stack publishes the stage URL as ApiUrl; drop RestApi's generated duplicate.
     this.api.node.tryRemoveChild('Endpoint');
     addGatewayErrorResponses(this.api, environment.responseEnvironment);
     // The root is no route either; this also keeps the API deployable while the route table is empty
     // (API Gateway refuses an API without methods).
-    addMockErrorMethod(this.api.root, environment.responseEnvironment, GATEWAY_RESPONSES.MISSING_AUTHENTICATION_TOKEN);
+    this.mockMethods.push(addMockErrorMethod(this.api.root, environment.responseEnvironment, GATEWAY_RESPONSES.MISSING_AUTHENTICATION_TOKEN));
 
     const methodsByResource = new Map<IResource, HttpMethod[]>();
     for (const route of props.routes) {
@@ -65,7 +130,7 @@ export class PaymentsRestApi extends Construct {
       methodsByResource.set(resource, [...(methodsByResource.get(resource) ?? []), route.method]);
     }
     for (const [resource, methods] of methodsByResource) {
-      addMockErrorMethod(resource, environment.responseEnvironment, { ...METHOD_NOT_ALLOWED, headers: { Allow: methods.join(', ') } });
+      this.mockMethods.push(addMockErrorMethod(resource, environment.responseEnvironment, { ...METHOD_NOT_ALLOWED, headers: { Allow: methods.join(', ') } }));
     }
   }
 
@@ -74,6 +139,7 @@ export class PaymentsRestApi extends Construct {
       throw new Error(`Route ${route.handler}: path "${route.path}" must start with /v3/ and have no empty segment`);
     }
     const fn = serviceFunction(this, `${pascalCase(route.handler)}Function`, {
+      name: route.handler,
       entry: join(this.props.functionsDir, `${route.handler}.ts`),
       // Summaries can outgrow Lambda's 256-character description.
       description: `${route.method} ${route.path}`,
@@ -83,14 +149,20 @@ export class PaymentsRestApi extends Construct {
     bindRoute(fn, accessFor(route), this.props.resources);
 
     const resource = this.api.root.resourceForPath(route.path);
-    resource.addMethod(
+    const method = resource.addMethod(
       route.method,
       new LambdaIntegration(fn),
       route.auth === 'secret'
         ? { authorizer: this.requestAuthorizer() }
         : { authorizationType: AuthorizationType.NONE },
     );
+    this.routeFunctions.push({ route, fn, method });
     return resource;
+  }
+
+  /** The request authorizer's function, once a secret route exists. */
+  get authorizerFunction(): NodejsFunction | undefined {
+    return this.authorizerFn;
   }
 
   /** Created with the first secret route: an authorizer attached to no method fails validation. */
@@ -102,6 +174,7 @@ export class PaymentsRestApi extends Construct {
   private createAuthorizer(): RequestAuthorizer {
     const { environment, resources, credentialMacKey } = this.props;
     const fn = serviceFunction(this, 'AuthorizerFunction', {
+      name: 'authorizer',
       entry: join(this.props.functionsDir, 'authorizer.ts'),
       description: 'Request authorizer: Basic credentials and organization header',
       environment,
@@ -109,7 +182,8 @@ export class PaymentsRestApi extends Construct {
     });
     bindRoute(fn, { table: 'read' }, resources);
     fn.addEnvironment('CREDENTIAL_MAC_KEY_ID', credentialMacKey.keyId);
-    credentialMacKey.grant(fn, 'kms:GenerateMac');
+    grantKeyUsage(credentialMacKey, fn, ['kms:GenerateMac']);
+    this.authorizerFn = fn;
 
     return new RequestAuthorizer(this, 'RequestAuthorizer', {
       handler: fn,

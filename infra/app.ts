@@ -3,7 +3,13 @@ import { environmentSettings } from './environments.ts';
 import { PaymentsApiStack } from './stack.ts';
 
 const app = new App();
-const environment = environmentSettings(String(app.node.tryGetContext('environment') ?? 'dev'));
+const context = (key: string): string | undefined => {
+  const value = app.node.tryGetContext(key) as unknown;
+  return typeof value === 'string' && value !== '' ? value : undefined;
+};
+const environment = environmentSettings(context('environment') ?? 'dev', app.node.tryGetContext('environments'), {
+  alarmEmail: context('alarmEmail'),
+});
 
 new PaymentsApiStack(app, `PaymentsApi-${environment.name}`, {
   environment,

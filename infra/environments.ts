@@ -1,52 +1,116 @@
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { z } from 'zod';
 
+/**
+ * Per-environment settings. The values live in cdk.json under the `environments`
+ * context key (one object per environment name), so an operator changes them
+ * without touching code and `-c environment=<name>` picks one. This module only
+ * validates them and turns them into CDK types.
+ */
 export interface EnvironmentSettings {
   /** Stage name and stack name suffix. */
   readonly name: string;
   /** `response.environment` in every response body (ENVIRONMENT_NAME in the functions). */
   readonly responseEnvironment: string;
   readonly logRetention: RetentionDays;
-  /** Applied to the table, keys, bucket and log groups. */
+  /** Applied to the table, keys, buckets and log groups. */
   readonly removalPolicy: RemovalPolicy;
   readonly deletionProtection: boolean;
   readonly authorizerCacheTtl: Duration;
   /** Stage-wide ceiling, kept under the account's regional limit so one API cannot starve the others. */
   readonly throttling: { readonly rateLimit: number; readonly burstLimit: number };
+  readonly alarms: AlarmSettings;
+  /**
+   * Reserved concurrency by function: a route's handler name, or `authorizer`.
+   * Unset means the function shares the account's unreserved pool. Reserving caps
+   * the function too, and the account must keep 100 executions unreserved.
+   */
+  readonly reservedConcurrency: Readonly<Record<string, number>>;
+  /**
+   * Whether this stack sets the region's API Gateway CloudWatch Logs role (an
+   * account-level setting that access and execution logging need). Turn it off
+   * where another stack already manages that setting.
+   */
+  readonly apiGatewayCloudWatchRole: boolean;
+  /**
+   * IAM principals (role ARNs) allowed to issue credentials with the admin CLI
+   * (kms:GenerateMac on the credential key). Empty: any IAM principal of the
+   * account whose own IAM policy allows kms:GenerateMac on that key.
+   */
+  readonly credentialIssuers: readonly string[];
   /** PayPal REST API base: the sandbox for dev, live for prod. */
   readonly paypalApiUrl: string;
 }
 
-export const environments = {
-  dev: {
-    name: 'dev',
-    responseEnvironment: 'sandbox',
-    logRetention: RetentionDays.TWO_WEEKS,
-    // A developer stack is torn down and rebuilt at will; nothing in it is real data.
-    removalPolicy: RemovalPolicy.DESTROY,
-    deletionProtection: false,
-    authorizerCacheTtl: Duration.seconds(300),
-    throttling: { rateLimit: 50, burstLimit: 100 },
-    paypalApiUrl: 'https://api-m.sandbox.paypal.com',
-  },
-  prod: {
-    name: 'prod',
-    responseEnvironment: 'live',
-    // PCI DSS 10.5.1 asks for a year of audit history.
-    logRetention: RetentionDays.ONE_YEAR,
-    removalPolicy: RemovalPolicy.RETAIN,
-    deletionProtection: true,
-    authorizerCacheTtl: Duration.seconds(300),
-    throttling: { rateLimit: 500, burstLimit: 1000 },
-    paypalApiUrl: 'https://api-m.paypal.com',
-  },
-} as const satisfies Record<string, EnvironmentSettings>;
+export interface AlarmSettings {
+  /** Off: no alarms are created (the dashboard and the topic still are). */
+  readonly enabled: boolean;
+  /** Subscribed to the alarm topic when set (the address must confirm the subscription). */
+  readonly email?: string;
+  /** API 5xx rate, in percent of requests, over 5 minutes. */
+  readonly serverErrorRatePercent: number;
+  /** API Gateway p99 Latency, in milliseconds, over 5 minutes. */
+  readonly p99LatencyMs: number;
+}
 
-export type EnvironmentName = keyof typeof environments;
+const retentionValues = new Set<number>(Object.values(RetentionDays).filter((value): value is number => typeof value === 'number'));
 
-export function environmentSettings(name: string): EnvironmentSettings {
-  if (!Object.hasOwn(environments, name)) {
-    throw new Error(`Unknown environment "${name}"; expected one of: ${Object.keys(environments).join(', ')}`);
+const settingsSchema = z.strictObject({
+  responseEnvironment: z.string().min(1),
+  logRetentionDays: z.number().int().refine((days) => retentionValues.has(days), 'must be a CloudWatch Logs retention value'),
+  removalPolicy: z.enum(['destroy', 'retain']),
+  deletionProtection: z.boolean(),
+  authorizerCacheTtlSeconds: z.number().int().min(0).max(3600),
+  throttling: z.strictObject({ rateLimit: z.number().positive(), burstLimit: z.number().int().positive() }),
+  alarms: z.strictObject({
+    enabled: z.boolean(),
+    email: z.email().optional(),
+    serverErrorRatePercent: z.number().positive().max(100),
+    p99LatencyMs: z.number().int().positive(),
+  }),
+  reservedConcurrency: z.record(z.string().regex(/^[a-z0-9-]+$/), z.number().int().min(1)).default({}),
+  apiGatewayCloudWatchRole: z.boolean().default(true),
+  credentialIssuers: z.array(z.string().regex(/^arn:aws[a-z-]*:iam::\d{12}:role\/.+$/, 'must be an IAM role ARN')).default([]),
+  paypalApiUrl: z.url({ protocol: /^https$/ }),
+});
+
+export type EnvironmentContext = z.input<typeof settingsSchema>;
+
+/**
+ * The settings of environment `name` from the `environments` context object.
+ * `overrides` are plain `-c key=value` context values: `alarmEmail` only.
+ */
+export function environmentSettings(
+  name: string,
+  environmentsContext: unknown,
+  overrides: { alarmEmail?: string } = {},
+): EnvironmentSettings {
+  const all = z.record(z.string(), z.unknown()).safeParse(environmentsContext);
+  if (!all.success) throw new Error('cdk.json context "environments" must be an object of environment settings');
+  if (!/^[a-z][a-z0-9-]{0,15}$/.test(name)) throw new Error(`Environment name "${name}" must be 1-16 lower-case letters, digits or dashes`);
+  if (!Object.hasOwn(all.data, name)) {
+    throw new Error(`Unknown environment "${name}"; expected one of: ${Object.keys(all.data).join(', ')}`);
   }
-  return environments[name as EnvironmentName];
+  const parsed = settingsSchema.safeParse(all.data[name]);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ');
+    throw new Error(`Invalid settings for environment "${name}": ${issues}`);
+  }
+  const settings = parsed.data;
+  const email = overrides.alarmEmail ?? settings.alarms.email;
+  return {
+    name,
+    responseEnvironment: settings.responseEnvironment,
+    logRetention: settings.logRetentionDays as RetentionDays,
+    removalPolicy: settings.removalPolicy === 'retain' ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+    deletionProtection: settings.deletionProtection,
+    authorizerCacheTtl: Duration.seconds(settings.authorizerCacheTtlSeconds),
+    throttling: settings.throttling,
+    alarms: { ...settings.alarms, email },
+    reservedConcurrency: settings.reservedConcurrency,
+    apiGatewayCloudWatchRole: settings.apiGatewayCloudWatchRole,
+    credentialIssuers: settings.credentialIssuers,
+    paypalApiUrl: settings.paypalApiUrl,
+  };
 }

@@ -1,14 +1,17 @@
 import { Duration } from 'aws-cdk-lib';
 import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
+import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { join } from 'node:path';
 import { API_GATEWAY_TIMEOUT_MS } from '#shared/http/routes.ts';
+import { METRICS_NAMESPACE, SERVICE_NAME } from '#shared/observability/catalog.ts';
 import type { EnvironmentSettings } from './environments.ts';
 
 export interface ServiceFunctionProps {
+  /** The route's handler name, or `authorizer`: the key of its reserved concurrency setting. */
+  readonly name: string;
   readonly entry: string;
   readonly description: string;
   readonly environment: EnvironmentSettings;
@@ -19,8 +22,9 @@ export interface ServiceFunctionProps {
 }
 
 /**
- * One Lambda function with the project's fixed runtime, bundling and logging.
- * Its role can write to its own log group and nothing else until something is granted.
+ * One Lambda function with the project's fixed runtime, bundling, logging and
+ * X-Ray tracing. Its role can write to its own log group and send traces, and
+ * nothing else until something is granted.
  */
 export function serviceFunction(scope: Construct, id: string, props: ServiceFunctionProps): NodejsFunction {
   const { environment } = props;
@@ -44,9 +48,14 @@ export function serviceFunction(scope: Construct, id: string, props: ServiceFunc
     timeout: props.timeout ?? Duration.seconds(API_GATEWAY_TIMEOUT_MS / 1000 - 1),
     role,
     logGroup,
+    // Adds xray:PutTraceSegments and xray:PutTelemetryRecords to the role (X-Ray has no resource-level permissions).
+    tracing: Tracing.ACTIVE,
+    reservedConcurrentExecutions: environment.reservedConcurrency[props.name],
     environment: {
       ENVIRONMENT_NAME: environment.responseEnvironment,
       NODE_OPTIONS: '--enable-source-maps',
+      POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
+      POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
     },
     bundling: {
       format: OutputFormat.ESM,

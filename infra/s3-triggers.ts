@@ -1,5 +1,6 @@
 import { Duration } from 'aws-cdk-lib';
 import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
+import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { EventType } from 'aws-cdk-lib/aws-s3';
 import { LambdaDestination } from 'aws-cdk-lib/aws-s3-notifications';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
@@ -26,6 +27,7 @@ export interface S3TriggeredFunctionsProps {
  */
 export class S3TriggeredFunctions extends Construct {
   readonly deadLetterQueue: Queue;
+  readonly functions: Array<{ name: string; fn: NodejsFunction }> = [];
 
   constructor(scope: Construct, id: string, props: S3TriggeredFunctionsProps) {
     super(scope, id);
@@ -36,6 +38,7 @@ export class S3TriggeredFunctions extends Construct {
     });
     for (const trigger of props.triggers) {
       const fn = serviceFunction(this, `${pascalCase(trigger.handler)}Function`, {
+        name: trigger.handler,
         entry: join(props.functionsDir, `${trigger.handler}.ts`),
         description: trigger.summary.slice(0, 256),
         environment: props.environment,
@@ -44,6 +47,7 @@ export class S3TriggeredFunctions extends Construct {
         timeout: Duration.seconds(60),
       });
       bindRoute(fn, trigger.access, props.resources);
+      this.functions.push({ name: trigger.handler, fn });
       fn.configureAsyncInvoke({ retryAttempts: 2, onFailure: new SqsDestination(this.deadLetterQueue) });
       const bucket = props.resources[trigger.bucket];
       for (const event of trigger.events) {

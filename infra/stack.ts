@@ -1,20 +1,27 @@
 import { CfnOutput, Duration, Stack } from 'aws-cdk-lib';
 import type { StackProps } from 'aws-cdk-lib';
 import { AttributeType, BillingMode, ProjectionType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
-import { Key, KeySpec, KeyUsage } from 'aws-cdk-lib/aws-kms';
+import { AccountRootPrincipal, ArnPrincipal } from 'aws-cdk-lib/aws-iam';
+import type { IGrantable } from 'aws-cdk-lib/aws-iam';
+import { KeySpec, KeyUsage } from 'aws-cdk-lib/aws-kms';
+import type { Key } from 'aws-cdk-lib/aws-kms';
 import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
-import { routes as routeTable } from '#shared/http/routes.ts';
-import { GLOBAL_SECONDARY_INDEXES, TABLE_KEY, TTL_ATTRIBUTE } from '#shared/store/table.ts';
-import type { RouteDefinition } from '#shared/http/routes.ts';
 import { s3Triggers } from '#shared/events.ts';
 import type { S3Trigger } from '#shared/events.ts';
+import { routes as routeTable } from '#shared/http/routes.ts';
+import type { RouteDefinition } from '#shared/http/routes.ts';
+import { GLOBAL_SECONDARY_INDEXES, TABLE_KEY, TTL_ATTRIBUTE } from '#shared/store/table.ts';
+import { UPLOADS_PREFIX } from './access.ts';
 import { PaymentsRestApi } from './api.ts';
 import { S3TriggeredFunctions } from './s3-triggers.ts';
 import type { EnvironmentSettings } from './environments.ts';
+import { grantKeyUsage, scopedKey } from './keys.ts';
+import { Monitoring } from './monitoring.ts';
+import { applyNagSuppressions } from './nag.ts';
 
 export interface PaymentsApiStackProps extends StackProps {
   readonly environment: EnvironmentSettings;
@@ -27,19 +34,29 @@ export interface PaymentsApiStackProps extends StackProps {
 }
 
 const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
+/** The same index list the local runtime creates: shared/store/table.ts. */
+const GSI_NAMES = GLOBAL_SECONDARY_INDEXES.map((index) => index.indexName);
 
 export class PaymentsApiStack extends Stack {
+  readonly api: PaymentsRestApi;
+  /** Alarm topic, dashboard and the hooks features use (watchFunction, alarmOnQueueDepth, alarmOnAccountUpdaterExportFailure). */
+  readonly monitoring: Monitoring;
+  readonly table: Table;
+  readonly documents: Bucket;
+  readonly vaultKey: Key;
+
   constructor(scope: Construct, id: string, props: PaymentsApiStackProps) {
     super(scope, id, props);
     const { environment } = props;
 
     const table = createTable(this, environment);
-    const vaultKey = new Key(this, 'VaultKey', {
+    // Key policies name the roles that may use each key (see keys.ts): no account-wide usage.
+    const vaultKey = scopedKey(this, 'VaultKey', {
       description: `Payments ${environment.name}: wraps account-number data keys and encrypts documents`,
       enableKeyRotation: true,
       removalPolicy: environment.removalPolicy,
     });
-    const credentialMacKey = new Key(this, 'CredentialMacKey', {
+    const credentialMacKey = scopedKey(this, 'CredentialMacKey', {
       description: `Payments ${environment.name}: keyed hash of API secure keys`,
       keySpec: KeySpec.HMAC_256,
       keyUsage: KeyUsage.GENERATE_VERIFY_MAC,
@@ -48,30 +65,60 @@ export class PaymentsApiStack extends Stack {
       enableKeyRotation: false,
       removalPolicy: environment.removalPolicy,
     });
-    const documents = createDocumentsBucket(this, environment, vaultKey);
+    // The admin CLI issues credentials with the operator's own identity.
+    grantCredentialIssuers(credentialMacKey, environment);
+    const accessLogs = createAccessLogsBucket(this, environment);
+    const documents = createDocumentsBucket(this, environment, vaultKey, accessLogs);
     // The cloud team stores PayPal's REST client credentials here: {"client_id": "...", "client_secret": "..."}.
     const paypalSecret = new Secret(this, 'PaypalCredentials', {
       description: `Payments ${environment.name}: PayPal REST client credentials (JSON client_id, client_secret)`,
       removalPolicy: environment.removalPolicy,
     });
+    const resources = {
+      table,
+      tableIndexNames: GSI_NAMES,
+      documents,
+      vaultKey,
+      paypal: { secret: paypalSecret, apiUrl: environment.paypalApiUrl },
+    };
+    const functionsDir = props.functionsDir ?? join(PROJECT_ROOT, 'functions');
 
-    const resources = { table, documents, vaultKey, paypal: { secret: paypalSecret, apiUrl: environment.paypalApiUrl } };
-    new S3TriggeredFunctions(this, 'S3Triggers', {
-      environment,
-      triggers: props.s3Triggers ?? s3Triggers,
-      functionsDir: props.functionsDir ?? join(PROJECT_ROOT, 'functions'),
-      projectRoot: PROJECT_ROOT,
-      resources,
-    });
-
-    const { api } = new PaymentsRestApi(this, 'Api', {
+    const restApi = new PaymentsRestApi(this, 'Api', {
       environment,
       routes: props.routes ?? routeTable,
-      functionsDir: props.functionsDir ?? join(PROJECT_ROOT, 'functions'),
+      functionsDir,
       projectRoot: PROJECT_ROOT,
       resources,
       credentialMacKey,
     });
+    const { api } = restApi;
+    const triggered = new S3TriggeredFunctions(this, 'S3Triggers', {
+      environment,
+      triggers: props.s3Triggers ?? s3Triggers,
+      functionsDir,
+      projectRoot: PROJECT_ROOT,
+      resources,
+    });
+
+    const monitoring = new Monitoring(this, 'Monitoring', {
+      environment,
+      stage: api.deploymentStage,
+      table,
+      tableIndexNames: GSI_NAMES,
+    });
+    monitoring.watchRoutes(restApi.routeFunctions.map(({ route }) => route.handler));
+    monitoring.watchFunctions([
+      ...(restApi.authorizerFunction ? [{ name: 'authorizer', fn: restApi.authorizerFunction }] : []),
+      ...restApi.routeFunctions.map(({ route, fn }) => ({ name: route.handler, fn })),
+      ...triggered.functions,
+    ]);
+    if (triggered.functions.length > 0) monitoring.alarmOnQueueDepth(triggered.deadLetterQueue, { name: 's3-event-dlq' });
+
+    this.api = restApi;
+    this.monitoring = monitoring;
+    this.table = table;
+    this.documents = documents;
+    this.vaultKey = vaultKey;
 
     // Plain outputs, no exports: CLIs read them with DescribeStacks.
     output(this, 'ApiUrl', api.url, 'Stage URL; routes live under <ApiUrl>v3/');
@@ -80,7 +127,28 @@ export class PaymentsApiStack extends Stack {
     output(this, 'VaultKeyId', vaultKey.keyId);
     output(this, 'CredentialMacKeyId', credentialMacKey.keyId);
     output(this, 'EnvironmentName', environment.responseEnvironment, 'response.environment (ENVIRONMENT_NAME)');
+    output(this, 'AlarmTopicArn', monitoring.topic.topicArn, 'Subscribe on-call here');
+    output(this, 'DashboardName', monitoring.dashboard.dashboardName);
+
+    applyNagSuppressions({
+      api: restApi,
+      otherFunctions: triggered.functions.map(({ fn }) => fn),
+      paypalSecret,
+      deadLetterQueues: [triggered.deadLetterQueue],
+    });
   }
+}
+
+/**
+ * kms:GenerateMac on the credential key for the admin CLI: the configured
+ * operator roles, or (none configured) the account's IAM identities whose own
+ * policies allow it. Only this one action is delegated, never a usage that reveals data.
+ */
+function grantCredentialIssuers(key: Key, environment: EnvironmentSettings): void {
+  const issuers: IGrantable[] = environment.credentialIssuers.length
+    ? environment.credentialIssuers.map((arn) => ({ grantPrincipal: new ArnPrincipal(arn) }))
+    : [{ grantPrincipal: new AccountRootPrincipal() }];
+  for (const issuer of issuers) grantKeyUsage(key, issuer, ['kms:GenerateMac']);
 }
 
 /**
@@ -100,7 +168,6 @@ function createTable(scope: Construct, environment: EnvironmentSettings): Table 
     deletionProtection: environment.deletionProtection,
     removalPolicy: environment.removalPolicy,
   });
-  // The same index list the local runtime creates: shared/store/table.ts.
   for (const index of GLOBAL_SECONDARY_INDEXES) {
     table.addGlobalSecondaryIndex({
       indexName: index.indexName,
@@ -112,7 +179,27 @@ function createTable(scope: Construct, environment: EnvironmentSettings): Table 
   return table;
 }
 
-function createDocumentsBucket(scope: Construct, environment: EnvironmentSettings, key: Key): Bucket {
+/**
+ * Server access logs of the documents bucket. S3 log delivery cannot write with
+ * SSE-KMS, so SSE-S3; private, TLS-only, versioned, and kept as long as the
+ * other logs. It does not log itself (that would log its own log writes forever).
+ */
+function createAccessLogsBucket(scope: Construct, environment: EnvironmentSettings): Bucket {
+  return new Bucket(scope, 'AccessLogsBucket', {
+    blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
+    objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
+    encryption: BucketEncryption.S3_MANAGED,
+    enforceSSL: true,
+    versioned: true,
+    lifecycleRules: [{
+      expiration: Duration.days(environment.logRetention),
+      noncurrentVersionExpiration: Duration.days(1),
+    }],
+    removalPolicy: environment.removalPolicy,
+  });
+}
+
+function createDocumentsBucket(scope: Construct, environment: EnvironmentSettings, key: Key, accessLogs: Bucket): Bucket {
   return new Bucket(scope, 'DocumentsBucket', {
     blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
     objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
@@ -122,11 +209,24 @@ function createDocumentsBucket(scope: Construct, environment: EnvironmentSetting
     bucketKeyEnabled: true,
     enforceSSL: true,
     versioned: true,
-    lifecycleRules: [{
-      // A deleted document must not live on as an old version.
-      noncurrentVersionExpiration: Duration.days(30),
-      abortIncompleteMultipartUploadAfter: Duration.days(1),
-    }],
+    serverAccessLogsBucket: accessLogs,
+    serverAccessLogsPrefix: 'documents-bucket/',
+    lifecycleRules: [
+      {
+        id: 'noncurrent-versions',
+        // A deleted document must not live on as an old version.
+        noncurrentVersionExpiration: Duration.days(30),
+        abortIncompleteMultipartUploadAfter: Duration.days(1),
+        // Once the last version is gone, the delete marker is clutter.
+        expiredObjectDeleteMarker: true,
+      },
+      {
+        id: 'abandoned-uploads',
+        // An upload session lives minutes; the finalizer moves accepted files out of uploads/.
+        prefix: UPLOADS_PREFIX,
+        expiration: Duration.days(1),
+      },
+    ],
     removalPolicy: environment.removalPolicy,
   });
 }

@@ -112,6 +112,9 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       PAYPAL_CLIENT_ID: 'local-paypal-client',
       PAYPAL_CLIENT_SECRET: 'local-paypal-secret',
       POWERTOOLS_SERVICE_NAME: 'payments-api',
+      // No X-Ray daemon and no CloudWatch agent here: the same handler code, with tracing and EMF metrics off.
+      POWERTOOLS_TRACE_ENABLED: 'false',
+      POWERTOOLS_METRICS_DISABLED: 'true',
     };
     // Handlers run in this process and read their configuration from the environment, as in Lambda.
     delete process.env.AWS_PROFILE;

@@ -30,8 +30,8 @@ export const s3Triggers: readonly S3Trigger[] = [
     bucket: 'documents',
     prefix: UPLOAD_OBJECT_PREFIX,
     events: ['s3:ObjectCreated:*'],
-    // read: HEAD + ranged GET of the upload; write: copy to documents/; delete: the upload, or a copy that lost a race.
-    access: { table: 'write', documents: ['read', 'write', 'delete'] },
+    // finalize-upload: HEAD, ranged GET and removal of the posted file; write: the copy to documents/; delete: a copy that lost a race.
+    access: { table: 'write', documents: ['finalize-upload', 'write', 'delete'] },
     summary: 'Checks a file posted through an upload session and marks its document available or rejected',
   },
 ];

@@ -1,4 +1,5 @@
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy from '@middy/core';
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
@@ -7,6 +8,8 @@ import { config } from '#shared/config.ts';
 import { assertOrganizationAccess } from '#shared/domain/tenancy.ts';
 import type { OrganizationStore } from '#shared/domain/tenancy.ts';
 import { logger } from '#shared/log/logger.ts';
+import { recordRequest } from '#shared/observability/metrics.ts';
+import { tracer } from '#shared/observability/tracer.ts';
 import { CachedOrganizationStore, DynamoOrganizationStore } from '#shared/store/organizations.ts';
 import { classifyError, errorResponse, internalErrorResponse } from './errors.ts';
 import type { ApiRequest } from './request.ts';
@@ -29,14 +32,18 @@ function organizations(): OrganizationStore {
 
 /**
  * The one middleware stack every API route uses: logger context (the event is
- * never logged: it carries card data) -> request shaping (headers, path
- * prefixes, JSON body, caller) -> tenancy -> the route's use case -> the error
- * mapper, registered last so it sees every failure.
+ * never logged: it carries card data) -> tracing (no response bodies in traces)
+ * -> route metrics (count, 4xx, 5xx, latency, with the route dimension) ->
+ * request shaping (headers, path prefixes, JSON body, caller) -> tenancy -> the
+ * route's use case -> the error mapper, registered last so it sees every
+ * failure (and so the metrics see the status it chose).
  */
 export function apiHandler(routeOrHandlerName: string | RouteDefinition, run: ApiRouteHandler) {
   const route = typeof routeOrHandlerName === 'string' ? routeNamed(routeOrHandlerName) : routeOrHandlerName;
   return middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, ApiContext>({ timeoutEarlyInMillis: 1_000 })
     .use(injectLambdaContext(logger, { resetKeys: true }))
+    .use(captureLambdaHandler(tracer, { captureResponse: false }))
+    .use(routeMetrics(route))
     .use(apiRequest(route))
     .use(tenancy(route))
     .use(errorEnvelope())
@@ -47,6 +54,31 @@ export function routeNamed(handlerName: string): RouteDefinition {
   const route = routes.find((candidate) => candidate.handler === handlerName);
   if (!route) throw new Error(`No route in the route table uses handler ${handlerName}`);
   return route;
+}
+
+/**
+ * One metrics line per request. `after` and `onError` run after the error
+ * mapper (middy runs them in reverse), so the status counted is the one the
+ * client gets; a failure the mapper could not turn into a response counts as 500.
+ */
+function routeMetrics(route: RouteDefinition): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, ApiContext> {
+  const startedAt = new WeakMap<object, number>();
+  const record = (request: { event: object; response: APIGatewayProxyResult | null | undefined }) => {
+    const started = startedAt.get(request.event);
+    recordRequest({
+      route: route.handler,
+      statusCode: request.response?.statusCode ?? 500,
+      durationMs: started === undefined ? 0 : performance.now() - started,
+    });
+  };
+  return {
+    before: (request) => {
+      startedAt.set(request.event, performance.now());
+      tracer.putAnnotation('route', route.handler);
+    },
+    after: record,
+    onError: record,
+  };
 }
 
 function apiRequest(route: RouteDefinition): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, ApiContext> {

@@ -13,7 +13,7 @@ export interface RouteAccess {
   /** Vault key usages for account numbers. A route that only reads never decrypts. */
   vault?: ReadonlyArray<'encrypt' | 'decrypt'>;
   /** Documents bucket usages. */
-  documents?: ReadonlyArray<'read' | 'write' | 'delete' | 'presign-upload'>;
+  documents?: ReadonlyArray<'read' | 'write' | 'delete' | 'presign-upload' | 'finalize-upload'>;
   /** Calls the PayPal billing-agreement port. */
   paypal?: boolean;
 }

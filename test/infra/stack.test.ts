@@ -6,17 +6,19 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { errorEnvelope } from '#shared/http/envelope.ts';
 import { GATEWAY_RESPONSES } from '#shared/http/gateway-responses.ts';
 import { routes } from '#shared/http/routes.ts';
-import { environments } from '#infra/environments.ts';
 import { fixtureRoutes } from './fixtures/routes.ts';
 import {
   actionsOf,
+  bucketId,
   environmentOf,
   findMethod,
   integrationFunctionId,
+  keyIdByDescription,
   refTo,
   resourceIdsByPath,
   resourcesOfType,
   roleStatements,
+  settings,
   synthesize,
 } from './template-helpers.ts';
 
@@ -24,6 +26,8 @@ const functionsDir = fileURLToPath(new URL('./fixtures/functions', import.meta.u
 const SYNTH_TIMEOUT_MS = 60_000;
 
 const LOGS = ['logs:CreateLogStream', 'logs:PutLogEvents'];
+/** Lambda active tracing. */
+const XRAY = ['xray:PutTelemetryRecords', 'xray:PutTraceSegments'];
 const READ = ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:Query'];
 const WRITE = [...READ, 'dynamodb:ConditionCheckItem', 'dynamodb:DeleteItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'];
 
@@ -58,12 +62,9 @@ function envelope(environment: string, code: string) {
   };
 }
 
-function keyId(template: Template, keySpec: string | undefined): string {
-  const [id] = Object.entries(resourcesOfType(template, 'AWS::KMS::Key')).find(([, key]) => key.Properties.KeySpec === keySpec)!;
-  return id;
-}
-const vaultKeyId = (template: Template) => keyId(template, undefined);
-const macKeyId = (template: Template) => keyId(template, 'HMAC_256');
+const vaultKeyId = (template: Template) => keyIdByDescription(template, 'account-number data keys');
+const macKeyId = (template: Template) => keyIdByDescription(template, 'secure keys');
+const topicKeyId = (template: Template) => keyIdByDescription(template, 'alarm topic');
 
 function routeFunctionId(template: Template, route: { path: string; method: string }): string {
   return integrationFunctionId(template, findMethod(template, route.path, route.method)!);
@@ -72,7 +73,7 @@ function routeFunctionId(template: Template, route: { path: string; method: stri
 describe('PaymentsApiStack (fixture routes, dev)', () => {
   let template: Template;
   beforeAll(() => {
-    template = synthesize(environments.dev, { routes: fixtureRoutes, functionsDir });
+    template = synthesize(settings('dev'), { routes: fixtureRoutes, functionsDir });
   }, SYNTH_TIMEOUT_MS);
 
   it('has one single-table design table with the shared GSIs, PITR and TTL, billed per request', () => {
@@ -98,9 +99,11 @@ describe('PaymentsApiStack (fixture routes, dev)', () => {
     });
   });
 
-  it('has a rotating vault key and a non-rotating HMAC key for credentials', () => {
-    template.resourceCountIs('AWS::KMS::Key', 2);
-    template.hasResourceProperties('AWS::KMS::Key', { EnableKeyRotation: true, KeySpec: Match.absent() });
+  it('has a rotating vault key, a non-rotating HMAC key for credentials and a rotating alarm topic key', () => {
+    template.resourceCountIs('AWS::KMS::Key', 3);
+    for (const id of [vaultKeyId(template), topicKeyId(template)]) {
+      expect(resourcesOfType(template, 'AWS::KMS::Key')[id]!.Properties).toMatchObject({ EnableKeyRotation: true });
+    }
     template.hasResourceProperties('AWS::KMS::Key', {
       KeySpec: 'HMAC_256',
       KeyUsage: 'GENERATE_VERIFY_MAC',
@@ -109,7 +112,7 @@ describe('PaymentsApiStack (fixture routes, dev)', () => {
   });
 
   it('keeps documents private, versioned, SSE-KMS with the vault key and TLS-only', () => {
-    template.hasResourceProperties('AWS::S3::Bucket', {
+    expect(resourcesOfType(template, 'AWS::S3::Bucket')[bucketId(template, 'documents')]!.Properties).toMatchObject({
       PublicAccessBlockConfiguration: {
         BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true,
       },
@@ -257,11 +260,15 @@ describe('PaymentsApiStack (fixture routes, dev)', () => {
     }
   });
 
+  it('passes the route-table-driven policy check the real route table gets', () => {
+    assertLeastPrivilege(template, fixtureRoutes);
+  });
+
   it('grants each route function exactly the actions its access declares', () => {
     expect(Object.keys(EXPECTED_ACTIONS).sort()).toEqual(fixtureRoutes.map((route) => route.handler).sort());
     for (const route of fixtureRoutes) {
       const actions = actionsOf(roleStatements(template, routeFunctionId(template, route)));
-      expect(actions, route.handler).toEqual([...LOGS, ...EXPECTED_ACTIONS[route.handler]!].sort());
+      expect(actions, route.handler).toEqual([...LOGS, ...XRAY, ...EXPECTED_ACTIONS[route.handler]!].sort());
     }
   });
 
@@ -299,7 +306,7 @@ describe('PaymentsApiStack (fixture routes, dev)', () => {
       .find((id) => JSON.stringify(AuthorizerUri).includes(`"Fn::GetAtt":["${id}","Arn"]`))!;
     const statements = roleStatements(template, functionId);
 
-    expect(actionsOf(statements)).toEqual([...LOGS, ...READ, 'kms:GenerateMac'].sort());
+    expect(actionsOf(statements)).toEqual([...LOGS, ...XRAY, ...READ, 'kms:GenerateMac'].sort());
     expect(statements.find((statement) => statement.Action === 'kms:GenerateMac')?.Resource).toEqual({ 'Fn::GetAtt': [macKeyId(template), 'Arn'] });
     expect(environmentOf(template, functionId)).toMatchObject({
       TABLE_NAME: refTo(template, 'AWS::DynamoDB::Table'),
@@ -332,13 +339,15 @@ describe('PaymentsApiStack (fixture routes, dev)', () => {
 
   it('outputs what the CLIs need, without exports', () => {
     const outputs = template.toJSON().Outputs as Record<string, { Value: unknown; Export?: unknown }>;
-    expect(Object.keys(outputs).sort()).toEqual(
-      ['ApiUrl', 'CredentialMacKeyId', 'DocumentsBucketName', 'EnvironmentName', 'TableName', 'VaultKeyId'],
-    );
+    expect(Object.keys(outputs).sort()).toEqual([
+      'AlarmTopicArn', 'ApiUrl', 'CredentialMacKeyId', 'DashboardName', 'DocumentsBucketName', 'EnvironmentName', 'TableName', 'VaultKeyId',
+    ]);
     expect(Object.values(outputs).every((output) => output.Export === undefined)).toBe(true);
     expect(outputs.EnvironmentName!.Value).toBe('sandbox');
     expect(outputs.TableName!.Value).toEqual(refTo(template, 'AWS::DynamoDB::Table'));
-    expect(outputs.DocumentsBucketName!.Value).toEqual(refTo(template, 'AWS::S3::Bucket'));
+    expect(outputs.DocumentsBucketName!.Value).toEqual({ Ref: bucketId(template, 'documents') });
+    expect(outputs.AlarmTopicArn!.Value).toEqual(refTo(template, 'AWS::SNS::Topic'));
+    expect(outputs.DashboardName!.Value).toEqual(refTo(template, 'AWS::CloudWatch::Dashboard'));
     // The stage URL, ending at the stage: clients append v3/...
     expect(JSON.stringify(outputs.ApiUrl!.Value)).toMatch(/\.execute-api\..*"\/",\{"Ref":"[^"]+Stage[^"]*"\},"\/"\]\]\}$/);
   });
@@ -347,7 +356,7 @@ describe('PaymentsApiStack (fixture routes, dev)', () => {
 describe('PaymentsApiStack (prod)', () => {
   let template: Template;
   beforeAll(() => {
-    template = synthesize(environments.prod, { routes: fixtureRoutes, functionsDir });
+    template = synthesize(settings('prod'), { routes: fixtureRoutes, functionsDir });
   }, SYNTH_TIMEOUT_MS);
 
   it('retains and protects data, and answers as live', () => {
@@ -367,7 +376,7 @@ describe('PaymentsApiStack (prod)', () => {
 
 describe('PaymentsApiStack (route table edge cases)', () => {
   it('still synthesizes a deployable API with no routes, and no authorizer', () => {
-    const template = synthesize(environments.dev, { routes: [], s3Triggers: [], functionsDir });
+    const template = synthesize(settings('dev'), { routes: [], s3Triggers: [], functionsDir });
     template.resourceCountIs('AWS::Lambda::Function', 0);
     template.resourceCountIs('AWS::ApiGateway::Authorizer', 0);
     expect(findMethod(template, '/', 'ANY')).toBeDefined();
@@ -375,14 +384,14 @@ describe('PaymentsApiStack (route table edge cases)', () => {
 
   it('refuses a path outside /v3', () => {
     const route = { ...fixtureRoutes[0]!, path: '/organizations/{organization_id}/paymethods' };
-    expect(() => synthesize(environments.dev, { routes: [route], functionsDir })).toThrow(/must start with \/v3\//);
+    expect(() => synthesize(settings('dev'), { routes: [route], functionsDir })).toThrow(/must start with \/v3\//);
   }, SYNTH_TIMEOUT_MS);
 });
 
 describe('PaymentsApiStack (the real route table and functions)', () => {
   let template: Template;
   beforeAll(() => {
-    template = synthesize(environments.dev);
+    template = synthesize(settings('dev'));
   }, SYNTH_TIMEOUT_MS);
 
   it('gives every route in the table a Lambda method, and no others', () => {
@@ -396,4 +405,50 @@ describe('PaymentsApiStack (the real route table and functions)', () => {
       .filter((method) => (method.Properties.Integration as { Type: string }).Type === 'AWS_PROXY');
     expect(proxyMethods).toHaveLength(routes.length);
   });
+
+  it('grants every route function what its declared access implies, on the narrowest resources', () => {
+    assertLeastPrivilege(template, routes);
+  });
 });
+
+/** The route-table-driven policy check: every function, its actions, and no wildcard beyond X-Ray and object prefixes. */
+function assertLeastPrivilege(template: Template, routeList: readonly (typeof routes)[number][]): void {
+  for (const route of routeList) {
+    const functionId = routeFunctionId(template, route);
+    const statements = roleStatements(template, functionId);
+    expect(actionsOf(statements), route.handler).toEqual(expectedActions(route));
+    for (const statement of statements) {
+      const resources = JSON.stringify(statement.Resource);
+      if (resources === '"*"') expect(actionsOf([statement]), route.handler).toEqual(XRAY);
+      if (actionsOf([statement]).some((action) => action.startsWith('s3:'))) {
+        expect(resources, route.handler).toMatch(/\/(documents|uploads)\/\*"\]\]\}\]?$/);
+        // uploads/ only for routes that deal with upload sessions.
+        const uploads = ['presign-upload', 'delete', 'finalize-upload'].some((usage) => route.access.documents?.includes(usage as never));
+        if (!uploads) expect(resources.includes('/uploads/*'), route.handler).toBe(false);
+      }
+      if (resources.includes('/index/')) expect(resources, route.handler).not.toContain('/index/*');
+    }
+  }
+}
+
+/** From the route table's vocabulary to IAM actions, written out here rather than taken from infra/access.ts. */
+function expectedActions(route: (typeof routes)[number]): string[] {
+  const { access } = route;
+  const table = access.table ?? (route.auth === 'secret' ? 'read' : undefined);
+  const documentActions: Record<string, string[]> = {
+    read: ['s3:GetObject', 'kms:Decrypt'],
+    write: ['s3:PutObject', 'kms:GenerateDataKey'],
+    'presign-upload': ['s3:PutObject', 'kms:GenerateDataKey'],
+    delete: ['s3:DeleteObject'],
+    'finalize-upload': ['s3:GetObject', 's3:DeleteObject', 'kms:Decrypt'],
+  };
+  const vaultActions: Record<string, string[]> = { encrypt: ['kms:Encrypt', 'kms:GenerateDataKey'], decrypt: ['kms:Decrypt'] };
+  return [...new Set([
+    ...LOGS,
+    ...XRAY,
+    ...(table === 'read' ? READ : table === 'write' ? WRITE : []),
+    ...(access.vault ?? []).flatMap((usage) => vaultActions[usage]!),
+    ...(access.documents ?? []).flatMap((usage) => documentActions[usage]!),
+    ...(access.paypal ? ['secretsmanager:DescribeSecret', 'secretsmanager:GetSecretValue'] : []),
+  ])].sort();
+}

@@ -2,6 +2,7 @@
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { readFileSync } from 'node:fs';
+import { environmentSettings } from '#infra/environments.ts';
 import type { EnvironmentSettings } from '#infra/environments.ts';
 import { PaymentsApiStack } from '#infra/stack.ts';
 import type { PaymentsApiStackProps } from '#infra/stack.ts';
@@ -11,10 +12,21 @@ interface CfnResource { Type: string; Properties: Properties }
 
 const cdkJson = JSON.parse(readFileSync(new URL('../../cdk.json', import.meta.url), 'utf8')) as { context: Record<string, unknown> };
 
+/** The settings `cdk synth -c environment=<name>` uses, from cdk.json. */
+export function settings(name: string, overrides: Partial<EnvironmentSettings> = {}): EnvironmentSettings {
+  return { ...environmentSettings(name, cdkJson.context.environments), ...overrides };
+}
+
 /** The CLI's feature flags, and no esbuild run: templates only. */
-export function synthesize(environment: EnvironmentSettings, props: Omit<PaymentsApiStackProps, 'environment'> = {}): Template {
+export function synthesize(
+  environment: EnvironmentSettings,
+  props: Omit<PaymentsApiStackProps, 'environment'> = {},
+  extend?: (stack: PaymentsApiStack) => void,
+): Template {
   const app = new App({ context: { ...cdkJson.context, 'aws:cdk:bundling-stacks': [] } });
-  return Template.fromStack(new PaymentsApiStack(app, `PaymentsApi-${environment.name}`, { environment, ...props }));
+  const stack = new PaymentsApiStack(app, `PaymentsApi-${environment.name}`, { environment, ...props });
+  extend?.(stack);
+  return Template.fromStack(stack);
 }
 
 export function resourcesOfType(template: Template, type: string): Record<string, CfnResource> {
@@ -51,7 +63,7 @@ export function integrationFunctionId(template: Template, method: Properties): s
   return matches[0]!;
 }
 
-export interface Statement { Action: string | string[]; Resource: unknown; Condition?: unknown }
+export interface Statement { Action: string | string[]; Resource: unknown; Condition?: unknown; Principal?: unknown; Effect?: string; Sid?: string }
 
 /** Every statement of every policy attached to the function's role. */
 export function roleStatements(template: Template, functionId: string): Statement[] {
@@ -60,6 +72,36 @@ export function roleStatements(template: Template, functionId: string): Statemen
   return Object.values(resourcesOfType(template, 'AWS::IAM::Policy'))
     .filter((policy) => (policy.Properties.Roles as unknown[]).some((role) => JSON.stringify(role) === JSON.stringify({ Ref: roleId })))
     .flatMap((policy) => (policy.Properties.PolicyDocument as { Statement: Statement[] }).Statement);
+}
+
+/** The IAM role id of a function. */
+export function roleIdOf(template: Template, functionId: string): string {
+  const fn = resourcesOfType(template, 'AWS::Lambda::Function')[functionId]!;
+  return (fn.Properties.Role as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
+}
+
+/** The key policy statements of a KMS key. */
+export function keyPolicyStatements(template: Template, keyId: string): Statement[] {
+  const key = resourcesOfType(template, 'AWS::KMS::Key')[keyId]!;
+  return (key.Properties.KeyPolicy as { Statement: Statement[] }).Statement;
+}
+
+/** The KMS key whose description contains `fragment`. */
+export function keyIdByDescription(template: Template, fragment: string): string {
+  const ids = Object.entries(resourcesOfType(template, 'AWS::KMS::Key'))
+    .filter(([, key]) => String(key.Properties.Description).includes(fragment))
+    .map(([id]) => id);
+  if (ids.length !== 1) throw new Error(`Expected one key described with "${fragment}", found ${ids.length}`);
+  return ids[0]!;
+}
+
+/** The bucket that has (or lacks) server access logging configured: documents vs its logs bucket. */
+export function bucketId(template: Template, kind: 'documents' | 'access-logs'): string {
+  const ids = Object.entries(resourcesOfType(template, 'AWS::S3::Bucket'))
+    .filter(([, bucket]) => (bucket.Properties.LoggingConfiguration !== undefined) === (kind === 'documents'))
+    .map(([id]) => id);
+  if (ids.length !== 1) throw new Error(`Expected one ${kind} bucket, found ${ids.length}`);
+  return ids[0]!;
 }
 
 export function actionsOf(statements: readonly Statement[]): string[] {

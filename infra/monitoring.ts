@@ -1,0 +1,345 @@
+import { Duration, Stack } from 'aws-cdk-lib';
+import type { Stage } from 'aws-cdk-lib/aws-apigateway';
+import {
+  Alarm,
+  AlarmStatusWidget,
+  ComparisonOperator,
+  Dashboard,
+  GraphWidget,
+  MathExpression,
+  Metric,
+  TextWidget,
+  TreatMissingData,
+} from 'aws-cdk-lib/aws-cloudwatch';
+import type { IMetric, IWidget } from 'aws-cdk-lib/aws-cloudwatch';
+import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import { Topic } from 'aws-cdk-lib/aws-sns';
+import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
+import type { IQueue } from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import {
+  AUTHENTICATION_REFUSED_METRIC,
+  BUSINESS_METRICS,
+  METRICS_NAMESPACE,
+  ROUTE_METRICS,
+  SERVICE_NAME,
+} from '#shared/observability/catalog.ts';
+import type { BusinessMetricName } from '#shared/observability/catalog.ts';
+import type { EnvironmentSettings } from './environments.ts';
+import { scopedKey } from './keys.ts';
+
+const FIVE_MINUTES = Duration.minutes(5);
+/** Below this many requests in five minutes a 5xx rate says more about chance than about the service. */
+const MIN_REQUESTS_FOR_ERROR_RATE = 20;
+
+export interface MonitoringProps {
+  readonly environment: EnvironmentSettings;
+  readonly stage: Stage;
+  readonly table: ITable;
+  readonly tableIndexNames: readonly string[];
+}
+
+export interface WatchedFunction {
+  /** Short, stable name used in alarm names and graph labels (a route's handler name, `authorizer`, `finalizer`...). */
+  readonly name: string;
+  readonly fn: IFunction;
+}
+
+/**
+ * Alarms, the alarm topic and the dashboard. Everything that can fail gets an
+ * alarm when the environment has alarms on; with alarms off, nothing that costs
+ * per alarm is created, and the hooks below do nothing but add graphs.
+ *
+ * Features plug in through the hooks: `watchFunction` for a function that is not
+ * a route (routes are watched by the stack), `alarmOnQueueDepth` for a DLQ,
+ * `alarmOnAccountUpdaterExportFailure` for the AU export.
+ */
+export class Monitoring extends Construct {
+  readonly topic: Topic;
+  readonly dashboard: Dashboard;
+  readonly alarms: Alarm[] = [];
+  private readonly environment: EnvironmentSettings;
+  private readonly watched: WatchedFunction[] = [];
+
+  constructor(scope: Construct, id: string, props: MonitoringProps) {
+    super(scope, id);
+    const { environment } = props;
+    this.environment = environment;
+
+    // CloudWatch cannot publish to a topic encrypted with the AWS managed SNS key: a key of our own, usable by CloudWatch only.
+    const topicKey = scopedKey(this, 'AlarmTopicKey', {
+      description: `Payments ${environment.name}: encrypts the alarm topic`,
+      enableKeyRotation: true,
+      removalPolicy: environment.removalPolicy,
+    });
+    topicKey.addToResourcePolicy(new PolicyStatement({
+      sid: 'CloudWatchAlarmsPublish',
+      principals: [new ServicePrincipal('cloudwatch.amazonaws.com')],
+      actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
+      resources: ['*'],
+    }));
+    this.topic = new Topic(this, 'AlarmTopic', {
+      displayName: `Payments API ${environment.name} alarms`,
+      masterKey: topicKey,
+      enforceSSL: true,
+    });
+    this.topic.addToResourcePolicy(new PolicyStatement({
+      sid: 'CloudWatchAlarmsOfThisAccount',
+      principals: [new ServicePrincipal('cloudwatch.amazonaws.com')],
+      actions: ['sns:Publish'],
+      resources: [this.topic.topicArn],
+      conditions: { StringEquals: { 'aws:SourceAccount': Stack.of(this).account } },
+    }));
+    if (environment.alarms.email) this.topic.addSubscription(new EmailSubscription(environment.alarms.email));
+
+    this.dashboard = new Dashboard(this, 'Dashboard', {
+      dashboardName: `PaymentsApi-${environment.name}`,
+      defaultInterval: Duration.hours(3),
+    });
+
+    this.watchApi(props.stage);
+    this.watchTable(props.table, props.tableIndexNames);
+    this.dashboard.addWidgets(this.businessWidget(), this.authenticationWidget());
+  }
+
+  private get enabled(): boolean {
+    return this.environment.alarms.enabled;
+  }
+
+  /** Per-route request, error and latency graphs from the middleware's metrics, for the routes of the route table. */
+  watchRoutes(routeNames: readonly string[]): void {
+    if (!routeNames.length) return;
+    const byRoute = (metricName: string, statistic: string) =>
+      routeNames.map((route) => this.customMetric(metricName, statistic, { route }, route));
+    this.dashboard.addWidgets(
+      new GraphWidget({ title: 'Per route: p99 latency (ms, in the function)', left: byRoute(ROUTE_METRICS.latency, 'p99'), width: 12 }),
+      new GraphWidget({ title: 'Per route: requests', left: byRoute(ROUTE_METRICS.requests, 'Sum'), width: 12 }),
+    );
+    this.dashboard.addWidgets(
+      new GraphWidget({ title: 'Per route: 5xx answers', left: byRoute(ROUTE_METRICS.serverErrors, 'Sum'), width: 12 }),
+      new GraphWidget({ title: 'Per route: 4xx answers', left: byRoute(ROUTE_METRICS.clientErrors, 'Sum'), width: 12 }),
+    );
+  }
+
+  /**
+   * Errors (uncaught exceptions, timeouts, crashes: the middleware answers
+   * handled errors itself) and throttles of each function, alarmed one by one
+   * so the alarm names the function; graphed together.
+   */
+  watchFunctions(functions: readonly WatchedFunction[]): void {
+    if (!functions.length) return;
+    for (const watched of functions) {
+      this.watched.push(watched);
+      this.alarm(`${watched.name}-errors`, watched.fn.metricErrors({ period: FIVE_MINUTES, statistic: 'Sum' }), {
+        threshold: 1,
+        description: `Function ${watched.name} failed (uncaught error, timeout or out of memory). Runbook: docs/operations.md#function-errors`,
+      });
+      this.alarm(`${watched.name}-throttles`, watched.fn.metricThrottles({ period: FIVE_MINUTES, statistic: 'Sum' }), {
+        threshold: 1,
+        description: `Function ${watched.name} was throttled (reserved or account concurrency exhausted). Runbook: docs/operations.md#function-throttles`,
+      });
+    }
+    const label = (name: string, metric: Metric) => metric.with({ label: name });
+    this.dashboard.addWidgets(
+      new GraphWidget({
+        title: 'Lambda: errors',
+        left: functions.map(({ name, fn }) => label(name, fn.metricErrors({ period: FIVE_MINUTES, statistic: 'Sum' }))),
+        width: 8,
+      }),
+      new GraphWidget({
+        title: 'Lambda: throttles',
+        left: functions.map(({ name, fn }) => label(name, fn.metricThrottles({ period: FIVE_MINUTES, statistic: 'Sum' }))),
+        width: 8,
+      }),
+      new GraphWidget({
+        title: 'Lambda: p99 duration (ms)',
+        left: functions.map(({ name, fn }) => label(name, fn.metricDuration({ period: FIVE_MINUTES, statistic: 'p99' }))),
+        width: 8,
+      }),
+    );
+  }
+
+  /** One non-route function (the upload finalizer, the AU jobs): alarms on errors and throttles, and graphs. */
+  watchFunction(name: string, fn: IFunction): void {
+    this.watchFunctions([{ name, fn }]);
+  }
+
+  /**
+   * A dead-letter queue (or any queue that should stay empty): alarms as soon as
+   * a message is visible, and graphs its depth. Returns the alarm, or undefined
+   * when alarms are off.
+   */
+  alarmOnQueueDepth(queue: IQueue, options: { name?: string; threshold?: number; runbook?: string } = {}): Alarm | undefined {
+    const name = options.name ?? queue.node.id;
+    const depth = queue.metricApproximateNumberOfMessagesVisible({ period: FIVE_MINUTES, statistic: 'Maximum' });
+    this.dashboard.addWidgets(new GraphWidget({ title: `Queue depth: ${name}`, left: [depth.with({ label: name })], width: 8 }));
+    return this.alarm(`${name}-depth`, depth, {
+      threshold: options.threshold ?? 1,
+      description: `Queue ${name} holds messages that failed processing. Runbook: ${options.runbook ?? 'docs/operations.md#dead-letter-queue-depth'}`,
+    });
+  }
+
+  /**
+   * The Account Updater export failed: alarms on the `AccountUpdaterExportFailures`
+   * business metric (the export records it, with recordBusinessMetric, when a run
+   * gives up) and, when the export function is given, on that function's errors.
+   */
+  alarmOnAccountUpdaterExportFailure(exportFunction?: IFunction): Alarm | undefined {
+    const failures = this.customMetric('AccountUpdaterExportFailures', 'Sum', {}, 'AU export failures');
+    const metric = exportFunction
+      ? new MathExpression({
+        expression: 'FILL(failures, 0) + FILL(errors, 0)',
+        usingMetrics: { failures, errors: exportFunction.metricErrors({ period: FIVE_MINUTES, statistic: 'Sum' }) },
+        period: FIVE_MINUTES,
+        label: 'AU export failures and errors',
+      })
+      : failures;
+    this.dashboard.addWidgets(new GraphWidget({ title: 'Account Updater export failures', left: [metric], width: 8 }));
+    return this.alarm('au-export-failure', metric, {
+      threshold: 1,
+      description: 'An Account Updater export run failed; card updates are not reaching the network. Runbook: docs/operations.md#account-updater-export-failure',
+    });
+  }
+
+  private watchApi(stage: Stage): void {
+    const requests = stage.metricCount({ period: FIVE_MINUTES, statistic: 'Sum' });
+    const serverErrors = stage.metricServerError({ period: FIVE_MINUTES, statistic: 'Sum' });
+    const clientErrors = stage.metricClientError({ period: FIVE_MINUTES, statistic: 'Sum' });
+    const errorRate = new MathExpression({
+      expression: `IF(requests >= ${MIN_REQUESTS_FOR_ERROR_RATE}, 100 * errors / requests, 0)`,
+      usingMetrics: { requests, errors: serverErrors },
+      period: FIVE_MINUTES,
+      label: 'API 5xx rate (%)',
+    });
+    const latency = (statistic: string) => stage.metricLatency({ period: FIVE_MINUTES, statistic }).with({ label: `Latency ${statistic}` });
+
+    this.alarm('api-5xx-rate', errorRate, {
+      threshold: this.environment.alarms.serverErrorRatePercent,
+      evaluationPeriods: 3,
+      datapointsToAlarm: 2,
+      description: `More than ${this.environment.alarms.serverErrorRatePercent}% of API requests answered 5xx. Runbook: docs/operations.md#api-5xx-rate`,
+    });
+    this.alarm('api-p99-latency', stage.metricLatency({ period: FIVE_MINUTES, statistic: 'p99' }), {
+      threshold: this.environment.alarms.p99LatencyMs,
+      evaluationPeriods: 3,
+      datapointsToAlarm: 3,
+      description: `API Gateway p99 latency above ${this.environment.alarms.p99LatencyMs} ms for 15 minutes. Runbook: docs/operations.md#api-p99-latency`,
+    });
+
+    this.dashboard.addWidgets(new TextWidget({
+      markdown: `# Payments API (${this.environment.name})\nRunbooks: docs/operations.md. Custom metrics: namespace \`${METRICS_NAMESPACE}\`, environment \`${this.environment.responseEnvironment}\`.`,
+      width: 24,
+      height: 2,
+    }));
+    // Rendered at synthesis: alarms that hooks add later still appear.
+    if (this.enabled) this.dashboard.addWidgets(new AlarmStatusWidget({ title: 'Alarms', alarms: this.alarms, width: 24 }));
+    this.dashboard.addWidgets(
+      new GraphWidget({ title: 'API: requests, 4xx, 5xx', left: [requests, clientErrors, serverErrors], right: [errorRate], width: 12 }),
+      new GraphWidget({ title: 'API: latency (ms)', left: [latency('p50'), latency('p90'), latency('p99')], width: 12 }),
+    );
+  }
+
+  private watchTable(table: ITable, indexNames: readonly string[]): void {
+    const throttleMetrics: Record<string, IMetric> = {};
+    const scopes: Array<Record<string, string>> = [{}, ...indexNames.map((index) => ({ GlobalSecondaryIndexName: index }))];
+    scopes.forEach((dimensions, index) => {
+      for (const kind of ['Read', 'Write']) {
+        throttleMetrics[`${kind.toLowerCase()}${index}`] = table.metric(`${kind}ThrottleEvents`, {
+          period: FIVE_MINUTES,
+          statistic: 'Sum',
+          dimensionsMap: { TableName: table.tableName, ...dimensions },
+        });
+      }
+    });
+    // CloudWatch alarms take at most 10 metrics per math expression: one alarm per group of ten.
+    const entries = Object.entries(throttleMetrics);
+    const groups = Array.from({ length: Math.ceil(entries.length / 10) }, (_, group) => Object.fromEntries(entries.slice(group * 10, group * 10 + 10)));
+    const throttleGroups = groups.map((metrics, group) => new MathExpression({
+      expression: Object.keys(metrics).map((id) => `FILL(${id}, 0)`).join(' + '),
+      usingMetrics: metrics,
+      period: FIVE_MINUTES,
+      label: groups.length > 1 ? `DynamoDB throttle events (group ${group + 1})` : 'DynamoDB throttle events (table and indexes)',
+    }));
+    throttleGroups.forEach((throttles, group) => this.alarm(group === 0 ? 'dynamodb-throttles' : `dynamodb-throttles-${group + 1}`, throttles, {
+      threshold: 1,
+      description: 'DynamoDB throttled reads or writes on the table or an index. Runbook: docs/operations.md#dynamodb-throttles',
+    }));
+    const consumed = (kind: 'Read' | 'Write') =>
+      table.metric(`Consumed${kind}CapacityUnits`, { period: FIVE_MINUTES, statistic: 'Sum', label: `${kind} units` });
+    this.dashboard.addWidgets(
+      new GraphWidget({ title: 'DynamoDB: consumed capacity units', left: [consumed('Read'), consumed('Write')], width: 8 }),
+      new GraphWidget({ title: 'DynamoDB: throttle events', left: throttleGroups, width: 8 }),
+      new GraphWidget({
+        title: 'DynamoDB: average latency by operation (ms)',
+        left: ['GetItem', 'Query', 'PutItem', 'UpdateItem', 'TransactWriteItems'].map((operation) => table.metric('SuccessfulRequestLatency', {
+          period: FIVE_MINUTES,
+          statistic: 'Average',
+          dimensionsMap: { TableName: table.tableName, Operation: operation },
+          label: operation,
+        })),
+        width: 8,
+      }),
+    );
+  }
+
+  /** Every declared business metric, whatever its dimension values (a SEARCH, so new values appear by themselves). */
+  private businessWidget(): IWidget {
+    const left = (Object.keys(BUSINESS_METRICS) as BusinessMetricName[]).map((name) => {
+      const dimensionNames = ['environment', 'service', ...BUSINESS_METRICS[name].dimensions].sort();
+      const search = `SEARCH('{${METRICS_NAMESPACE},${dimensionNames.join(',')}} MetricName="${name}" environment="${this.environment.responseEnvironment}"', 'Sum', 300)`;
+      // No label: CloudWatch names each series after its metric and dimension values.
+      return new MathExpression({ expression: search, usingMetrics: {}, period: FIVE_MINUTES });
+    });
+    return new GraphWidget({ title: 'Business: paymethods, documents, Account Updater', left, width: 12 });
+  }
+
+  private authenticationWidget(): IWidget {
+    return new GraphWidget({
+      title: 'Authorizer: refused credentials',
+      left: [this.customMetric(AUTHENTICATION_REFUSED_METRIC, 'Sum', {}, 'refused')],
+      width: 12,
+    });
+  }
+
+  private customMetric(metricName: string, statistic: string, dimensions: Record<string, string>, label: string): Metric {
+    return new Metric({
+      namespace: METRICS_NAMESPACE,
+      metricName,
+      dimensionsMap: { service: SERVICE_NAME, environment: this.environment.responseEnvironment, ...dimensions },
+      statistic,
+      period: FIVE_MINUTES,
+      label,
+    });
+  }
+
+  private alarm(
+    id: string,
+    metric: IMetric,
+    options: { threshold: number; description: string; evaluationPeriods?: number; datapointsToAlarm?: number },
+  ): Alarm | undefined {
+    if (!this.enabled) return undefined;
+    const alarm = new Alarm(this, `${pascalCase(id)}Alarm`, {
+      alarmName: `PaymentsApi-${this.environment.name}-${id}`,
+      alarmDescription: options.description,
+      metric,
+      threshold: options.threshold,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      evaluationPeriods: options.evaluationPeriods ?? 1,
+      datapointsToAlarm: options.datapointsToAlarm ?? options.evaluationPeriods ?? 1,
+      // No traffic is no failure.
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    });
+    const action = new SnsAction(this.topic);
+    alarm.addAlarmAction(action);
+    alarm.addOkAction(action);
+    this.alarms.push(alarm);
+    return alarm;
+  }
+}
+
+function pascalCase(kebab: string): string {
+  return kebab.replace(/(^|-)([a-z0-9])/g, (_match, _dash: string, char: string) => char.toUpperCase());
+}

@@ -1,0 +1,116 @@
+/**
+ * Every cdk-nag (AwsSolutions) suppression of the stack, in one place, each on
+ * the narrowest construct and, for IAM5, on the exact wildcard it accepts. The
+ * checks themselves run in test/infra/nag.test.ts. Suppressions are driven by the
+ * route table through the API construct, so new routes are covered without edits
+ * here, and a new kind of finding fails the test until someone justifies it.
+ */
+import type { CfnResource } from 'aws-cdk-lib';
+import type { Method } from 'aws-cdk-lib/aws-apigateway';
+import type { IRole } from 'aws-cdk-lib/aws-iam';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import { Stack } from 'aws-cdk-lib';
+import type { IConstruct } from 'constructs';
+import { NagSuppressions } from 'cdk-nag';
+import type { NagPackSuppression } from 'cdk-nag';
+import type { PaymentsRestApi } from './api.ts';
+
+export interface NagSubjects {
+  readonly api: PaymentsRestApi;
+  /** Functions that are not routes (S3-triggered, scheduled). */
+  readonly otherFunctions?: readonly IFunction[];
+  readonly paypalSecret?: IConstruct;
+  readonly deadLetterQueues?: readonly IConstruct[];
+}
+
+export const REASONS = {
+  xray:
+    'X-Ray has no resource-level permissions: xray:PutTraceSegments and xray:PutTelemetryRecords only accept "*" '
+    + '(added by Lambda active tracing). They let the function send trace segments, nothing else.',
+  documentObjects:
+    'Objects under the documents bucket\'s own key prefix (documents/* for stored files, uploads/* for upload '
+    + 'sessions): object keys are generated per document, so the grant names the prefix, on this one bucket, for '
+    + 'the single S3 action the route declares.',
+  runtime:
+    'Node.js 22 is deliberate: bundles target node22 and the test suite runs the handlers on it; it is a supported '
+    + 'Lambda runtime. Moving to a newer Node.js is a planned change with its own testing, not a side effect of a CDK upgrade.',
+  apiGatewayCloudWatchRole:
+    'AmazonAPIGatewayPushToCloudWatchLogs is the AWS managed policy for the region-wide API Gateway account setting that '
+    + 'access and execution logging require; only apigateway.amazonaws.com can assume the role, and it can only write logs.',
+  requestValidation:
+    'Requests are validated in each function with zod (every field, unknown members rejected, all issues reported in '
+    + 'the contract\'s 400 envelope). API Gateway models would duplicate those schemas and answer in another format.',
+  waf:
+    'Callers are merchant and partner servers authenticating with Basic credentials on every request; the stage is '
+    + 'throttled and every request passes the Lambda authorizer. A WAF web ACL is an account-level decision (shared '
+    + 'IP sets, managed rule subscriptions, cost) left to the platform team; attaching one needs no change here.',
+  cognito:
+    'Cognito is not the auth model: merchants call with HTTP Basic credentials (api_access_id:api_secure_key, stored '
+    + 'as a KMS HMAC) and X-Service-Auth-Organization-Id, checked by a Lambda REQUEST authorizer cached on both headers.',
+  mockMethod:
+    'MOCK method answering a fixed error envelope (404 at the root, 405 for an unsupported method on a known path); it '
+    + 'reaches no integration and returns no data, and must answer unauthenticated callers as API Gateway would.',
+  publicRoute:
+    'Route declared public (auth: "none") in the route table, e.g. the status probe; it reads no tenant data.',
+  paypalSecretRotation:
+    'PayPal REST client credentials are issued and rotated in the PayPal developer dashboard; no Lambda rotation '
+    + 'function can mint new ones. Rotation is an operator runbook step (docs/operations.md): put the new pair, '
+    + 'the functions read it at their next cold start.',
+  deadLetterQueue:
+    'This queue is itself the dead-letter destination of failed asynchronous invocations; a dead-letter queue for '
+    + 'it would have nothing to catch. Its depth raises an alarm.',
+  bucketNotificationsHandler:
+    'CDK\'s own singleton that applies the bucket notification configuration at deploy time (custom resource); its '
+    + 'role only writes its logs and puts the notification configuration of this stack\'s bucket.',
+} as const;
+
+export function applyNagSuppressions({ api, otherFunctions = [], paypalSecret, deadLetterQueues = [] }: NagSubjects): void {
+  const restApi = api.api;
+  const functions: IFunction[] = [
+    ...api.routeFunctions.map(({ fn }) => fn),
+    ...(api.authorizerFunction ? [api.authorizerFunction] : []),
+    ...otherFunctions,
+  ];
+  if (paypalSecret) NagSuppressions.addResourceSuppressions(paypalSecret, [{ id: 'AwsSolutions-SMG4', reason: REASONS.paypalSecretRotation }]);
+  for (const queue of deadLetterQueues) NagSuppressions.addResourceSuppressions(queue, [{ id: 'AwsSolutions-SQS3', reason: REASONS.deadLetterQueue }]);
+  const stack = Stack.of(restApi);
+  for (const child of stack.node.children) {
+    if (!child.node.id.startsWith('BucketNotificationsHandler')) continue;
+    NagSuppressions.addResourceSuppressions(child, [{
+      id: 'AwsSolutions-IAM4',
+      reason: REASONS.bucketNotificationsHandler,
+      appliesTo: ['Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole'],
+    }], true);
+  }
+
+  for (const fn of functions) {
+    NagSuppressions.addResourceSuppressions(fn.node.defaultChild as CfnResource, [{ id: 'AwsSolutions-L1', reason: REASONS.runtime }]);
+    NagSuppressions.addResourceSuppressions(fn.role as IRole, [
+      { id: 'AwsSolutions-IAM5', reason: REASONS.xray, appliesTo: ['Resource::*'] },
+      {
+        id: 'AwsSolutions-IAM5',
+        reason: REASONS.documentObjects,
+        appliesTo: [{ regex: '/^Resource::<DocumentsBucket[A-Za-z0-9]+\\.Arn>\\/(documents|uploads)\\/\\*$/g' }],
+      },
+    ], true);
+  }
+
+  const cloudWatchRole = restApi.node.tryFindChild('CloudWatchRole');
+  if (cloudWatchRole) {
+    NagSuppressions.addResourceSuppressions(cloudWatchRole, [{
+      id: 'AwsSolutions-IAM4',
+      reason: REASONS.apiGatewayCloudWatchRole,
+      appliesTo: ['Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs'],
+    }], true);
+  }
+  NagSuppressions.addResourceSuppressions(restApi.node.defaultChild as CfnResource, [{ id: 'AwsSolutions-APIG2', reason: REASONS.requestValidation }]);
+  NagSuppressions.addResourceSuppressions(restApi.deploymentStage.node.defaultChild as CfnResource, [{ id: 'AwsSolutions-APIG3', reason: REASONS.waf }]);
+
+  const cognito: NagPackSuppression = { id: 'AwsSolutions-COG4', reason: REASONS.cognito };
+  const suppressMethod = (method: Method, suppressions: NagPackSuppression[]) =>
+    NagSuppressions.addResourceSuppressions(method.node.defaultChild as CfnResource, suppressions);
+  for (const method of api.mockMethods) suppressMethod(method, [cognito, { id: 'AwsSolutions-APIG4', reason: REASONS.mockMethod }]);
+  for (const { route, method } of api.routeFunctions) {
+    suppressMethod(method, route.auth === 'none' ? [cognito, { id: 'AwsSolutions-APIG4', reason: REASONS.publicRoute }] : [cognito]);
+  }
+}

@@ -1,0 +1,39 @@
+import { Annotations, Match } from 'aws-cdk-lib/assertions';
+import { App, Aspects } from 'aws-cdk-lib';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { environmentSettings } from '#infra/environments.ts';
+import { PaymentsApiStack } from '#infra/stack.ts';
+import type { PaymentsApiStackProps } from '#infra/stack.ts';
+import { fixtureRoutes } from './fixtures/routes.ts';
+
+const cdkJson = JSON.parse(readFileSync(new URL('../../cdk.json', import.meta.url), 'utf8')) as { context: Record<string, unknown> };
+const functionsDir = fileURLToPath(new URL('./fixtures/functions', import.meta.url));
+
+/** AwsSolutions findings left after the stack's suppressions, as `path: rule[finding]`. */
+function unsuppressedFindings(name: string, props: Omit<PaymentsApiStackProps, 'environment'>): string[] {
+  const app = new App({ context: { ...cdkJson.context, 'aws:cdk:bundling-stacks': [] } });
+  const environment = environmentSettings(name, cdkJson.context.environments);
+  const stack = new PaymentsApiStack(app, `PaymentsApi-${name}`, { environment, ...props });
+  Aspects.of(stack).add(new AwsSolutionsChecks());
+  app.synth();
+  const annotations = Annotations.fromStack(stack);
+  return [
+    ...annotations.findError('*', Match.stringLikeRegexp('AwsSolutions-.*')),
+    ...annotations.findWarning('*', Match.stringLikeRegexp('AwsSolutions-.*')),
+  ].map((finding) => `${finding.id}: ${String(finding.entry.data).split(': ')[0]}`);
+}
+
+// The fixture route table has every access kind, a public route and a binary route; the real one is what ships.
+describe.each([
+  ['dev', 'the real route table', {}],
+  ['prod', 'the real route table', {}],
+  ['dev', 'the fixture routes', { routes: fixtureRoutes, functionsDir }],
+  ['prod', 'the fixture routes', { routes: fixtureRoutes, functionsDir }],
+] as const)('cdk-nag AwsSolutions (%s, %s)', (name, _routes, props) => {
+  it('leaves no unsuppressed error or warning', () => {
+    expect(unsuppressedFindings(name, props)).toEqual([]);
+  }, 120_000);
+});

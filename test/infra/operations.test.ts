@@ -1,0 +1,309 @@
+import { s3Triggers } from '#shared/events.ts';
+import { GLOBAL_SECONDARY_INDEXES } from '#shared/store/table.ts';
+import { Match } from 'aws-cdk-lib/assertions';
+import type { Template } from 'aws-cdk-lib/assertions';
+import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { KEY_ADMIN_ACTIONS } from '#infra/keys.ts';
+import { environmentSettings } from '#infra/environments.ts';
+import { BUSINESS_METRICS, METRICS_NAMESPACE, ROUTE_METRICS, SERVICE_NAME } from '#shared/observability/catalog.ts';
+import { fixtureRoutes } from './fixtures/routes.ts';
+import {
+  bucketId,
+  findMethod,
+  integrationFunctionId,
+  keyIdByDescription,
+  keyPolicyStatements,
+  resourcesOfType,
+  roleIdOf,
+  settings,
+  synthesize,
+} from './template-helpers.ts';
+import type { Statement } from './template-helpers.ts';
+
+const functionsDir = fileURLToPath(new URL('./fixtures/functions', import.meta.url));
+const SYNTH_TIMEOUT_MS = 60_000;
+const fixtures = { routes: fixtureRoutes, functionsDir };
+const USAGE_ACTIONS = ['kms:Decrypt', 'kms:Encrypt', 'kms:GenerateDataKey', 'kms:GenerateDataKey*', 'kms:GenerateMac', 'kms:ReEncrypt*', 'kms:CreateGrant', 'kms:*'];
+
+const actions = (statement: Statement) => [statement.Action].flat() as string[];
+const isAccountRoot = (principal: unknown) => JSON.stringify(principal).includes(':root');
+const functionIdFor = (template: Template, handler: string) => {
+  const route = fixtureRoutes.find((candidate) => candidate.handler === handler)!;
+  return integrationFunctionId(template, findMethod(template, route.path, route.method)!);
+};
+const alarmNames = (template: Template) =>
+  Object.values(resourcesOfType(template, 'AWS::CloudWatch::Alarm')).map((alarm) => alarm.Properties.AlarmName as string).sort();
+
+describe('operations (fixture routes, dev)', () => {
+  let template: Template;
+  beforeAll(() => {
+    template = synthesize(settings('dev'), fixtures);
+  }, SYNTH_TIMEOUT_MS);
+
+  it('gives no key usage to the account root, only administration', () => {
+    for (const fragment of ['account-number data keys', 'secure keys', 'alarm topic']) {
+      const statements = keyPolicyStatements(template, keyIdByDescription(template, fragment));
+      const admin = statements.find((statement) => statement.Sid === 'KeyAdministration')!;
+      expect(actions(admin).sort(), fragment).toEqual([...KEY_ADMIN_ACTIONS].sort());
+      const rootUsage = statements
+        .filter((candidate) => isAccountRoot(candidate.Principal))
+        .flatMap((statement) => actions(statement).filter((action) => USAGE_ACTIONS.includes(action)));
+      // The one exception: the admin CLI's kms:GenerateMac on the credential key, when no issuer role is configured.
+      expect(rootUsage, fragment).toEqual(fragment === 'secure keys' ? ['kms:GenerateMac'] : []);
+    }
+  });
+
+  it('names every role that uses the vault key in its key policy, with the same actions and conditions', () => {
+    const conditionKind = (condition: unknown) => {
+      const text = JSON.stringify(condition ?? {});
+      if (text.includes('kms:ViaService')) return 'via S3';
+      if (text.includes('"kms:EncryptionContext:purpose":"paymethod-vault"')) return 'vault context';
+      return 'unconditioned';
+    };
+    const statements = keyPolicyStatements(template, keyIdByDescription(template, 'account-number data keys'));
+    const usage = (handler: string) => statements
+      .filter((statement) => JSON.stringify(statement.Principal).includes(`"${roleIdOf(template, functionIdFor(template, handler))}"`))
+      .map((statement) => ({ actions: actions(statement).sort(), condition: conditionKind(statement.Condition) }));
+    expect(usage('paymethods-create')).toEqual([{ actions: ['kms:Encrypt', 'kms:GenerateDataKey'], condition: 'vault context' }]);
+    expect(usage('paymethods-charge')).toEqual([{ actions: ['kms:Decrypt'], condition: 'vault context' }]);
+    expect(usage('documents-file')).toEqual([{ actions: ['kms:Decrypt'], condition: 'via S3' }]);
+    expect(usage('documents-upload-create')).toEqual([{ actions: ['kms:GenerateDataKey'], condition: 'via S3' }]);
+    expect(usage('paymethods-list')).toEqual([]);
+    expect(usage('documents-delete')).toEqual([]);
+  });
+
+  it('lets the configured issuer roles, not the account, generate credential MACs', () => {
+    const issuer = 'arn:aws:iam::123456789012:role/payments-operator';
+    const withIssuer = synthesize(settings('dev', { credentialIssuers: [issuer] }), fixtures);
+    const statements = keyPolicyStatements(withIssuer, keyIdByDescription(withIssuer, 'secure keys'));
+    const macStatements = statements.filter((statement) => actions(statement).includes('kms:GenerateMac'));
+    expect(macStatements.some((statement) => JSON.stringify(statement.Principal).includes(issuer))).toBe(true);
+    expect(macStatements.some((statement) => isAccountRoot(statement.Principal))).toBe(false);
+  }, SYNTH_TIMEOUT_MS);
+
+  it('traces every function and the stage', () => {
+    for (const [id, fn] of Object.entries(resourcesOfType(template, 'AWS::Lambda::Function'))) {
+      if (id.startsWith('BucketNotificationsHandler')) continue; // CDK's own deploy-time custom resource
+      expect(fn.Properties.TracingConfig, id).toEqual({ Mode: 'Active' });
+      expect((fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables, id).toMatchObject({
+        POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
+        POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
+      });
+    }
+    template.hasResourceProperties('AWS::ApiGateway::Stage', { TracingEnabled: true });
+  });
+
+  it('writes a JSON access log with the caller organization and no headers or bodies, and error-only execution logs', () => {
+    const [stage] = Object.values(resourcesOfType(template, 'AWS::ApiGateway::Stage'));
+    const { AccessLogSetting, MethodSettings } = stage!.Properties as {
+      AccessLogSetting: { DestinationArn: unknown; Format: string };
+      MethodSettings: Record<string, unknown>[];
+    };
+    const fields = JSON.parse(AccessLogSetting.Format.replace(/:\$context\.(status|responseLatency)/g, ':0')) as Record<string, string>;
+    expect(fields).toMatchObject({
+      requestId: '$context.requestId',
+      callerOrganizationId: '$context.authorizer.organizationId',
+      httpMethod: '$context.httpMethod',
+      resourcePath: '$context.resourcePath',
+    });
+    expect(Object.keys(fields)).toEqual(expect.arrayContaining(['status', 'responseLatency']));
+    expect(AccessLogSetting.Format).not.toMatch(/\$input|header|requestOverride|\.path\b|querystring|body/i);
+    expect(MethodSettings).toEqual([expect.objectContaining({ LoggingLevel: 'ERROR', DataTraceEnabled: false })]);
+    template.hasResourceProperties('AWS::Logs::LogGroup', {
+      LogGroupName: { 'Fn::Join': ['', ['API-Gateway-Execution-Logs_', Match.anyValue(), '/dev']] },
+      RetentionInDays: 14,
+    });
+  });
+
+  it('expires abandoned uploads after a day and old versions after 30, and logs access to a separate bucket', () => {
+    const documents = resourcesOfType(template, 'AWS::S3::Bucket')[bucketId(template, 'documents')]!.Properties;
+    expect(documents.LifecycleConfiguration).toEqual({
+      Rules: expect.arrayContaining([
+        expect.objectContaining({ Prefix: 'uploads/', ExpirationInDays: 1, Status: 'Enabled' }),
+        expect.objectContaining({ NoncurrentVersionExpiration: { NoncurrentDays: 30 }, AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 } }),
+      ]),
+    });
+    const logsId = bucketId(template, 'access-logs');
+    expect(documents.LoggingConfiguration).toEqual({ DestinationBucketName: { Ref: logsId }, LogFilePrefix: 'documents-bucket/' });
+    expect(resourcesOfType(template, 'AWS::S3::Bucket')[logsId]!.Properties).toMatchObject({
+      BucketEncryption: { ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }] },
+      PublicAccessBlockConfiguration: { BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true },
+      VersioningConfiguration: { Status: 'Enabled' },
+      LifecycleConfiguration: { Rules: [expect.objectContaining({ ExpirationInDays: 14 })] },
+    });
+    const logsPolicy = Object.values(resourcesOfType(template, 'AWS::S3::BucketPolicy'))
+      .find((policy) => JSON.stringify(policy.Properties.Bucket) === JSON.stringify({ Ref: logsId }))!;
+    expect(JSON.stringify(logsPolicy.Properties.PolicyDocument)).toContain('"aws:SecureTransport":"false"');
+    expect(JSON.stringify(logsPolicy.Properties.PolicyDocument)).toContain('logging.s3.amazonaws.com');
+  });
+
+  it('creates no alarms with alarms off, but the encrypted TLS-only topic and the dashboard', () => {
+    template.resourceCountIs('AWS::CloudWatch::Alarm', 0);
+    template.hasResourceProperties('AWS::SNS::Topic', { KmsMasterKeyId: { 'Fn::GetAtt': [keyIdByDescription(template, 'alarm topic'), 'Arn'] } });
+    template.hasResourceProperties('AWS::SNS::TopicPolicy', {
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+          Match.objectLike({ Effect: 'Allow', Principal: { Service: 'cloudwatch.amazonaws.com' }, Action: 'sns:Publish' }),
+        ]),
+      },
+    });
+    template.hasResourceProperties('AWS::CloudWatch::Dashboard', { DashboardName: 'PaymentsApi-dev' });
+  });
+
+  it('graphs every route of the route table and every business metric on the dashboard', () => {
+    const [dashboard] = Object.values(resourcesOfType(template, 'AWS::CloudWatch::Dashboard'));
+    const body = JSON.stringify(dashboard!.Properties.DashboardBody);
+    for (const route of fixtureRoutes) {
+      for (const metric of Object.values(ROUTE_METRICS)) {
+        expect(body).toContain(`[\\"${METRICS_NAMESPACE}\\",\\"${metric}\\",\\"environment\\",\\"sandbox\\",\\"route\\",\\"${route.handler}\\",\\"service\\",\\"${SERVICE_NAME}\\"`);
+      }
+    }
+    for (const name of Object.keys(BUSINESS_METRICS)) expect(body).toContain(`MetricName=\\\\\\"${name}\\\\\\"`);
+  });
+
+  it('reserves concurrency only where the environment says so', () => {
+    const reserved = synthesize(settings('dev', { reservedConcurrency: { 'paymethods-create': 5 } }), fixtures);
+    for (const [id, fn] of Object.entries(resourcesOfType(reserved, 'AWS::Lambda::Function'))) {
+      expect(fn.Properties.ReservedConcurrentExecutions, id).toBe(id === functionIdFor(reserved, 'paymethods-create') ? 5 : undefined);
+    }
+  }, SYNTH_TIMEOUT_MS);
+
+  it('deletes data with the stack in dev', () => {
+    for (const type of ['AWS::DynamoDB::Table', 'AWS::KMS::Key', 'AWS::S3::Bucket', 'AWS::Logs::LogGroup']) {
+      for (const resource of Object.values(template.findResources(type))) expect(resource.DeletionPolicy, type).toBe('Delete');
+    }
+  });
+});
+
+describe('operations (fixture routes, prod)', () => {
+  let template: Template;
+  let hooks: { queueAlarm: unknown; exportAlarm: unknown };
+  beforeAll(() => {
+    template = synthesize(settings('prod'), fixtures, (stack) => {
+      const dlq = new Queue(stack, 'HookDlq', { encryption: QueueEncryption.SQS_MANAGED, enforceSSL: true });
+      hooks = {
+        queueAlarm: stack.monitoring.alarmOnQueueDepth(dlq, { name: 'au-dlq' }),
+        exportAlarm: stack.monitoring.alarmOnAccountUpdaterExportFailure(),
+      };
+    });
+  }, SYNTH_TIMEOUT_MS);
+
+  it('alarms on the API, every function, DynamoDB and the hooks, all to the topic', () => {
+    const functionNames = ['authorizer', ...fixtureRoutes.map((route) => route.handler), ...s3Triggers.map((trigger) => trigger.handler)];
+    expect(alarmNames(template)).toEqual([
+      'PaymentsApi-prod-api-5xx-rate',
+      'PaymentsApi-prod-api-p99-latency',
+      ...throttleAlarmNames(),
+      'PaymentsApi-prod-s3-event-dlq-depth',
+      'PaymentsApi-prod-au-dlq-depth',
+      'PaymentsApi-prod-au-export-failure',
+      ...functionNames.flatMap((name) => [`PaymentsApi-prod-${name}-errors`, `PaymentsApi-prod-${name}-throttles`]),
+    ].sort());
+    const topic = { Ref: Object.keys(resourcesOfType(template, 'AWS::SNS::Topic'))[0] };
+    for (const alarm of Object.values(resourcesOfType(template, 'AWS::CloudWatch::Alarm'))) {
+      expect(alarm.Properties.AlarmActions, String(alarm.Properties.AlarmName)).toEqual([topic]);
+      expect(alarm.Properties.AlarmDescription, String(alarm.Properties.AlarmName)).toMatch(/Runbook: docs\/operations\.md#/);
+    }
+    expect(hooks.queueAlarm).toBeDefined();
+    expect(hooks.exportAlarm).toBeDefined();
+  });
+
+  it('alarms on the API 5xx rate and p99 latency with the prod thresholds', () => {
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      AlarmName: 'PaymentsApi-prod-api-p99-latency',
+      Threshold: 2000,
+      ExtendedStatistic: 'p99',
+      MetricName: 'Latency',
+      Namespace: 'AWS/ApiGateway',
+    });
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      AlarmName: 'PaymentsApi-prod-api-5xx-rate',
+      Threshold: 1,
+      Metrics: Match.arrayWith([Match.objectLike({ Expression: 'IF(requests >= 20, 100 * errors / requests, 0)' })]),
+    });
+  });
+
+  it('alarms on read and write throttles of the table and each index', () => {
+    const names = new Set(throttleAlarmNames());
+    const metrics = JSON.stringify(Object.values(resourcesOfType(template, 'AWS::CloudWatch::Alarm'))
+      .filter((candidate) => names.has(String(candidate.Properties.AlarmName)))
+      .map((alarm) => alarm.Properties.Metrics));
+    const scopes = 1 + GLOBAL_SECONDARY_INDEXES.length;
+    expect(metrics.match(/ReadThrottleEvents/g)).toHaveLength(scopes);
+    expect(metrics.match(/WriteThrottleEvents/g)).toHaveLength(scopes);
+    for (const { indexName } of GLOBAL_SECONDARY_INDEXES) expect(metrics).toContain(`"Value":"${indexName}"`);
+  });
+
+  it('retains data on cdk destroy and protects the table', () => {
+    for (const type of ['AWS::DynamoDB::Table', 'AWS::KMS::Key', 'AWS::S3::Bucket', 'AWS::Logs::LogGroup']) {
+      for (const resource of Object.values(template.findResources(type))) {
+        expect(resource.DeletionPolicy, type).toBe('Retain');
+        expect(resource.UpdateReplacePolicy, type).toBe('Retain');
+      }
+    }
+    template.hasResourceProperties('AWS::DynamoDB::Table', {
+      DeletionProtectionEnabled: true,
+      PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+    });
+  });
+});
+
+describe('environment settings from cdk.json', () => {
+  it('reads dev and prod, and refuses unknown or invalid environments', () => {
+    expect(settings('dev')).toMatchObject({ name: 'dev', responseEnvironment: 'sandbox', alarms: { enabled: false }, reservedConcurrency: {} });
+    expect(settings('prod')).toMatchObject({ name: 'prod', responseEnvironment: 'live', deletionProtection: true, alarms: { enabled: true } });
+    expect(() => environmentSettings('staging', { dev: {} })).toThrow(/Unknown environment "staging"; expected one of: dev/);
+    expect(() => environmentSettings('dev', { dev: { logRetentionDays: 15 } })).toThrow(/logRetentionDays: must be a CloudWatch Logs retention value/);
+  });
+
+  it('takes an alarm e-mail from -c alarmEmail and subscribes it', () => {
+    const environments = { dev: { ...rawSettings('dev') } };
+    expect(environmentSettings('dev', environments, { alarmEmail: 'oncall@example.com' }).alarms.email).toBe('oncall@example.com');
+    const template = synthesize({ ...settings('dev'), alarms: { ...settings('dev').alarms, email: 'oncall@example.com' } }, { routes: [], functionsDir });
+    template.hasResourceProperties('AWS::SNS::Subscription', { Protocol: 'email', Endpoint: 'oncall@example.com' });
+  }, SYNTH_TIMEOUT_MS);
+});
+
+describe('the metrics the middleware emits are the ones the dashboard and alarms read', () => {
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  it('writes EMF with the namespace, dimensions and names of the catalog', async () => {
+    const lines: string[] = [];
+    vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      lines.push(String(chunk));
+      return true;
+    });
+    const previous = { ...process.env };
+    Object.assign(process.env, { ENVIRONMENT_NAME: 'sandbox', POWERTOOLS_METRICS_DISABLED: 'false' });
+    try {
+      const { recordRequest, recordBusinessMetric } = await import('#shared/observability/metrics.ts');
+      recordRequest({ route: 'paymethods-create', statusCode: 503, durationMs: 12 });
+      recordBusinessMetric('PaymethodsCreated', 1, { paymethod_type: 'card' });
+      expect(() => recordBusinessMetric('PaymethodsCreated', 1, { organization_id: 'org_1' } as never)).toThrow(/no dimension organization_id/);
+    } finally {
+      process.env = previous;
+    }
+    const emf = lines.map((line) => JSON.parse(line) as Record<string, unknown> & { _aws: { CloudWatchMetrics: { Namespace: string; Dimensions: string[][] }[] } });
+    expect(emf[0]).toMatchObject({ service: SERVICE_NAME, environment: 'sandbox', route: 'paymethods-create', Requests: 1, ClientErrors: 0, ServerErrors: 1, Latency: 12 });
+    expect(emf[0]!._aws.CloudWatchMetrics[0]).toMatchObject({ Namespace: METRICS_NAMESPACE, Dimensions: [['service', 'environment', 'route']] });
+    expect(emf[1]).toMatchObject({ PaymethodsCreated: 1, paymethod_type: 'card', environment: 'sandbox' });
+    expect(emf[1]!._aws.CloudWatchMetrics[0]!.Dimensions).toEqual([['service', 'environment', 'paymethod_type']]);
+  });
+});
+
+function rawSettings(name: string): Record<string, unknown> {
+  const cdkJson = JSON.parse(readFileSync(new URL('../../cdk.json', import.meta.url), 'utf8')) as { context: { environments: Record<string, Record<string, unknown>> } };
+  return cdkJson.context.environments[name]!;
+}
+
+/** Read and write throttles of the table and every index, ten metrics to an alarm (CloudWatch's limit). */
+function throttleAlarmNames(): string[] {
+  const groups = Math.ceil((2 * (1 + GLOBAL_SECONDARY_INDEXES.length)) / 10);
+  return Array.from({ length: groups }, (_, group) => (group === 0 ? 'PaymentsApi-prod-dynamodb-throttles' : `PaymentsApi-prod-dynamodb-throttles-${group + 1}`));
+}
