@@ -4,6 +4,7 @@ import type { S3Event } from 'aws-lambda';
 import { documentDeps } from '#shared/aws/document-deps.ts';
 import { finalizeUpload } from '#shared/domain/documents/upload-session.ts';
 import { logger } from '#shared/log/logger.ts';
+import { recordBusinessMetric } from '#shared/observability/metrics.ts';
 
 const deps = documentDeps();
 
@@ -23,6 +24,8 @@ export const handler = middy<S3Event, void>()
       try {
         const outcome = await finalizeUpload(key, deps);
         logger.info('upload finalized', { key, outcome, event_name: record.eventName });
+        if (outcome.status === 'available') recordBusinessMetric('DocumentsStored', 1, { document_type: outcome.type });
+        if (outcome.status === 'rejected') recordBusinessMetric('DocumentsRejected', 1, { reason: 'failed_checks' });
       } catch (error) {
         logger.error('upload not finalized', { key, error });
         failures.push(error);

@@ -1,5 +1,6 @@
 import { createPaymethod } from '#shared/domain/paymethods/create.ts';
 import { apiHandler } from '#shared/http/api-handler.ts';
+import { recordBusinessMetric } from '#shared/observability/metrics.ts';
 import { idempotent } from '#shared/http/idempotency.ts';
 import { paymethodLinks, paymethodWriteView } from '#shared/http/paymethods.ts';
 import { created } from '#shared/http/response.ts';
@@ -25,6 +26,7 @@ export const handler = apiHandler(
         },
         createDeps(),
       );
+      recordBusinessMetric('PaymethodsCreated', 1, { paymethod_type: paymethod.paymethod_type });
       return created(paymethodWriteView(paymethod), paymethodLinks(request.baseUrl, paymethod));
     },
     idempotencyStore,

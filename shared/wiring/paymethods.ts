@@ -3,27 +3,19 @@ import { kms } from '#shared/aws/kms.ts';
 import { KmsVault } from '#shared/aws/kms-vault.ts';
 import { PaypalBillingAgreements, paypalCredentialsFromEnvironment } from '#shared/aws/paypal.ts';
 import { config } from '#shared/config.ts';
-import type { IdempotencyStore } from '#shared/domain/idempotency.ts';
 import type { BillingAgreements } from '#shared/domain/paymethods/ports.ts';
 import type { OrganizationStore } from '#shared/domain/tenancy.ts';
 import type { Vault } from '#shared/domain/vault.ts';
-import { DynamoIdempotencyStore } from '#shared/store/idempotency.ts';
 import { DynamoOneTimeTokenStore } from '#shared/store/one-time-tokens.ts';
 import { CachedOrganizationStore, DynamoOrganizationStore } from '#shared/store/organizations.ts';
 import { DynamoPaymethodStore } from '#shared/store/paymethods.ts';
 
-/**
- * Adapters built once per container, on first use, so a function only builds
- * (and only needs configuration and grants for) what its route uses.
- */
-function once<T>(build: () => T): () => T {
-  let value: T | undefined;
-  return () => (value ??= build());
-}
+import { once } from './once.ts';
+
+export { idempotencyStore } from './idempotency.ts';
 
 export const paymethodStore = once(() => new DynamoPaymethodStore(dynamo, config.tableName));
 export const oneTimeTokenStore = once(() => new DynamoOneTimeTokenStore(dynamo, config.tableName));
-export const idempotencyStore = once((): IdempotencyStore => new DynamoIdempotencyStore(dynamo, config.tableName));
 export const vault = once((): Vault => new KmsVault(kms, config.vaultKeyId));
 export const organizationStore = once((): OrganizationStore => new CachedOrganizationStore(new DynamoOrganizationStore(dynamo, config.tableName)));
 export const billingAgreements = once(

@@ -137,7 +137,7 @@ describe('finalizer under failures', () => {
     expect(documents.records.get(DOC)).not.toHaveProperty('upload_key');
     expect([...files.objects.keys()]).toEqual([finalKey]);
     // A third delivery of the same event changes nothing.
-    expect(await run()).toBe('ignored');
+    expect(await run()).toEqual({ status: 'ignored' });
     expect([...files.objects.keys()]).toEqual([finalKey]);
   });
 
@@ -157,14 +157,14 @@ describe('finalizer under failures', () => {
       await copy(from, to, contentType);
       documents.records.delete(DOC);
     };
-    expect(await run()).toBe('ignored');
+    expect(await run()).toEqual({ status: 'ignored' });
     expect([...files.objects.keys()]).toEqual([]);
   });
 
   it('handles two deliveries of the same event at once', async () => {
     const { files, documents, run } = setup('a.png', png);
     const outcomes = await Promise.all([run(), run()]);
-    expect(outcomes).toContain('available');
+    expect(outcomes).toContainEqual({ status: 'available', type: 'png' });
     expect(documents.records.get(DOC)?.status).toBe('available');
     expect([...files.objects.keys()]).toEqual([finalKey]);
   });
@@ -172,7 +172,7 @@ describe('finalizer under failures', () => {
   it('removes a file posted to a key no session owns', async () => {
     const { files, documents, run } = setup('a.png', png);
     documents.records.clear();
-    expect(await run()).toBe('ignored');
+    expect(await run()).toEqual({ status: 'ignored' });
     expect([...files.objects.keys()]).toEqual([]);
   });
 });

@@ -5,7 +5,7 @@
  */
 import { formatIssue, InvalidRequest } from '../errors.ts';
 import { newToken } from '../ids.ts';
-import type { AvailableDocument, StoredDocument } from './document.ts';
+import type { AvailableDocument, DocumentType, StoredDocument } from './document.ts';
 import { MAX_FILE_BYTES, documentObjectKey, parseUploadObjectKey, uploadObjectKey } from './document.ts';
 import { NEUTRAL_CONTENT_TYPES, SNIFF_BYTES, TextScan, checkFile, checkFileName, mediaTypeOf, sniffBinaryType, typeOfExtension } from './file-type.ts';
 import type { DocumentDeps, DocumentFiles } from './ports.ts';
@@ -57,7 +57,9 @@ export async function createUploadSession(input: { organizationId: string; body:
   return { document, upload: { ...form, expires_at: expiresAt.toISOString() } };
 }
 
-export type FinalizeOutcome = 'available' | 'rejected' | 'ignored';
+export type FinalizeOutcome = { status: 'available'; type: DocumentType } | { status: 'rejected' } | { status: 'ignored' };
+
+const IGNORED: FinalizeOutcome = { status: 'ignored' };
 
 /**
  * Runs on every object created under the upload prefix. S3 delivers events at
@@ -67,23 +69,23 @@ export type FinalizeOutcome = 'available' | 'rejected' | 'ignored';
  */
 export async function finalizeUpload(objectKey: string, deps: DocumentDeps): Promise<FinalizeOutcome> {
   const names = parseUploadObjectKey(objectKey);
-  if (!names) return 'ignored';
+  if (!names) return IGNORED;
   const { organizationId, documentId } = names;
   const document = await deps.documents.get(organizationId, documentId);
   if (!document || document.status !== 'pending') {
     // A repeat, a session deleted or expired meanwhile, or a key nobody handed out: nothing may stay behind.
     await deps.files.delete(objectKey);
-    return 'ignored';
+    return IGNORED;
   }
   const stored = await deps.files.head(objectKey);
-  if (!stored) return 'ignored';
+  if (!stored) return IGNORED;
 
   const now = deps.clock?.() ?? new Date();
   const verdict = await inspect(objectKey, document, stored, deps.files);
   if ('reason' in verdict) {
     const marked = await deps.documents.markRejected(organizationId, documentId, verdict.reason, new Date(now.getTime() + REJECTED_RECORD_TTL_SECONDS * 1000));
     await deps.files.delete(objectKey);
-    return marked ? 'rejected' : 'ignored';
+    return marked ? { status: 'rejected' } : IGNORED;
   }
 
   const finalKey = documentObjectKey(organizationId, documentId);
@@ -102,7 +104,7 @@ export async function finalizeUpload(objectKey: string, deps: DocumentDeps): Pro
     await deps.files.delete(finalKey);
   }
   await deps.files.delete(objectKey);
-  return marked ? 'available' : 'ignored';
+  return marked ? { status: 'available', type: verdict.type } : IGNORED;
 }
 
 /** S3's and s3rver's default when a POST declares no Content-Type: the client said nothing. */

@@ -1,0 +1,8 @@
+/**
+ * Adapters built once per container, on first use, so a function only builds
+ * (and only needs configuration and grants for) what its route uses.
+ */
+export function once<T>(build: () => T): () => T {
+  let value: T | undefined;
+  return () => (value ??= build());
+}
