@@ -20,7 +20,7 @@ export function proxyEvent(input: { method: string; resource: string; path: stri
       requestId,
       path: input.path,
       domainName: 'localhost',
-      authorizer: { organizationId: input.organizationId, accessId: 'test' },
+      authorizer: { credentialKind: 'secret', organizationId: input.organizationId, accessId: 'test' },
     } as unknown as APIGatewayProxyEvent['requestContext'],
   };
 }
