@@ -170,6 +170,14 @@ export const routes: readonly RouteDefinition[] = [
     access: { table: 'read' },
     summary: "CORS preflight for browser minting: answered only for origins a publishable key of the location allows",
   },
+  {
+    handler: 'tokenize-js',
+    method: 'GET',
+    path: '/v3/js/tokenize.js',
+    auth: 'none',
+    access: {},
+    summary: 'The client-side tokenization library (ES module), cacheable, with an ETag',
+  },
 ];
 
 /** Body size API Gateway REST accepts before any Lambda runs. */

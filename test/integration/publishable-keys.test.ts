@@ -190,3 +190,31 @@ describe('CORS', () => {
     }
   });
 });
+
+describe('GET /v3/js/tokenize.js', () => {
+  it('serves the library as a cacheable ES module with an ETag, 304 when unchanged', async () => {
+    const first = await call('/v3/js/tokenize.js', { as: null });
+    expect(first.status).toBe(200);
+    expect(first.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+    expect(first.headers.get('cache-control')).toBe('public, max-age=300');
+    expect(first.text).toMatch(/export\s*\{/);
+    const etag = first.headers.get('etag');
+    expect(etag).toMatch(/^"[0-9a-f]{32}"$/);
+    const again = await call('/v3/js/tokenize.js', { as: null, headers: { 'If-None-Match': etag! } });
+    expect(again.status).toBe(304);
+    expect(again.text).toBe('');
+  });
+
+  it('serves its content-hash version as immutable', async () => {
+    const { headers } = await call('/v3/js/tokenize.js', { as: null });
+    const version = headers.get('etag')!.slice(1, 13);
+    const pinned = await call(`/v3/js/tokenize.js?v=${version}`, { as: null });
+    expect(pinned.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+    const stale = await call('/v3/js/tokenize.js?v=000000000000', { as: null });
+    expect(stale.headers.get('cache-control')).toBe('public, max-age=300');
+  });
+
+  it('needs no credentials and ignores any', async () => {
+    expect((await call('/v3/js/tokenize.js', { headers: authHeaders(MERCHANT) })).status).toBe(200);
+  });
+});
