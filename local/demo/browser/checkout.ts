@@ -119,12 +119,13 @@ function showErrors(error: Tokenize.TokenizeError): void {
     input.setAttribute('aria-invalid', 'true');
     first ??= input;
   }
+  const box = byId('form-error');
   if (general.length > 0) {
-    const box = byId('form-error');
     box.textContent = `${titleOf(error.response_code)}: ${general.join('; ')}`;
     box.hidden = false;
   }
-  (first ?? submit).focus();
+  // The field to fix, or the message saying why nothing can be fixed here.
+  (first ?? box).focus();
 }
 
 function clearErrors(): void {
