@@ -7,16 +7,19 @@ import {
   RestApi,
 } from 'aws-cdk-lib/aws-apigateway';
 import type { IResource } from 'aws-cdk-lib/aws-apigateway';
+import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
 import { Construct } from 'constructs';
 import { join } from 'node:path';
 import { GATEWAY_RESPONSES, METHOD_NOT_ALLOWED } from '#shared/http/gateway-responses.ts';
-import type { HttpMethod, RouteDefinition } from '#shared/http/routes.ts';
+import type { HttpMethod, RouteAuth, RouteDefinition } from '#shared/http/routes.ts';
+import { AUTHORIZERS } from '#shared/http/routes.ts';
 import { accessFor, bindRoute } from './access.ts';
 import type { ServiceResources } from './access.ts';
 import type { EnvironmentSettings } from './environments.ts';
 import { addGatewayErrorResponses, addMockErrorMethod } from './error-responses.ts';
 import { serviceFunction } from './functions.ts';
+import { bundlingDefinesFor, publishableKeyAuthorizer } from './tokenization.ts';
 
 export interface PaymentsRestApiProps {
   readonly environment: EnvironmentSettings;
@@ -34,7 +37,8 @@ const ROUTE_PATH = /^\/v3(\/[^/]+)+$/;
 export class PaymentsRestApi extends Construct {
   readonly api: RestApi;
   private readonly props: PaymentsRestApiProps;
-  private authorizer?: RequestAuthorizer;
+  private authorizerFunction?: NodejsFunction;
+  private readonly authorizers = new Map<RouteAuth, RequestAuthorizer>();
 
   constructor(scope: Construct, id: string, props: PaymentsRestApiProps) {
     super(scope, id);
@@ -79,6 +83,7 @@ export class PaymentsRestApi extends Construct {
       description: `${route.method} ${route.path}`,
       environment: this.props.environment,
       projectRoot: this.props.projectRoot,
+      define: bundlingDefinesFor(route),
     });
     bindRoute(fn, accessFor(route), this.props.resources);
 
@@ -86,20 +91,29 @@ export class PaymentsRestApi extends Construct {
     resource.addMethod(
       route.method,
       new LambdaIntegration(fn),
-      route.auth === 'secret'
-        ? { authorizer: this.requestAuthorizer() }
-        : { authorizationType: AuthorizationType.NONE },
+      route.auth === 'none' ? { authorizationType: AuthorizationType.NONE } : { authorizer: this.requestAuthorizer(route.auth) },
     );
     return resource;
   }
 
-  /** Created with the first secret route: an authorizer attached to no method fails validation. */
-  private requestAuthorizer(): RequestAuthorizer {
-    this.authorizer ??= this.createAuthorizer();
-    return this.authorizer;
+  /**
+   * One authorizer per auth kind (see AUTHORIZERS), each created with the first
+   * route of its kind: an authorizer attached to no method fails validation.
+   */
+  private requestAuthorizer(kind: Exclude<RouteAuth, 'none'>): RequestAuthorizer {
+    let authorizer = this.authorizers.get(kind);
+    if (!authorizer) {
+      this.authorizerFunction ??= this.createAuthorizerFunction();
+      authorizer =
+        kind === 'secret'
+          ? this.createSecretAuthorizer(this.authorizerFunction)
+          : publishableKeyAuthorizer(this, this.authorizerFunction, this.props.environment.authorizerCacheTtl);
+      this.authorizers.set(kind, authorizer);
+    }
+    return authorizer;
   }
 
-  private createAuthorizer(): RequestAuthorizer {
+  private createAuthorizerFunction(): NodejsFunction {
     const { environment, resources, credentialMacKey } = this.props;
     const fn = serviceFunction(this, 'AuthorizerFunction', {
       entry: join(this.props.functionsDir, 'authorizer.ts'),
@@ -110,15 +124,15 @@ export class PaymentsRestApi extends Construct {
     bindRoute(fn, { table: 'read' }, resources);
     fn.addEnvironment('CREDENTIAL_MAC_KEY_ID', credentialMacKey.keyId);
     credentialMacKey.grant(fn, 'kms:GenerateMac');
+    return fn;
+  }
 
-    return new RequestAuthorizer(this, 'RequestAuthorizer', {
+  private createSecretAuthorizer(fn: NodejsFunction): RequestAuthorizer {
+    return new RequestAuthorizer(this, AUTHORIZERS.secret.name, {
       handler: fn,
       // Cached decisions are keyed on both headers: a credential is only valid for its organization.
-      identitySources: [
-        IdentitySource.header('Authorization'),
-        IdentitySource.header('X-Service-Auth-Organization-Id'),
-      ],
-      resultsCacheTtl: environment.authorizerCacheTtl,
+      identitySources: AUTHORIZERS.secret.identityHeaders.map((header) => IdentitySource.header(header)),
+      resultsCacheTtl: this.props.environment.authorizerCacheTtl,
     });
   }
 }
