@@ -59,8 +59,8 @@ const DOCUMENT_ACTIONS: Record<DocumentUsage, { s3: string[]; prefixes: string[]
 
 /** A route's declared access, plus what the platform itself needs for it. */
 export function accessFor(route: RouteDefinition): RouteAccess {
-  // Tenancy checks on secret routes read organization records.
-  if (route.auth === 'secret' && !route.access.table) return { ...route.access, table: 'read' };
+  // Tenancy checks on authenticated routes read organization records.
+  if (route.auth !== 'none' && !route.access.table) return { ...route.access, table: 'read' };
   return route.access;
 }
 

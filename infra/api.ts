@@ -16,13 +16,15 @@ import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { join } from 'node:path';
 import { GATEWAY_RESPONSES, METHOD_NOT_ALLOWED } from '#shared/http/gateway-responses.ts';
-import type { HttpMethod, RouteDefinition } from '#shared/http/routes.ts';
+import type { HttpMethod, RouteAuth, RouteDefinition } from '#shared/http/routes.ts';
+import { AUTHORIZERS } from '#shared/http/routes.ts';
 import { accessFor, bindRoute } from './access.ts';
 import type { ServiceResources } from './access.ts';
 import type { EnvironmentSettings } from './environments.ts';
 import { addGatewayErrorResponses, addMockErrorMethod } from './error-responses.ts';
 import { serviceFunction } from './functions.ts';
 import { grantKeyUsage } from './keys.ts';
+import { bundlingDefinesFor, publishableKeyAuthorizer } from './tokenization.ts';
 
 export interface PaymentsRestApiProps {
   readonly environment: EnvironmentSettings;
@@ -79,8 +81,8 @@ export class PaymentsRestApi extends Construct {
   readonly mockMethods: Method[] = [];
   readonly accessLogGroup: LogGroup;
   private readonly props: PaymentsRestApiProps;
-  private authorizer?: RequestAuthorizer;
   private authorizerFn?: NodejsFunction;
+  private readonly authorizers = new Map<RouteAuth, RequestAuthorizer>();
 
   constructor(scope: Construct, id: string, props: PaymentsRestApiProps) {
     super(scope, id);
@@ -145,6 +147,7 @@ export class PaymentsRestApi extends Construct {
       description: `${route.method} ${route.path}`,
       environment: this.props.environment,
       projectRoot: this.props.projectRoot,
+      define: bundlingDefinesFor(route),
     });
     bindRoute(fn, accessFor(route), this.props.resources);
 
@@ -152,26 +155,35 @@ export class PaymentsRestApi extends Construct {
     const method = resource.addMethod(
       route.method,
       new LambdaIntegration(fn),
-      route.auth === 'secret'
-        ? { authorizer: this.requestAuthorizer() }
-        : { authorizationType: AuthorizationType.NONE },
+      route.auth === 'none' ? { authorizationType: AuthorizationType.NONE } : { authorizer: this.requestAuthorizer(route.auth) },
     );
     this.routeFunctions.push({ route, fn, method });
     return resource;
   }
 
-  /** The request authorizer's function, once a secret route exists. */
+  /** The request authorizers' function, once a route needs one. */
   get authorizerFunction(): NodejsFunction | undefined {
     return this.authorizerFn;
   }
 
-  /** Created with the first secret route: an authorizer attached to no method fails validation. */
-  private requestAuthorizer(): RequestAuthorizer {
-    this.authorizer ??= this.createAuthorizer();
-    return this.authorizer;
+  /**
+   * One authorizer per auth kind (see AUTHORIZERS), each created with the first
+   * route of its kind: an authorizer attached to no method fails validation.
+   */
+  private requestAuthorizer(kind: Exclude<RouteAuth, 'none'>): RequestAuthorizer {
+    let authorizer = this.authorizers.get(kind);
+    if (!authorizer) {
+      this.authorizerFn ??= this.createAuthorizerFunction();
+      authorizer =
+        kind === 'secret'
+          ? this.createSecretAuthorizer(this.authorizerFn)
+          : publishableKeyAuthorizer(this, this.authorizerFn, this.props.environment.authorizerCacheTtl);
+      this.authorizers.set(kind, authorizer);
+    }
+    return authorizer;
   }
 
-  private createAuthorizer(): RequestAuthorizer {
+  private createAuthorizerFunction(): NodejsFunction {
     const { environment, resources, credentialMacKey } = this.props;
     const fn = serviceFunction(this, 'AuthorizerFunction', {
       name: 'authorizer',
@@ -183,16 +195,15 @@ export class PaymentsRestApi extends Construct {
     bindRoute(fn, { table: 'read' }, resources);
     fn.addEnvironment('CREDENTIAL_MAC_KEY_ID', credentialMacKey.keyId);
     grantKeyUsage(credentialMacKey, fn, ['kms:GenerateMac']);
-    this.authorizerFn = fn;
+    return fn;
+  }
 
-    return new RequestAuthorizer(this, 'RequestAuthorizer', {
+  private createSecretAuthorizer(fn: NodejsFunction): RequestAuthorizer {
+    return new RequestAuthorizer(this, AUTHORIZERS.secret.name, {
       handler: fn,
       // Cached decisions are keyed on both headers: a credential is only valid for its organization.
-      identitySources: [
-        IdentitySource.header('Authorization'),
-        IdentitySource.header('X-Service-Auth-Organization-Id'),
-      ],
-      resultsCacheTtl: environment.authorizerCacheTtl,
+      identitySources: AUTHORIZERS.secret.identityHeaders.map((header) => IdentitySource.header(header)),
+      resultsCacheTtl: this.props.environment.authorizerCacheTtl,
     });
   }
 }

@@ -19,6 +19,8 @@ export interface ServiceFunctionProps {
   readonly projectRoot: string;
   /** Default: just under API Gateway's integration timeout. */
   readonly timeout?: Duration;
+  /** esbuild `define`s (identifier -> JavaScript expression), e.g. a built asset inlined as a string. */
+  readonly define?: Record<string, string>;
 }
 
 /**
@@ -64,6 +66,7 @@ export function serviceFunction(scope: Construct, id: string, props: ServiceFunc
       sourcesContent: false,
       target: 'node22',
       mainFields: ['module', 'main'],
+      ...(props.define ? { define: props.define } : {}),
       // The SDK is bundled and tree-shaken rather than taken from the runtime: pinned versions, faster cold starts.
       externalModules: [],
       // CommonJS dependencies inside an ESM bundle still call require().

@@ -16,6 +16,7 @@ import { GATEWAY_RESPONSES, METHOD_NOT_ALLOWED } from '#shared/http/gateway-resp
 import type { HttpMethod, RouteDefinition } from '#shared/http/routes.ts';
 import { LOCAL_ACCOUNT_ID, lambdaContext } from './lambda-context.ts';
 import {
+  AUTHORIZERS,
   API_GATEWAY_MAX_HEADER_BYTES,
   API_GATEWAY_MAX_REQUEST_BYTES,
   API_GATEWAY_TIMEOUT_MS,
@@ -42,6 +43,11 @@ export interface ApiGatewayEmulatorOptions {
   authorizerCacheTtlSeconds: number;
   /** API Gateway's integration timeout; tests shorten it. */
   integrationTimeoutMs?: number;
+  /**
+   * Local-only pages and endpoints (the demo checkout), tried before the API's
+   * routes; resolves true when it answered. Not part of the route table, never deployed.
+   */
+  localRoutes?: (req: http.IncomingMessage, res: http.ServerResponse) => Promise<boolean>;
   log?: (line: Record<string, unknown>) => void;
 }
 
@@ -96,6 +102,7 @@ export async function startApiGatewayEmulator(options: ApiGatewayEmulatorOptions
   async function handle(req: http.IncomingMessage, res: http.ServerResponse, requestId: string): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://localhost');
     const method = (req.method ?? 'GET').toUpperCase();
+    if (options.localRoutes && !url.pathname.startsWith('/v3/') && (await options.localRoutes(req, res))) return;
 
     if (headerBytes(req) > API_GATEWAY_MAX_HEADER_BYTES) {
       return sendJson(res, 413, requestId, errorEnvelope('HEADERS_TOO_LARGE', `request headers exceed ${API_GATEWAY_MAX_HEADER_BYTES} bytes`));
@@ -116,10 +123,12 @@ export async function startApiGatewayEmulator(options: ApiGatewayEmulatorOptions
 
     const event = proxyEvent(req, url, route, match, body, requestId, options);
 
-    if (route.auth === 'secret') {
+    if (route.auth !== 'none') {
       const decision = await authorize(event, route);
       if (decision.kind !== 'allow') return sendGatewayResponse(res, decision.kind, requestId);
-      event.requestContext.authorizer = { ...decision.result.context, principalId: decision.result.principalId, integrationLatency: 0 };
+      // The proxy integration receives context values as strings, whatever the authorizer returned.
+      const context = Object.fromEntries(Object.entries(decision.result.context ?? {}).map(([name, value]) => [name, String(value)]));
+      event.requestContext.authorizer = { ...context, principalId: decision.result.principalId, integrationLatency: 0 };
     }
 
     if (Buffer.byteLength(JSON.stringify(event)) > LAMBDA_MAX_PAYLOAD_BYTES) return sendGatewayResponse(res, 'REQUEST_TOO_LARGE', requestId);
@@ -136,18 +145,20 @@ export async function startApiGatewayEmulator(options: ApiGatewayEmulatorOptions
 
   type Decision = { kind: 'allow'; result: APIGatewayAuthorizerResult } | { kind: GatewayResponseKind };
 
+  /** One authorizer per authenticated kind, each with its own identity sources and cache, as in CDK. */
   async function authorize(event: APIGatewayProxyEvent, route: RouteDefinition): Promise<Decision> {
-    const authorization = event.headers.Authorization ?? findHeader(event.headers, 'authorization');
-    const organization = findHeader(event.headers, 'x-service-auth-organization-id');
+    if (route.auth === 'none') throw new Error(`route ${route.handler} has no authorizer`);
+    const authorizer = AUTHORIZERS[route.auth];
+    const identity = authorizer.identityHeaders.map((name) => findHeader(event.headers, name.toLowerCase()));
     // API Gateway refuses without calling the authorizer when an identity source is missing.
-    if (!authorization || !organization) return { kind: 'UNAUTHORIZED' };
-    const cacheKey = `${authorization}\n${organization}`;
+    if (identity.some((value) => !value)) return { kind: 'UNAUTHORIZED' };
+    const cacheKey = [authorizer.name, ...identity].join('\n');
     const cached = authorizerCache.get(cacheKey);
     const methodArn = `arn:aws:execute-api:us-east-1:${LOCAL_ACCOUNT_ID}:${API_ID}/${options.stage}/${route.method}${event.path}`;
     let result = cached && cached.expiresAt > Date.now() ? cached.result : undefined;
     if (!result) {
-      const authorizer = await loadHandler<APIGatewayRequestAuthorizerEvent, APIGatewayAuthorizerResult>(options.authorizerHandler);
-      const outcome = await invokeWithTimeout(authorizer, authorizerEvent(event, methodArn), options.authorizerHandler, 10_000);
+      const authorizerFunction = await loadHandler<APIGatewayRequestAuthorizerEvent, APIGatewayAuthorizerResult>(options.authorizerHandler);
+      const outcome = await invokeWithTimeout(authorizerFunction, authorizerEvent(event, methodArn), options.authorizerHandler, 10_000);
       if (outcome.kind === 'error' && outcome.error instanceof Error && outcome.error.message === 'Unauthorized') return { kind: 'UNAUTHORIZED' };
       if (outcome.kind !== 'ok') return { kind: 'AUTHORIZER_FAILURE' };
       result = outcome.value;

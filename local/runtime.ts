@@ -12,7 +12,14 @@ import { DynamoOrganizationStore } from '#shared/store/organizations.ts';
 import type { IssuedCredential } from '#shared/domain/credentials.ts';
 import { issueCredential } from '#shared/domain/credentials.ts';
 import { registerOrganization } from '#shared/domain/tenancy.ts';
+import type { PublishableKey } from '#shared/domain/publishable-keys.ts';
+import { issuePublishableKey } from '#shared/domain/publishable-keys.ts';
+import { DynamoPublishableKeyStore } from '#shared/store/publishable-keys.ts';
+import { assetOf } from '#shared/tokenization/script.ts';
+import { writeTokenizeScript } from '../client/build.ts';
 import { startApiGatewayEmulator } from './api-gateway.ts';
+import type { ApiGatewayEmulatorOptions } from './api-gateway.ts';
+import { demoRoutes } from './demo/server.ts';
 import { startDynamoDbLocal } from './dynamodb-local.ts';
 import { startKmsStandin } from './kms-standin.ts';
 import { startPaypalStandin } from './paypal-standin.ts';
@@ -34,6 +41,7 @@ export const LOCAL_NAMES = {
   vaultKeyAlias: 'alias/payments-vault',
   credentialMacKeyAlias: 'alias/payments-credential-mac',
   demoOrganizationId: 'org_demo',
+  demoLocationId: 'loc_demo',
 } as const;
 
 export interface LocalRuntimeOptions {
@@ -54,6 +62,8 @@ export interface LocalRuntime {
   /** Credentials issued at start: the LOCAL_SEED ones, or one demo credential. */
   issuedCredentials: IssuedCredential[];
   endpoints: { dynamodb: string; s3: string; kms: string; paypal: string };
+  /** The demo checkout (only without a seed): its page and the publishable key it uses. */
+  demo: { url: string; publishableKey: PublishableKey } | undefined;
   /** The KMS stand-in's live per-operation call counter (benchmarks count KMS calls per request). */
   kmsCalls: { calls: Record<string, number>; reset(): void };
   close(): Promise<void>;
@@ -137,8 +147,12 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       hasher: new KmsSecretHasher(kmsClient, macKey.arn),
     };
     const issuedCredentials = options.seed ? await applySeed(options.seed, deps) : await seedDemoOrganization(deps);
+    // GET /v3/js/tokenize.js serves the built library: build it from the source now.
+    const script = assetOf(await writeTokenizeScript());
 
+    let localRoutes: NonNullable<ApiGatewayEmulatorOptions['localRoutes']> = async () => false;
     const api = await startApiGatewayEmulator({
+      localRoutes: (req, res) => localRoutes(req, res),
       routes: options.routes ?? routeTable,
       functionsDir: options.functionsDir ?? path.join(REPO_ROOT, 'functions'),
       port: options.port,
@@ -160,11 +174,24 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     });
     closers.push(s3Events.close);
 
+    let demo: LocalRuntime['demo'];
+    const merchantCredential = issuedCredentials[0];
+    if (!options.seed && merchantCredential) {
+      // The page's origin is only known once the port is.
+      const publishableKey = await issuePublishableKey(
+        { organizationId: LOCAL_NAMES.demoOrganizationId, locationId: LOCAL_NAMES.demoLocationId, allowedOrigins: [`http://localhost:${api.port}`] },
+        { organizations: deps.organizations, publishableKeys: new DynamoPublishableKeyStore(documentClient, LOCAL_NAMES.tableName) },
+      );
+      localRoutes = await demoRoutes({ merchantCredential, publishableKey, scriptVersion: script.version, apiUrl: () => `http://127.0.0.1:${api.port}` });
+      demo = { url: `${api.url}/demo/checkout`, publishableKey };
+    }
+
     return {
       url: api.url,
       port: api.port,
       handlerEnvironment,
       issuedCredentials,
+      demo,
       endpoints: { dynamodb: dynamodbLocal.endpoint, s3: s3Local.endpoint, kms: kmsStandin.url, paypal: paypalStandin.url },
       kmsCalls: { calls: kmsStandin.calls, reset: () => kmsStandin.resetCalls() },
       close: closeAll,

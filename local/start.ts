@@ -85,6 +85,13 @@ function printBanner(started: LocalRuntime): void {
       `  curl -s -u '${demo.api_access_id}:${secret}' -H 'X-Service-Auth-Organization-Id: ${demo.organization_id}' ${started.url}/v3/organizations/${demo.organization_id}/paymethods`,
     );
   }
+  if (started.demo) {
+    lines.push(
+      '',
+      `Demo checkout: ${started.demo.url}`,
+      `  publishable_key: ${started.demo.publishableKey.publishable_key}  (${started.demo.publishableKey.organization_id}/${started.demo.publishableKey.location_id}, origin ${started.demo.publishableKey.allowed_origins.join(', ')})`,
+    );
+  }
   lines.push('', 'Press Ctrl+C to stop.', '');
   console.log(lines.join('\n'));
 }

@@ -1,6 +1,7 @@
 /**
  * npm run --silent admin -- create-organization org_<id> [--parent org_<id>] [--stack <name>]
  * npm run --silent admin -- create-credentials org_<id> [--stack <name>]
+ * npm run --silent admin -- create-publishable-key org_<id> loc_<id> --origin https://shop.example [--origin ...] [--mints-per-minute <n>] [--stack <name>]
  */
 import { parseArgs } from 'node:util';
 import { runCli, UsageError } from './cli.ts';
@@ -8,19 +9,35 @@ import { applyTarget } from './target.ts';
 
 const USAGE = `usage:
   admin create-organization org_<id> [--parent org_<id>] [--stack <name>]
-  admin create-credentials org_<id> [--stack <name>]`;
+  admin create-credentials org_<id> [--stack <name>]
+  admin create-publishable-key org_<id> loc_<id> --origin <https://origin> [--origin ...] [--mints-per-minute <n>] [--stack <name>]`;
+
+const COMMANDS = ['create-organization', 'create-credentials', 'create-publishable-key'];
 
 await runCli(async () => {
   let parsed;
   try {
-    parsed = parseArgs({ allowPositionals: true, options: { parent: { type: 'string' }, stack: { type: 'string' } } });
+    parsed = parseArgs({
+      allowPositionals: true,
+      options: {
+        parent: { type: 'string' },
+        stack: { type: 'string' },
+        origin: { type: 'string', multiple: true },
+        'mints-per-minute': { type: 'string' },
+      },
+    });
   } catch (error) {
     throw new UsageError(`${(error as Error).message}\n${USAGE}`);
   }
-  const [command, organizationId, ...extra] = parsed.positionals;
-  if (!command || !organizationId || extra.length > 0) throw new UsageError(USAGE);
-  if (command !== 'create-organization' && command !== 'create-credentials') throw new UsageError(`unknown command ${command}\n${USAGE}`);
-  if (command === 'create-credentials' && parsed.values.parent) throw new UsageError(`--parent belongs to create-organization\n${USAGE}`);
+  const [command, organizationId, ...rest] = parsed.positionals;
+  if (!command || !COMMANDS.includes(command)) throw new UsageError(command ? `unknown command ${command}\n${USAGE}` : USAGE);
+  const publishable = command === 'create-publishable-key';
+  const [locationId, ...extra] = publishable ? rest : [undefined, ...rest];
+  if (!organizationId || (publishable && !locationId) || extra.length > 0) throw new UsageError(USAGE);
+  if (command !== 'create-organization' && parsed.values.parent) throw new UsageError(`--parent belongs to create-organization\n${USAGE}`);
+  if (!publishable && (parsed.values.origin || parsed.values['mints-per-minute'])) throw new UsageError(`--origin and --mints-per-minute belong to create-publishable-key\n${USAGE}`);
+  if (publishable && !parsed.values.origin?.length) throw new UsageError(`create-publishable-key needs at least one --origin\n${USAGE}`);
+  const mintsPerMinute = parsed.values['mints-per-minute'] === undefined ? undefined : Number(parsed.values['mints-per-minute']);
 
   await applyTarget(parsed.values.stack);
   // Imported after the target is applied: these modules build their AWS clients from it.
@@ -29,6 +46,11 @@ await runCli(async () => {
   if (command === 'create-organization') {
     const { registerOrganization } = await import('#shared/domain/tenancy.ts');
     return registerOrganization({ organizationId, parentOrganizationId: parsed.values.parent }, deps.organizations);
+  }
+  if (publishable && locationId) {
+    const { issuePublishableKey } = await import('#shared/domain/publishable-keys.ts');
+    const key = await issuePublishableKey({ organizationId, locationId, allowedOrigins: parsed.values.origin ?? [], mintsPerMinute }, deps);
+    return { publishable_key: key.publishable_key, organization_id: key.organization_id, location_id: key.location_id, allowed_origins: key.allowed_origins };
   }
   const { issueCredential } = await import('#shared/domain/credentials.ts');
   return issueCredential({ organizationId }, deps);

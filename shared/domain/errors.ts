@@ -100,6 +100,17 @@ export class Unprocessable extends DomainError {
   }
 }
 
+/** The caller spent its request budget; it may retry after `retryAfterSeconds`. */
+export class Throttled extends DomainError {
+  readonly kind = 'throttled' as const;
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super('THROTTLED', message);
+  }
+}
+
 /** A dependency (DynamoDB, S3, KMS, PayPal) cannot serve now; the client should retry later. */
 export class Unavailable extends DomainError {
   readonly kind = 'unavailable' as const;

@@ -5,12 +5,17 @@ import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { dynamo } from '#shared/aws/dynamodb.ts';
 import { config } from '#shared/config.ts';
+import { NotAuthenticated } from '#shared/domain/errors.ts';
+import { assertPublishableScope, chargeMintAttempt } from '#shared/domain/publishable-keys.ts';
+import type { MintRateLimiter } from '#shared/domain/publishable-keys.ts';
 import { assertOrganizationAccess } from '#shared/domain/tenancy.ts';
 import type { OrganizationStore } from '#shared/domain/tenancy.ts';
 import { logger } from '#shared/log/logger.ts';
 import { recordRequest } from '#shared/observability/metrics.ts';
 import { tracer } from '#shared/observability/tracer.ts';
 import { CachedOrganizationStore, DynamoOrganizationStore } from '#shared/store/organizations.ts';
+import { DynamoMintRateLimiter } from '#shared/store/publishable-keys.ts';
+import { corsHeadersForPublishable } from './cors.ts';
 import { classifyError, errorResponse, internalErrorResponse } from './errors.ts';
 import type { ApiRequest } from './request.ts';
 import { buildApiRequest } from './request.ts';
@@ -30,13 +35,19 @@ function organizations(): OrganizationStore {
   return organizationStore;
 }
 
+let rateLimiter: MintRateLimiter | undefined;
+function mintRateLimiter(): MintRateLimiter {
+  rateLimiter ??= new DynamoMintRateLimiter(dynamo, config.tableName);
+  return rateLimiter;
+}
+
 /**
  * The one middleware stack every API route uses: logger context (the event is
  * never logged: it carries card data) -> tracing (no response bodies in traces)
- * -> route metrics (count, 4xx, 5xx, latency, with the route dimension) ->
- * request shaping (headers, path prefixes, JSON body, caller) -> tenancy -> the
- * route's use case -> the error mapper, registered last so it sees every
- * failure (and so the metrics see the status it chose).
+ * -> route metrics (count, 4xx, 5xx, latency, with the route dimension) -> CORS
+ * for publishable keys -> request shaping (headers, path prefixes, JSON body,
+ * caller) -> tenancy -> the route's use case -> the error mapper, registered
+ * last so it sees every failure (and so the metrics see the status it chose).
  */
 export function apiHandler(routeOrHandlerName: string | RouteDefinition, run: ApiRouteHandler) {
   const route = typeof routeOrHandlerName === 'string' ? routeNamed(routeOrHandlerName) : routeOrHandlerName;
@@ -44,6 +55,7 @@ export function apiHandler(routeOrHandlerName: string | RouteDefinition, run: Ap
     .use(injectLambdaContext(logger, { resetKeys: true }))
     .use(captureLambdaHandler(tracer, { captureResponse: false }))
     .use(routeMetrics(route))
+    .use(publishableCors())
     .use(apiRequest(route))
     .use(tenancy(route))
     .use(errorEnvelope())
@@ -93,12 +105,32 @@ function apiRequest(route: RouteDefinition): MiddlewareObj<APIGatewayProxyEvent,
 function tenancy(route: RouteDefinition): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, ApiContext> {
   return {
     before: async (request) => {
-      const { caller, pathParameters } = request.context.api;
+      const { caller, pathParameters, credentialKind, publishable, headers } = request.context.api;
       const organizationId = pathParameters.organization_id;
-      if (route.auth === 'secret' && caller && organizationId) await assertOrganizationAccess(caller, organizationId, organizations());
-      if (caller) logger.appendKeys({ caller_organization_id: caller.organizationId });
+      if (caller) logger.appendKeys({ caller_organization_id: caller.organizationId, credential_kind: credentialKind });
+      if (credentialKind === 'publishable' && publishable) {
+        // Only routes that declare it take a publishable key; the authorizer refuses it elsewhere too.
+        if (route.auth !== 'publishable-or-secret' || !organizationId) throw new NotAuthenticated('a publishable key can only mint one-time tokens');
+        assertPublishableScope(publishable, { organizationId, locationId: pathParameters.location_id, origin: headers.origin });
+        await chargeMintAttempt(publishable, mintRateLimiter(), new Date());
+      } else if (route.auth !== 'none' && caller && organizationId) {
+        await assertOrganizationAccess(caller, organizationId, organizations());
+      }
     },
   };
+}
+
+/**
+ * A browser minting with a publishable key from one of the key's origins may read
+ * the answer, errors included. Nothing else gets CORS headers: not secret
+ * callers, not other origins, not other routes.
+ */
+function publishableCors(): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, ApiContext> {
+  const addHeaders = (request: { event: APIGatewayProxyEvent; response: APIGatewayProxyResult | null | undefined }) => {
+    const cors = corsHeadersForPublishable(request.event);
+    if (cors && request.response) request.response.headers = { ...request.response.headers, ...cors };
+  };
+  return { after: addHeaders, onError: addHeaders };
 }
 
 function errorEnvelope(): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, ApiContext> {
@@ -120,6 +152,7 @@ function errorEnvelope(): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyRes
 
 export function toProxyResult(response: ApiResponse, requestId: string): APIGatewayProxyResult {
   const headers: Record<string, string> = { 'X-Request-Id': requestId, 'Cache-Control': 'no-store', ...response.headers };
+  if (response.text !== undefined) return { statusCode: response.statusCode, headers, body: response.text };
   if (response.body === undefined) return { statusCode: response.statusCode, headers, body: '' };
   return {
     statusCode: response.statusCode,

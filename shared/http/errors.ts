@@ -1,6 +1,7 @@
 import type { DomainError, DomainErrorKind } from '#shared/domain/errors.ts';
-import { DomainError as DomainErrorClass, Unavailable } from '#shared/domain/errors.ts';
+import { DomainError as DomainErrorClass, Throttled, Unavailable } from '#shared/domain/errors.ts';
 import { errorEnvelope } from './envelope.ts';
+import { AUTH_REALM } from './gateway-responses.ts';
 import type { ApiResponse } from './response.ts';
 
 const STATUS_BY_KIND: Readonly<Record<DomainErrorKind, number>> = {
@@ -57,7 +58,8 @@ export function isTransientDependencyError(error: unknown): boolean {
 
 export function errorResponse(error: DomainError): ApiResponse {
   const headers: Record<string, string> = {};
-  if (error instanceof Unavailable) headers['Retry-After'] = String(error.retryAfterSeconds);
+  if (error instanceof Unavailable || error instanceof Throttled) headers['Retry-After'] = String(error.retryAfterSeconds);
+  if (error.kind === 'unauthenticated') headers['WWW-Authenticate'] = `Basic realm="${AUTH_REALM}"`;
   if (error.kind === 'method-not-allowed') headers.Allow = (error as unknown as { allowedMethods: string[] }).allowedMethods.join(', ');
   return { statusCode: STATUS_BY_KIND[error.kind], headers, body: errorEnvelope(error.code, error.message, error.issues) };
 }

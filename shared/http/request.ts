@@ -1,6 +1,7 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { config } from '#shared/config.ts';
-import { InvalidRequest, NotAuthenticated, NotFound, UnsupportedMediaType } from '#shared/domain/errors.ts';
+import { InvalidRequest, NotAuthenticated, NotFound, TooLarge, UnsupportedMediaType } from '#shared/domain/errors.ts';
+import type { PublishableScope } from '#shared/domain/publishable-keys.ts';
 import type { Caller } from '#shared/domain/tenancy.ts';
 import type { RouteDefinition } from './routes.ts';
 import { PATH_PARAMETER_PREFIXES } from './routes.ts';
@@ -21,8 +22,12 @@ export interface ApiRequest {
    * JSON routes keep them so idempotency can fingerprint the exact request).
    */
   readonly rawBody: Buffer | undefined;
-  /** Set on every route that requires credentials. */
+  /** Set on every route that requires credentials (for a publishable key: its organization, and the key as access id). */
   readonly caller: Caller | undefined;
+  /** How the caller authenticated, as the authorizer says. */
+  readonly credentialKind: 'secret' | 'publishable' | undefined;
+  /** Set when credentialKind is `publishable`: what the key is bound to. */
+  readonly publishable: PublishableScope | undefined;
   /** Absolute URL of the API's root (scheme, host and stage), without a trailing slash. */
   readonly baseUrl: string;
 }
@@ -32,6 +37,11 @@ const MAX_PATH_SEGMENT_LENGTH = 64;
 
 export function buildApiRequest(event: APIGatewayProxyEvent, route: RouteDefinition): ApiRequest {
   const headers = lowerCaseHeaders(event.headers);
+  const credential = route.auth === 'none' ? undefined : credentialOf(event);
+  const rawBody = event.body === null || event.body === undefined ? undefined : Buffer.from(event.body, event.isBase64Encoded ? 'base64' : 'utf8');
+  if (route.maxBodyBytes !== undefined && rawBody && rawBody.length > route.maxBodyBytes) {
+    throw new TooLarge(`the request body must be at most ${route.maxBodyBytes} bytes`);
+  }
   return {
     requestId: event.requestContext?.requestId ?? 'unknown',
     method: event.httpMethod,
@@ -39,8 +49,10 @@ export function buildApiRequest(event: APIGatewayProxyEvent, route: RouteDefinit
     query: decodeQuery(event),
     headers,
     body: route.binaryBody || !hasJsonBody(event.httpMethod) ? undefined : parseJsonBody(event, headers),
-    rawBody: event.body === null || event.body === undefined ? undefined : Buffer.from(event.body, event.isBase64Encoded ? 'base64' : 'utf8'),
-    caller: route.auth === 'secret' ? callerOf(event) : undefined,
+    rawBody,
+    caller: credential?.caller,
+    credentialKind: credential?.kind,
+    publishable: credential?.publishable,
     baseUrl: baseUrlOf(event, headers),
   };
 }
@@ -113,13 +125,34 @@ export function withoutNullMembers(value: Record<string, unknown>): Record<strin
   return result;
 }
 
-function callerOf(event: APIGatewayProxyEvent): Caller {
+interface Credential {
+  kind: 'secret' | 'publishable';
+  caller: Caller;
+  publishable: PublishableScope | undefined;
+}
+
+function credentialOf(event: APIGatewayProxyEvent): Credential {
   const context = event.requestContext?.authorizer as Record<string, unknown> | null | undefined;
   const organizationId = context?.organizationId;
   const accessId = context?.accessId;
-  // The authorizer always sets both; their absence means the route was wired without it.
+  const kind = context?.credentialKind;
+  // The authorizer always sets these; their absence means the route was wired without it.
   if (typeof organizationId !== 'string' || typeof accessId !== 'string') throw new NotAuthenticated();
-  return { organizationId, accessId };
+  const caller = { organizationId, accessId };
+  if (kind === 'secret') return { kind, caller, publishable: undefined };
+  if (kind !== 'publishable' || typeof context?.locationId !== 'string' || typeof context.allowedOrigins !== 'string') throw new NotAuthenticated();
+  return {
+    kind,
+    caller,
+    publishable: {
+      publishableKey: accessId,
+      organizationId,
+      locationId: context.locationId,
+      allowedOrigins: context.allowedOrigins.split(' ').filter(Boolean),
+      // API Gateway hands context numbers to the integration as strings.
+      mintsPerMinute: Number(context.mintsPerMinute),
+    },
+  };
 }
 
 /**

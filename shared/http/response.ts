@@ -6,6 +6,8 @@ export interface ApiResponse {
   headers?: Record<string, string>;
   /** Serialized as JSON; omitted for bodiless answers such as redirects. */
   body?: unknown;
+  /** A non-JSON body sent as is (static assets); the headers name its Content-Type. */
+  text?: string;
 }
 
 type Links = Record<string, string> & { self: string };

@@ -4,7 +4,29 @@
  * code, so the CDK app can read it without loading the AWS SDK.
  */
 
-export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'OPTIONS';
+
+/**
+ * Who may call a route. `secret`: Basic credentials (servers). `publishable-or-secret`:
+ * also a publishable key (`Authorization: Bearer pk_...`, browsers), limited to the
+ * key's organization, location and allowed origins. `none`: public.
+ */
+export type RouteAuth = 'secret' | 'publishable-or-secret' | 'none';
+
+/**
+ * The request authorizer behind each authenticated kind: one per kind, so each
+ * has its own decision cache, and a cached "allow" for a publishable key can never
+ * serve a secret-only route. Both run the same code (functions/authorizer.ts).
+ * Identity sources are the authorizer's cache key; API Gateway answers 401 without
+ * calling it when one is missing. Origin is not among them: server-side secret
+ * callers send none, so the authorizer's answer never depends on it, and the origin
+ * is checked per request by the shared middleware from the key's allowed origins
+ * the authorizer returns in its context.
+ */
+export const AUTHORIZERS: Readonly<Record<Exclude<RouteAuth, 'none'>, { readonly name: string; readonly identityHeaders: readonly string[] }>> = {
+  secret: { name: 'RequestAuthorizer', identityHeaders: ['Authorization', 'X-Service-Auth-Organization-Id'] },
+  'publishable-or-secret': { name: 'PublishableKeyAuthorizer', identityHeaders: ['Authorization', 'X-Service-Auth-Organization-Id'] },
+};
 
 /** What a route's function may touch. CDK turns each entry into the narrowest grant. */
 export interface RouteAccess {
@@ -24,8 +46,10 @@ export interface RouteDefinition {
   readonly method: HttpMethod;
   /** Path template under `/v3`; `{name}` segments are path parameters (see PATH_PARAMETER_PREFIXES). */
   readonly path: string;
-  /** `secret`: Basic credentials checked by the request authorizer. `none`: public. */
-  readonly auth: 'secret' | 'none';
+  /** See RouteAuth. */
+  readonly auth: RouteAuth;
+  /** Refused with 413 above this many body bytes (checked by the handler; API Gateway only caps at 10 MB). */
+  readonly maxBodyBytes?: number;
   /** multipart/form-data bodies arrive base64-encoded (API Gateway binary media type). */
   readonly binaryBody?: boolean;
   readonly access: RouteAccess;
@@ -133,7 +157,10 @@ export const routes: readonly RouteDefinition[] = [
     handler: 'onetimetokens-create',
     method: 'POST',
     path: '/v3/organizations/{organization_id}/locations/{location_id}/onetimetokens',
-    auth: 'secret',
+    // Browsers mint with a publishable key (client-side tokenization); servers with their secret credentials.
+    auth: 'publishable-or-secret',
+    maxBodyBytes: 4096,
+    // Write: the per-key minting counter lives in the table too.
     access: { table: 'write', vault: ['encrypt'] },
     summary: 'Mint a single-use token for a card or echeck (60 minutes)',
   },
@@ -189,6 +216,25 @@ export const routes: readonly RouteDefinition[] = [
     // Presigned URLs are signed with the function's own credentials, so it needs s3:GetObject.
     access: { table: 'read', documents: ['read'] },
     summary: 'Redirect (302) to a short-lived presigned URL of the stored file',
+  },
+
+  // Client-side tokenization.
+  {
+    handler: 'onetimetokens-preflight',
+    method: 'OPTIONS',
+    path: '/v3/organizations/{organization_id}/locations/{location_id}/onetimetokens',
+    // A CORS preflight carries no credentials; it reads the location's publishable keys' origins.
+    auth: 'none',
+    access: { table: 'read' },
+    summary: "CORS preflight for browser minting: answered only for origins a publishable key of the location allows",
+  },
+  {
+    handler: 'tokenize-js',
+    method: 'GET',
+    path: '/v3/js/tokenize.js',
+    auth: 'none',
+    access: {},
+    summary: 'The client-side tokenization library (ES module), cacheable, with an ETag',
   },
 ];
 

@@ -34,6 +34,14 @@ export const keys = {
   customerDefault: (organizationId: string, customerToken: string) => ({ pk: `CST#${organizationId}#${customerToken}`, sk: 'DEFAULT' }),
 
   oneTimeToken: (token: string) => ({ pk: `OTT#${token}`, sk: 'OTT' }),
+  publishableKey: (publishableKey: string) => ({ pk: `PUBKEY#${publishableKey}`, sk: 'PUBKEY' }),
+  /** A location's publishable keys, for CORS preflights (gsi1, beside the location's paymethods). */
+  publishableKeyByLocation: (organizationId: string, locationId: string, createdAt: string, publishableKey: string) => ({
+    gsi1pk: `LOC#${organizationId}#${locationId}#PUBKEY`,
+    gsi1sk: `${createdAt}#${publishableKey}`,
+  }),
+  /** One counter per publishable key per clock minute; TTL removes it. */
+  mintCounter: (publishableKey: string, minute: number) => ({ pk: `RATE#${publishableKey}#${minute}`, sk: 'RATE' }),
   idempotency: (organizationId: string, key: string) => ({ pk: `IDEM#${organizationId}#${key}`, sk: 'IDEM' }),
 
   /** The organization is part of the key: another organization's id cannot even address the item. */

@@ -398,7 +398,7 @@ describe('PaymentsApiStack (the real route table and functions)', () => {
     for (const route of routes) {
       expect(findMethod(template, route.path, route.method), `${route.method} ${route.path}`).toMatchObject({
         Integration: { Type: 'AWS_PROXY' },
-        AuthorizationType: route.auth === 'secret' ? 'CUSTOM' : 'NONE',
+        AuthorizationType: route.auth === 'none' ? 'NONE' : 'CUSTOM',
       });
     }
     const proxyMethods = Object.values(resourcesOfType(template, 'AWS::ApiGateway::Method'))

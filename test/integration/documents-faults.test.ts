@@ -13,8 +13,9 @@ import { call } from '../support/api.ts';
 import type { Identity } from '../support/api.ts';
 import { documentsPath, runtimeStores, upload } from '../support/documents.ts';
 import type { RuntimeStores } from '../support/documents.ts';
-import { interpose, lambdaContext, proxyEvent } from '../support/faults.ts';
-import type { ProxyHandler } from '../support/faults.ts';
+import { interpose } from '../support/faults.ts';
+import { lambdaContext, proxyEvent } from '../support/lambda-event.ts';
+import type { ProxyHandler } from '../support/lambda-event.ts';
 
 const realS3Send = S3Client.prototype.send as never;
 const realDocumentSend = DynamoDBDocumentClient.prototype.send as never;

@@ -1,6 +1,3 @@
-import { randomUUID } from 'node:crypto';
-import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import { lambdaContext as localLambdaContext } from '#local/lambda-context.ts';
 
 /** A failure the service must treat as "dependency unavailable" (HTTP 503 from S3 or DynamoDB). */
 export function serviceUnavailable(command: string): Error {
@@ -37,41 +34,3 @@ export function interpose(
     calls: (command: string) => calls.filter((call) => call.command === command),
   };
 }
-
-/** The proxy event API Gateway sends after the authorizer allowed `organizationId`. */
-export function proxyEvent(input: {
-  method: string;
-  resource: string;
-  path: string;
-  pathParameters: Record<string, string>;
-  organizationId: string;
-  headers?: Record<string, string>;
-  body?: Buffer;
-}): APIGatewayProxyEvent {
-  const requestId = randomUUID();
-  return {
-    resource: input.resource,
-    path: input.path,
-    httpMethod: input.method,
-    headers: { Host: 'localhost', 'X-Forwarded-Proto': 'http', ...input.headers },
-    multiValueHeaders: {},
-    queryStringParameters: null,
-    multiValueQueryStringParameters: null,
-    pathParameters: input.pathParameters,
-    stageVariables: null,
-    body: input.body ? input.body.toString('base64') : null,
-    isBase64Encoded: input.body !== undefined,
-    requestContext: {
-      requestId,
-      path: input.path,
-      domainName: 'localhost',
-      authorizer: { organizationId: input.organizationId, accessId: 'fault-test' },
-    } as unknown as APIGatewayProxyEvent['requestContext'],
-  };
-}
-
-export function lambdaContext(functionName: string): Context {
-  return localLambdaContext(functionName, 30_000);
-}
-
-export type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;

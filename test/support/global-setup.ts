@@ -23,11 +23,16 @@ declare module 'vitest' {
  * with a partner, its merchant and an unrelated organization.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  await mkdir(path.dirname(RUNTIME_LOG), { recursive: true });
-  const log = createWriteStream(RUNTIME_LOG);
+  return startRuntimeChild(project, { logFile: RUNTIME_LOG, env: { LOCAL_SEED: 'test/fixtures/seed.json' } });
+}
+
+/** Starts `npm start`'s entry point with `env` added, and provides its address to the project's tests. */
+export async function startRuntimeChild(project: TestProject, options: { logFile: string; env: Record<string, string> }): Promise<() => Promise<void>> {
+  await mkdir(path.dirname(options.logFile), { recursive: true });
+  const log = createWriteStream(options.logFile);
   const child = spawn(process.execPath, ['--import', 'tsx', 'local/start.ts'], {
     cwd: repoRoot,
-    env: { ...process.env, PORT: '0', LOCAL_SEED: 'test/fixtures/seed.json', LOG_LEVEL: 'DEBUG', AUTHORIZER_CACHE_TTL_SECONDS: '0' },
+    env: { ...process.env, PORT: '0', LOG_LEVEL: 'DEBUG', AUTHORIZER_CACHE_TTL_SECONDS: '0', ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   child.stdout.pipe(log);
@@ -52,7 +57,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
 
   project.provide('baseUrl', `http://localhost:${port}`);
   project.provide('runtimeEnvironment', runtime.handlerEnvironment);
-  project.provide('runtimeLog', RUNTIME_LOG);
+  project.provide('runtimeLog', options.logFile);
   project.provide('runtimePort', port);
 
   return async () => {

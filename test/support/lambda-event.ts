@@ -1,43 +1,45 @@
 import { randomUUID } from 'node:crypto';
-import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { lambdaContext as localLambdaContext } from '#local/lambda-context.ts';
 
-/** A proxy event as API Gateway sends it after the authorizer allowed the caller. */
-export function proxyEvent(input: { method: string; resource: string; path: string; pathParameters: Record<string, string>; body?: unknown; organizationId: string; headers?: Record<string, string> }): APIGatewayProxyEvent {
-  const requestId = randomUUID();
+export type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
+
+/**
+ * A proxy event as API Gateway sends it after the secret-credential authorizer
+ * allowed `organizationId`. A Buffer body travels base64-encoded (a binary
+ * media type such as multipart/form-data); anything else as JSON text.
+ */
+export function proxyEvent(input: {
+  method: string;
+  resource: string;
+  path: string;
+  pathParameters: Record<string, string>;
+  organizationId: string;
+  headers?: Record<string, string>;
+  body?: unknown;
+}): APIGatewayProxyEvent {
+  const binary = Buffer.isBuffer(input.body);
   return {
     resource: input.resource,
     path: input.path,
     httpMethod: input.method,
-    headers: { 'Content-Type': 'application/json', Host: 'localhost', ...input.headers },
+    headers: { ...(binary ? {} : { 'Content-Type': 'application/json' }), Host: 'localhost', 'X-Forwarded-Proto': 'http', ...input.headers },
     multiValueHeaders: {},
     queryStringParameters: null,
     multiValueQueryStringParameters: null,
     pathParameters: input.pathParameters,
     stageVariables: null,
-    body: input.body === undefined ? null : JSON.stringify(input.body),
-    isBase64Encoded: false,
+    body: input.body === undefined ? null : binary ? (input.body as Buffer).toString('base64') : JSON.stringify(input.body),
+    isBase64Encoded: binary,
     requestContext: {
-      requestId,
+      requestId: randomUUID(),
       path: input.path,
       domainName: 'localhost',
-      authorizer: { organizationId: input.organizationId, accessId: 'test' },
+      authorizer: { credentialKind: 'secret', organizationId: input.organizationId, accessId: 'test' },
     } as unknown as APIGatewayProxyEvent['requestContext'],
   };
 }
 
 export function lambdaContext(functionName: string): Context {
-  return {
-    callbackWaitsForEmptyEventLoop: false,
-    functionName,
-    functionVersion: '$LATEST',
-    invokedFunctionArn: `arn:aws:lambda:us-east-1:000000000000:function:${functionName}`,
-    memoryLimitInMB: '512',
-    awsRequestId: randomUUID(),
-    logGroupName: `/aws/lambda/${functionName}`,
-    logStreamName: 'test',
-    getRemainingTimeInMillis: () => 30_000,
-    done: () => {},
-    fail: () => {},
-    succeed: () => {},
-  };
+  return localLambdaContext(functionName, 30_000);
 }

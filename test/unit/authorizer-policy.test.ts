@@ -10,3 +10,15 @@ describe('authorizer policy resource', () => {
     expect(stageWideArn(methodArn)).toBe('arn:aws:execute-api:us-east-1:123456789012:abc123/prod/*/*');
   });
 });
+
+describe('publishable key policy resource', () => {
+  it('names only the routes that accept publishable keys, with path parameters as wildcards', async () => {
+    process.env.TABLE_NAME ??= 'unit';
+    process.env.CREDENTIAL_MAC_KEY_ID ??= 'unit';
+    const { publishableRouteArns } = await import('#functions/authorizer.ts');
+    const methodArn = 'arn:aws:execute-api:us-east-1:123456789012:abc123/prod/POST/v3/organizations/org_1/locations/loc_1/onetimetokens';
+    expect(publishableRouteArns(methodArn)).toEqual([
+      'arn:aws:execute-api:us-east-1:123456789012:abc123/prod/POST/v3/organizations/*/locations/*/onetimetokens',
+    ]);
+  });
+});

@@ -1,0 +1,42 @@
+/**
+ * Client-side tokenization in the stack: the publishable-key authorizer and the
+ * bundling of the library into the function that serves it. The routes
+ * themselves (minting with `publishable-or-secret`, its OPTIONS preflight, the
+ * script) come from the route table like every other route.
+ */
+import type { Duration } from 'aws-cdk-lib';
+import { IdentitySource, RequestAuthorizer } from 'aws-cdk-lib/aws-apigateway';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import type { Construct } from 'constructs';
+import type { RouteDefinition } from '#shared/http/routes.ts';
+import { AUTHORIZERS } from '#shared/http/routes.ts';
+import { bundleTokenizeScriptSync } from '../client/build.ts';
+
+/**
+ * The authorizer of `publishable-or-secret` routes: the same function as the
+ * secret one, but its own API Gateway authorizer, so its cached answers (which
+ * may allow a publishable key) never apply to secret-only routes. Its identity
+ * sources are the two auth headers both kinds send; Origin cannot be one (server
+ * callers send none), so the origin is checked by the route on every request.
+ */
+export function publishableKeyAuthorizer(scope: Construct, handler: IFunction, resultsCacheTtl: Duration): RequestAuthorizer {
+  const { name, identityHeaders } = AUTHORIZERS['publishable-or-secret'];
+  return new RequestAuthorizer(scope, name, {
+    handler,
+    identitySources: identityHeaders.map((header) => IdentitySource.header(header)),
+    resultsCacheTtl,
+  });
+}
+
+/** The handler whose bundle carries the built library (read as `__TOKENIZE_SCRIPT__`, see shared/tokenization/script.ts). */
+export const TOKENIZE_SCRIPT_HANDLER = 'tokenize-js';
+
+/**
+ * esbuild `define`s for a route's function: the library, built now from
+ * client/tokenize.ts, inlined as a string into the function that serves it, so
+ * the deployed script is always the one of the deployed commit.
+ */
+export function bundlingDefinesFor(route: RouteDefinition): Record<string, string> | undefined {
+  if (route.handler !== TOKENIZE_SCRIPT_HANDLER) return undefined;
+  return { __TOKENIZE_SCRIPT__: JSON.stringify(bundleTokenizeScriptSync()) };
+}

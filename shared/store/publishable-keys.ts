@@ -1,0 +1,100 @@
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { Conflict } from '#shared/domain/errors.ts';
+import type { MintRateLimiter, PublishableKey, PublishableKeyStore } from '#shared/domain/publishable-keys.ts';
+import { keys, withoutKeys } from './keys.ts';
+import { TTL_ATTRIBUTE } from './table.ts';
+
+const LOCATION_INDEX = 'gsi1';
+
+export class DynamoPublishableKeyStore implements PublishableKeyStore {
+  constructor(
+    private readonly client: DynamoDBDocumentClient,
+    private readonly tableName: string,
+  ) {}
+
+  async get(publishableKey: string): Promise<PublishableKey | undefined> {
+    const { Item } = await this.client.send(new GetCommand({ TableName: this.tableName, Key: keys.publishableKey(publishableKey), ConsistentRead: true }));
+    return Item ? toKey(Item) : undefined;
+  }
+
+  async create(key: PublishableKey): Promise<void> {
+    try {
+      await this.client.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: {
+            ...keys.publishableKey(key.publishable_key),
+            ...keys.publishableKeyByLocation(key.organization_id, key.location_id, key.created_at, key.publishable_key),
+            entity: 'publishable-key',
+            ...key,
+          },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        }),
+      );
+    } catch (error) {
+      if ((error as Error).name === 'ConditionalCheckFailedException') throw new Conflict('PUBLISHABLE_KEY_EXISTS', 'publishable key already exists');
+      throw error;
+    }
+  }
+
+  async listByLocation(organizationId: string, locationId: string): Promise<PublishableKey[]> {
+    const { gsi1pk } = keys.publishableKeyByLocation(organizationId, locationId, '', '');
+    const found: PublishableKey[] = [];
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const page = await this.client.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          IndexName: LOCATION_INDEX,
+          KeyConditionExpression: 'gsi1pk = :pk',
+          ExpressionAttributeValues: { ':pk': gsi1pk },
+          ExclusiveStartKey: startKey,
+        }),
+      );
+      found.push(...(page.Items ?? []).map(toKey));
+      startKey = page.LastEvaluatedKey;
+    } while (startKey);
+    return found;
+  }
+}
+
+function toKey(item: Record<string, unknown>): PublishableKey {
+  const { entity: _entity, ...rest } = withoutKeys(item);
+  return rest as unknown as PublishableKey;
+}
+
+/**
+ * Fixed one-minute windows in the table: one conditional UpdateItem per attempt,
+ * exact across every Lambda container (and identical in the local runtime).
+ * A burst of up to twice the limit can straddle a window boundary; that is the
+ * usual price of fixed windows and acceptable for abuse control.
+ */
+export class DynamoMintRateLimiter implements MintRateLimiter {
+  constructor(
+    private readonly client: DynamoDBDocumentClient,
+    private readonly tableName: string,
+  ) {}
+
+  async hit(publishableKey: string, limit: number, now: Date): Promise<{ allowed: boolean; retryAfterSeconds: number }> {
+    const seconds = Math.floor(now.getTime() / 1000);
+    const minute = Math.floor(seconds / 60);
+    const retryAfterSeconds = Math.max(1, (minute + 1) * 60 - seconds);
+    try {
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: keys.mintCounter(publishableKey, minute),
+          UpdateExpression: 'ADD hits :one SET #ttl = if_not_exists(#ttl, :ttl)',
+          ConditionExpression: 'attribute_not_exists(hits) OR hits < :limit',
+          ExpressionAttributeNames: { '#ttl': TTL_ATTRIBUTE },
+          ExpressionAttributeValues: { ':one': 1, ':limit': limit, ':ttl': (minute + 2) * 60 },
+        }),
+      );
+      return { allowed: true, retryAfterSeconds };
+    } catch (error) {
+      if ((error as Error).name === 'ConditionalCheckFailedException') return { allowed: false, retryAfterSeconds };
+      throw error;
+    }
+  }
+}

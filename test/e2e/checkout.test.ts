@@ -1,0 +1,137 @@
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { chromium } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+
+/**
+ * The demo checkout in headless Chromium (Debian's `chromium` package), against
+ * the runtime `npm start` runs without a seed: the demo organization, its
+ * publishable key (allowed on http://localhost:<port>) and the merchant endpoint.
+ */
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const SCREENSHOTS = path.resolve(import.meta.dirname, '../../test-output/screenshots');
+const TEST_CARD = '4111 1111 1111 1111';
+
+let browser: Browser;
+let context: BrowserContext;
+const port = () => inject('runtimePort');
+
+beforeAll(async () => {
+  await mkdir(SCREENSHOTS, { recursive: true });
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  context = await browser.newContext({ viewport: { width: 900, height: 1100 } });
+});
+afterAll(async () => {
+  await context?.close();
+  await browser?.close();
+});
+
+async function openCheckout(origin: string): Promise<{ page: Page; console: string[] }> {
+  const page = await context.newPage();
+  const console: string[] = [];
+  page.on('console', (message) => console.push(message.text()));
+  page.on('pageerror', (error) => console.push(`pageerror: ${error.message}`));
+  await page.goto(`${origin}/demo/checkout`);
+  await page.getByLabel('Name on card').waitFor();
+  return { page, console };
+}
+
+/** Typed the way a shopper does: keyboard only, Tab between fields, Enter to submit. */
+async function fillCard(page: Page, card: { name?: string; number?: string; month?: string; year?: string; cvv?: string } = {}): Promise<void> {
+  await page.getByLabel('Name on card').fill('');
+  await page.getByLabel('Name on card').focus();
+  await page.keyboard.type(card.name ?? 'Ann Lee');
+  await page.keyboard.press('Tab'); // card type: keep Visa
+  await page.keyboard.press('Tab');
+  await expect.poll(() => page.evaluate<string | undefined>('document.activeElement?.id')).toBe('account_number');
+  await page.keyboard.press('Control+A');
+  await page.keyboard.type(card.number ?? TEST_CARD);
+  await page.getByLabel('Month').fill(card.month ?? '12');
+  await page.getByLabel('Year').fill(card.year ?? '2031');
+  await page.getByLabel('Security code').fill(card.cvv ?? '123');
+}
+
+async function submitAndWait(page: Page, outcome: '#token-result' | '#form-error' | '#account_number-error'): Promise<number> {
+  const startedAt = performance.now();
+  await page.getByLabel('Security code').press('Enter');
+  await page.locator(outcome).waitFor({ state: 'visible' });
+  return performance.now() - startedAt;
+}
+
+describe('demo checkout', () => {
+  it('turns a test card into a one-time token in the browser, then into a saved paymethod on the merchant server', async () => {
+    const { page, console } = await openCheckout(`http://localhost:${port()}`);
+    await fillCard(page);
+    await submitAndWait(page, '#token-result');
+    const token = await page.locator('#token-value').textContent();
+    expect(token).toMatch(/^ott_[A-Za-z0-9]{22}$/);
+    expect(await page.locator('#token-last4').textContent()).toBe('1111');
+    expect(await page.evaluate<string | undefined>('document.activeElement?.id')).toBe('token-heading');
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'checkout-1-token.png'), fullPage: true });
+
+    await page.getByRole('button', { name: "Send token to the merchant's server" }).click();
+    await page.locator('#paymethod-result').waitFor({ state: 'visible' });
+    expect(await page.locator('#paymethod-token').textContent()).toMatch(/^mth_/);
+    expect(await page.locator('#paymethod-masked').textContent()).toBe('****1111');
+    expect(await page.locator('#paymethod-card').textContent()).toContain('VISA · Ann Lee · expires 12/2031');
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'checkout-2-paymethod.png'), fullPage: true });
+
+    // The library logs nothing; nothing on the page failed.
+    expect(console).toEqual([]);
+    await page.close();
+  });
+
+  it('shows a Luhn failure inline on the card number field, accessibly, and mints nothing', async () => {
+    const { page } = await openCheckout(`http://localhost:${port()}`);
+    await fillCard(page, { number: '4111 1111 1111 1112' });
+    await submitAndWait(page, '#account_number-error');
+    const field = page.getByLabel('Card number');
+    expect(await field.getAttribute('aria-invalid')).toBe('true');
+    expect(await field.getAttribute('aria-describedby')).toContain('account_number-error');
+    expect(await page.locator('#account_number-error').textContent()).toBe('Card number is not a valid card number.');
+    expect(await page.evaluate<string | undefined>('document.activeElement?.id')).toBe('account_number');
+    expect(await page.locator('#token-result').isHidden()).toBe(true);
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'checkout-3-luhn-error.png'), fullPage: true });
+
+    // Fixing the number clears the error.
+    await fillCard(page);
+    await submitAndWait(page, '#token-result');
+    expect(await field.getAttribute('aria-invalid')).toBeNull();
+    expect(await page.locator('#account_number-error').isHidden()).toBe(true);
+    await page.close();
+  });
+
+  it('is refused from an origin the publishable key does not allow (127.0.0.1 instead of localhost)', async () => {
+    const { page } = await openCheckout(`http://127.0.0.1:${port()}`);
+    await fillCard(page);
+    await submitAndWait(page, '#form-error');
+    expect(await page.locator('#form-error').textContent()).toMatch(/^Not allowed from this site: origin "http:\/\/127\.0\.0\.1:\d+" is not allowed for this publishable key/);
+    expect(await page.locator('#form-error').getAttribute('role')).toBe('alert');
+    expect(await page.evaluate<string | undefined>('document.activeElement?.id')).toBe('form-error');
+    expect(await page.locator('#token-result').isHidden()).toBe(true);
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'checkout-4-origin-refused.png'), fullPage: true });
+    await page.close();
+  });
+
+  it('mints quickly: median time from submit to token shown, over 20 submits', async () => {
+    const { page } = await openCheckout(`http://localhost:${port()}`);
+    const pageTimes: number[] = [];
+    const libraryTimes: number[] = [];
+    for (let index = 0; index < 20; index += 1) {
+      await page.locator('#token-result').evaluate((element) => void ((element as unknown as { hidden: boolean }).hidden = true));
+      await fillCard(page);
+      pageTimes.push(await submitAndWait(page, '#token-result'));
+      libraryTimes.push(Number(await page.evaluate<string>('document.documentElement.dataset.tokenizeMs')));
+    }
+    const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
+    console.log(
+      `submit -> token shown, median of 20: ${median(pageTimes).toFixed(1)} ms (tokenize() call alone: ${median(libraryTimes)} ms; min ${Math.min(...pageTimes).toFixed(1)}, max ${Math.max(...pageTimes).toFixed(1)})`,
+    );
+    expect(median(pageTimes)).toBeLessThan(1_000);
+    await page.close();
+  });
+});
