@@ -1,5 +1,7 @@
 import { KMSClient } from '@aws-sdk/client-kms';
 import { tracer } from '#shared/observability/tracer.ts';
 
-/** Built once per container; the endpoint comes from AWS_ENDPOINT_URL_KMS when set. Traced in Lambda. */
-export const kms = tracer.captureAWSv3Client(new KMSClient({}));
+/**
+ * Marked pure so esbuild drops the client from bundles whose handler never uses it.
+ * Built once per container; the endpoint comes from AWS_ENDPOINT_URL_KMS when set. Traced in Lambda. */
+export const kms = /* @__PURE__ */ tracer.captureAWSv3Client(/* @__PURE__ */ new KMSClient({}));

@@ -1,7 +1,7 @@
 import type { OneTimeToken, Paymethod, PaymethodType } from '#shared/domain/paymethods/model.ts';
 import type { Page, PaymethodQuery } from '#shared/domain/paymethods/ports.ts';
 import { PAYMETHOD_TYPES } from '#shared/domain/paymethods/rules.ts';
-import { stripUndefined } from '#shared/domain/paymethods/validation.ts';
+import { stripUndefined } from '#shared/domain/objects.ts';
 import { routeNamed } from './api-handler.ts';
 import type { FilterSpec, ListQuery } from './list-query.ts';
 import { listLinks, listResponse } from './list-query.ts';

@@ -5,4 +5,4 @@ import { DynamoIdempotencyStore } from '#shared/store/idempotency.ts';
 import { once } from './once.ts';
 
 /** Every POST route keeps its Idempotency-Key records here. */
-export const idempotencyStore = once((): IdempotencyStore => new DynamoIdempotencyStore(dynamo, config.tableName));
+export const idempotencyStore = /* @__PURE__ */ once((): IdempotencyStore => new DynamoIdempotencyStore(dynamo, config.tableName));

@@ -14,11 +14,11 @@ import { once } from './once.ts';
 
 export { idempotencyStore } from './idempotency.ts';
 
-export const paymethodStore = once(() => new DynamoPaymethodStore(dynamo, config.tableName));
-export const oneTimeTokenStore = once(() => new DynamoOneTimeTokenStore(dynamo, config.tableName));
-export const vault = once((): Vault => new KmsVault(kms, config.vaultKeyId));
-export const organizationStore = once((): OrganizationStore => new CachedOrganizationStore(new DynamoOrganizationStore(dynamo, config.tableName)));
-export const billingAgreements = once(
+export const paymethodStore = /* @__PURE__ */ once(() => new DynamoPaymethodStore(dynamo, config.tableName));
+export const oneTimeTokenStore = /* @__PURE__ */ once(() => new DynamoOneTimeTokenStore(dynamo, config.tableName));
+export const vault = /* @__PURE__ */ once((): Vault => new KmsVault(kms, config.vaultKeyId));
+export const organizationStore = /* @__PURE__ */ once((): OrganizationStore => new CachedOrganizationStore(new DynamoOrganizationStore(dynamo, config.tableName)));
+export const billingAgreements = /* @__PURE__ */ once(
   (): BillingAgreements => new PaypalBillingAgreements({ apiUrl: process.env.PAYPAL_API_URL ?? 'https://api-m.paypal.com', credentials: paypalCredentialsFromEnvironment() }),
 );
 export const clock = (): Date => new Date();

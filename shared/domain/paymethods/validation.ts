@@ -1,3 +1,4 @@
+import { stripUndefined } from '../objects.ts';
 import { z } from 'zod';
 import { InvalidRequest } from '../errors.ts';
 import { IssueList, issuesFromZod } from '../validation.ts';
@@ -359,6 +360,4 @@ function isObject(value: unknown): value is Body {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-export function stripUndefined<T extends object>(value: T): T {
-  return Object.fromEntries(Object.entries(value).filter(([, member]) => member !== undefined)) as T;
-}
+export { stripUndefined };
