@@ -192,6 +192,13 @@ export const routes: readonly RouteDefinition[] = [
   },
 ];
 
+/** The route a handler serves; throws for a handler name the table does not know. */
+export function routeNamed(handlerName: string): RouteDefinition {
+  const route = routes.find((candidate) => candidate.handler === handlerName);
+  if (!route) throw new Error(`No route in the route table uses handler ${handlerName}`);
+  return route;
+}
+
 /** Body size API Gateway REST accepts before any Lambda runs. */
 export const API_GATEWAY_MAX_REQUEST_BYTES = 10 * 1024 * 1024;
 /** Lambda's synchronous invocation payload cap; the whole proxy event (base64 body included) counts. */
