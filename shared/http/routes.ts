@@ -1,7 +1,9 @@
 /**
  * The route table: the single source for the API Gateway resources in CDK, the
  * local runtime's router and the OpenAPI document. Nothing here imports handler
- * code, so the CDK app can read it without loading the AWS SDK.
+ * code, so the CDK app can read it without loading the AWS SDK. A new route
+ * also needs its entry in route-schemas.ts (bodies, filters, answers), then
+ * `npm run openapi` to regenerate docs/openapi.json.
  */
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
