@@ -97,6 +97,13 @@ const uploadSessionCreated = recordEnvelopeSchema(documentViewSchema.extend({ up
 const documentFetched = recordEnvelopeSchema(documentViewSchema, 'Get Successful.', selfLinksSchema);
 const documentList = listEnvelopeSchema(documentListViewSchema);
 const documentDeleted = deletedEnvelopeSchema(z.object({ document_id: documentViewSchema.shape.document_id }));
+/** Only the members the document must have: the generator's own output is checked by the unit tests. */
+const openApiDocumentSchema = z.looseObject({
+  openapi: z.literal('3.1.0'),
+  info: z.looseObject({ title: z.string(), version: z.string() }),
+  paths: z.record(z.string(), z.unknown()),
+});
+
 /**
  * Answer bodies and the shapes they share, by component name (io: output).
  * Naming a schema that others embed (Card) makes the document refer to it.
@@ -118,6 +125,7 @@ export const responseSchemas: Readonly<Record<string, z.ZodType>> = {
   Document: documentFetched,
   DocumentList: documentList,
   DocumentDeleted: documentDeleted,
+  OpenApiDocument: openApiDocumentSchema,
 };
 
 const PAYMETHOD_CREATE_ERRORS = {
@@ -223,5 +231,13 @@ export const routeSchemas: Readonly<Record<string, RouteSchemas>> = {
       headers: { Location: { description: 'The presigned URL.' }, 'Cache-Control': { description: 'no-store', example: 'no-store' } },
     },
     errors: { 409: 'The document has no stored file (pending or rejected upload session; DOCUMENT_NOT_AVAILABLE).' },
+  },
+  'openapi-get': {
+    response: {
+      status: 200,
+      description: 'This document.',
+      schema: openApiDocumentSchema,
+      headers: { 'Cache-Control': { description: 'Cacheable for five minutes.', example: 'public, max-age=300' } },
+    },
   },
 };

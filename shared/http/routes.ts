@@ -192,6 +192,16 @@ export const routes: readonly RouteDefinition[] = [
     access: { table: 'read', documents: ['read'] },
     summary: 'Redirect (302) to a short-lived presigned URL of the stored file',
   },
+
+  // The API's own description (shared/http/openapi.ts), public.
+  {
+    handler: 'openapi-get',
+    method: 'GET',
+    path: '/v3/openapi.json',
+    auth: 'none',
+    access: {},
+    summary: 'This API as an OpenAPI 3.1 document',
+  },
 ];
 
 /** The route a handler serves; throws for a handler name the table does not know. */

@@ -100,6 +100,7 @@ describe('OpenAPI document', () => {
       const expected = route.auth === 'secret' ? [{ basicAuth: [], organizationId: [] }] : [];
       expect(operationOf(route).security, route.handler).toEqual(expected);
     }
+    expect(routes.some((route) => route.auth === 'none')).toBe(true);
   });
 
   it('gives path parameters their prefixes as patterns', () => {
@@ -164,6 +165,7 @@ describe('OpenAPI document', () => {
       'paymethods-list-location': [200, 400, 401, 403, 404, 413, 429, 500, 503],
       'documents-create': [201, 400, 401, 403, 404, 409, 413, 415, 422, 429, 500, 503],
       'documents-download': [302, 401, 403, 404, 409, 413, 429, 500, 503],
+      'openapi-get': [200, 413, 429, 500, 503],
     };
     for (const [handler, statuses] of Object.entries(expectations)) {
       const route = routes.find((candidate) => candidate.handler === handler)!;
