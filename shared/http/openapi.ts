@@ -230,7 +230,7 @@ function filterParameter(spec: FilterSpec): { description: string; schema: JsonO
       };
     case 'string':
       return {
-        description: spec.description ? `${spec.description[0]?.toUpperCase()}${spec.description.slice(1)}.` : 'Exact match.',
+        description: spec.description ? `Exact match: ${spec.description}.` : 'Exact match.',
         schema: { type: 'string', minLength: 1, ...(spec.maxLength !== undefined ? { maxLength: spec.maxLength } : {}), ...(spec.pattern ? { pattern: spec.pattern.source } : {}) },
         example: spec.example ?? 'example',
       };
