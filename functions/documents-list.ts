@@ -1,22 +1,17 @@
 import { documentDeps } from '#shared/aws/document-deps.ts';
 import type { DocumentResource, DocumentType } from '#shared/domain/documents/document.ts';
-import { DOCUMENT_RESOURCES, DOCUMENT_TYPES, documentListView } from '#shared/domain/documents/document.ts';
+import { documentListView } from '#shared/domain/documents/document.ts';
 import { listDocuments } from '#shared/domain/documents/read-documents.ts';
 import { apiHandler } from '#shared/http/api-handler.ts';
+import type { DocumentListFilter } from '#shared/http/documents.ts';
+import { DOCUMENT_LIST_FILTERS } from '#shared/http/documents.ts';
 import { documentsUrl } from '#shared/http/links.ts';
 import type { ListQuerySpec } from '#shared/http/list-query.ts';
 import { listLinks, listResponse, parseListQuery } from '#shared/http/list-query.ts';
 
 const deps = documentDeps();
 
-const spec: ListQuerySpec<'start_received_date' | 'end_received_date' | 'type' | 'resource'> = {
-  filters: {
-    start_received_date: { kind: 'date', bound: 'start', range: 'received' },
-    end_received_date: { kind: 'date', bound: 'end', range: 'received' },
-    type: { kind: 'enum', values: DOCUMENT_TYPES },
-    resource: { kind: 'enum', values: DOCUMENT_RESOURCES },
-  },
-};
+const spec: ListQuerySpec<DocumentListFilter> = { filters: DOCUMENT_LIST_FILTERS };
 
 /** GET /v3/organizations/{organization_id}/documents: available documents, newest first. */
 export const handler = apiHandler('documents-list', async (request) => {

@@ -51,7 +51,8 @@ export const REASONS = {
     'MOCK method answering a fixed error envelope (404 at the root, 405 for an unsupported method on a known path); it '
     + 'reaches no integration and returns no data, and must answer unauthenticated callers as API Gateway would.',
   publicRoute:
-    'Route declared public (auth: "none") in the route table, e.g. the status probe; it reads no tenant data.',
+    'Route declared public (auth: "none") in the route table, such as GET /v3/openapi.json (the API description); it '
+    + 'reads no tenant data.',
   paypalSecretRotation:
     'PayPal REST client credentials are issued and rotated in the PayPal developer dashboard; no Lambda rotation '
     + 'function can mint new ones. Rotation is an operator runbook step (docs/operations.md): put the new pair, '

@@ -21,7 +21,7 @@ import type { ApiRequest } from './request.ts';
 import { buildApiRequest } from './request.ts';
 import type { ApiResponse } from './response.ts';
 import type { RouteDefinition } from './routes.ts';
-import { routes } from './routes.ts';
+import { routeNamed } from './routes.ts';
 
 export type ApiRouteHandler = (request: ApiRequest, options: { signal: AbortSignal }) => Promise<ApiResponse>;
 
@@ -60,12 +60,6 @@ export function apiHandler(routeOrHandlerName: string | RouteDefinition, run: Ap
     .use(tenancy(route))
     .use(errorEnvelope())
     .handler(async (_event, context, { signal }) => toProxyResult(await run(context.api, { signal }), context.api.requestId));
-}
-
-export function routeNamed(handlerName: string): RouteDefinition {
-  const route = routes.find((candidate) => candidate.handler === handlerName);
-  if (!route) throw new Error(`No route in the route table uses handler ${handlerName}`);
-  return route;
 }
 
 /**

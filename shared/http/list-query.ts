@@ -11,13 +11,15 @@
  *   term       := name "eq" value
  *   value      := "'" ( any character but "'" | "''" )* "'" | a run without spaces or quotes
  */
+import { z } from 'zod';
 import type { FieldIssue } from '#shared/domain/errors.ts';
 import { InvalidRequest } from '#shared/domain/errors.ts';
-import { responseMember } from './envelope.ts';
+import { responseMember, responseMemberSchema } from './envelope.ts';
 import type { ApiResponse } from './response.ts';
 
 export type FilterSpec =
-  | { kind: 'string'; maxLength?: number; pattern?: RegExp; description?: string }
+  /** `example` is a valid value, shown in the OpenAPI document (and sent by its tests). */
+  | { kind: 'string'; maxLength?: number; pattern?: RegExp; description?: string; example?: string }
   /** Matched case-insensitively and returned as listed. */
   | { kind: 'enum'; values: readonly string[] }
   /** `yyyy-mm-dd` or `yyyy-mm-ddThh:mm:ss` (UTC); a date alone means the start or the end of that day. */
@@ -41,9 +43,11 @@ export interface ListQuery<Name extends string> {
 export const PAGE_PARAMETERS = ['page_size', 'page_index', 'cursor'] as const;
 export const FILTER_PARAMETER = 'filter';
 
-const DEFAULT_PAGE_SIZE = 50;
-const MAX_PAGE_SIZE = 1000;
-const MAX_PAGE_INDEX = 1_000_000;
+export const DEFAULT_PAGE_SIZE = 50;
+export const MAX_PAGE_SIZE = 1000;
+export const MAX_PAGE_INDEX = 1_000_000;
+/** The cursors this service issues in `links.next`. */
+export const CURSOR_PATTERN = /^[A-Za-z0-9_-]{1,2048}$/;
 
 const issue = (field: string, message: string): FieldIssue => ({ field, message });
 
@@ -95,7 +99,7 @@ export function parseListQuery<Name extends string>(query: Readonly<Record<strin
   const pageSize = integerParameter(single('page_size'), 'page_size', 1, maxPageSize, spec.defaultPageSize ?? DEFAULT_PAGE_SIZE, issues);
   const pageIndex = integerParameter(single('page_index'), 'page_index', 0, MAX_PAGE_INDEX, 0, issues);
   const cursor = single('cursor');
-  if (cursor !== undefined && !/^[A-Za-z0-9_-]{1,2048}$/.test(cursor)) issues.push(issue('cursor', 'is not a cursor this service issued'));
+  if (cursor !== undefined && !CURSOR_PATTERN.test(cursor)) issues.push(issue('cursor', 'is not a cursor this service issued'));
 
   if (issues.length > 0) throw new InvalidRequest(issues, 'INVALID_QUERY');
   return { filters, pageSize, pageIndex, ...(cursor !== undefined ? { cursor } : {}) };
@@ -262,4 +266,23 @@ export function listResponse(input: {
       links: input.links,
     },
   };
+}
+
+/** The body listResponse builds, with `item` as the shape of one result. */
+export function listEnvelopeSchema<Item extends z.ZodType>(item: Item) {
+  return z.object({
+    number_results: z.number().int().min(0).meta({ description: 'Number of results on this page.' }),
+    search_criteria: z.object({
+      page_size: z.number().int().min(1).max(MAX_PAGE_SIZE),
+      page_index: z.number().int().min(0).max(MAX_PAGE_INDEX),
+      home_organization_id: z.string().meta({ description: 'The authenticated organization (the partner, when a partner reads a merchant list).' }),
+      resource_specific: z.record(z.string(), z.string()).meta({ description: 'The applied filters (dates as yyyy-mm-ddThh:mm:ss), and the path scope where the route echoes it.' }),
+    }),
+    results: z.array(item).meta({ description: 'Newest first.' }),
+    response: responseMemberSchema('Get Successful.'),
+    links: z.object({
+      self: z.url(),
+      next: z.url().meta({ description: 'Present only when more records exist: the same query with page_index+1 and a cursor.' }).optional(),
+    }),
+  });
 }

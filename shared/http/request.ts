@@ -32,8 +32,9 @@ export interface ApiRequest {
   readonly baseUrl: string;
 }
 
-const PATH_SEGMENT_PATTERN = /^[A-Za-z0-9_-]+$/;
-const MAX_PATH_SEGMENT_LENGTH = 64;
+/** What any path parameter may hold (after its prefix, if it has one); anything else is 404. */
+export const PATH_SEGMENT_PATTERN = /^[A-Za-z0-9_-]+$/;
+export const MAX_PATH_SEGMENT_LENGTH = 64;
 
 export function buildApiRequest(event: APIGatewayProxyEvent, route: RouteDefinition): ApiRequest {
   const headers = lowerCaseHeaders(event.headers);

@@ -1,7 +1,9 @@
 /**
  * The route table: the single source for the API Gateway resources in CDK, the
  * local runtime's router and the OpenAPI document. Nothing here imports handler
- * code, so the CDK app can read it without loading the AWS SDK.
+ * code, so the CDK app can read it without loading the AWS SDK. A new route
+ * also needs its entry in route-schemas.ts (bodies, filters, answers), then
+ * `npm run openapi` to regenerate docs/openapi.json.
  */
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'OPTIONS';
@@ -236,7 +238,24 @@ export const routes: readonly RouteDefinition[] = [
     access: {},
     summary: 'The client-side tokenization library (ES module), cacheable, with an ETag',
   },
+
+  // The API's own description (shared/http/openapi.ts), public.
+  {
+    handler: 'openapi-get',
+    method: 'GET',
+    path: '/v3/openapi.json',
+    auth: 'none',
+    access: {},
+    summary: 'This API as an OpenAPI 3.1 document',
+  },
 ];
+
+/** The route a handler serves; throws for a handler name the table does not know. */
+export function routeNamed(handlerName: string): RouteDefinition {
+  const route = routes.find((candidate) => candidate.handler === handlerName);
+  if (!route) throw new Error(`No route in the route table uses handler ${handlerName}`);
+  return route;
+}
 
 /** Body size API Gateway REST accepts before any Lambda runs. */
 export const API_GATEWAY_MAX_REQUEST_BYTES = 10 * 1024 * 1024;

@@ -31,6 +31,9 @@ export function mediaTypeOf(type: DocumentType): string {
 /** Declaring this Content-Type leaves the decision to the extension and the bytes. */
 export const NEUTRAL_CONTENT_TYPES: readonly string[] = ['application/octet-stream'];
 
+/** Every Content-Type a file part may declare. */
+export const UPLOAD_CONTENT_TYPES: readonly string[] = [...new Set(DOCUMENT_TYPES.flatMap((type) => TYPE_RULES[type].contentTypes)), ...NEUTRAL_CONTENT_TYPES];
+
 /** Only echeck Proof of Authorization disputes carry recordings. */
 const AUDIO_TYPES: ReadonlySet<DocumentType> = new Set(['wav', 'mp3']);
 const AUDIO_RESOURCE: DocumentResource = 'dispute';

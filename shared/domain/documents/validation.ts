@@ -19,10 +19,21 @@ const resourceField = z.enum(DOCUMENT_RESOURCES as [DocumentResource, ...Documen
   error: (issue) => (issue.input === undefined ? 'is required' : `must be one of ${DOCUMENT_RESOURCES.join(', ')}`),
 });
 
+// JSON Schema's maxLength counts code points too; the refinement is invisible to z.toJSONSchema, hence the metadata.
 const descriptionField = z
   .string({ error: 'must be a string' })
   .refine((text) => codePoints(text) <= MAX_DESCRIPTION_CODE_POINTS, { error: `must be at most ${MAX_DESCRIPTION_CODE_POINTS} characters` })
+  .meta({ maxLength: MAX_DESCRIPTION_CODE_POINTS, description: 'Short description, for example receipt or voided check.' })
   .optional();
+
+const PREFIX_ALTERNATIVES = Object.values(RESOURCE_ID_PREFIXES).map((prefix) => prefix.slice(0, -1)).join('|');
+
+/** Checked by resourceIdIssues below; stated here for the schema. */
+const resourceIdField = requiredString().meta({
+  pattern: `^(${PREFIX_ALTERNATIVES})_[A-Za-z0-9_-]+$`,
+  maxLength: MAX_RESOURCE_ID_LENGTH,
+  description: `Id of the resource, with the prefix of its kind: ${Object.entries(RESOURCE_ID_PREFIXES).map(([resource, prefix]) => `${prefix} for ${resource}`).join(', ')}.`,
+});
 
 const RESOURCE_ID_REST = /^[A-Za-z0-9_-]+$/;
 
@@ -43,15 +54,21 @@ function resourceIdIssues(input: unknown): FieldIssue[] {
 }
 
 /** The JSON part of a multipart upload. */
-const uploadMetadataSchema = z.strictObject({ resource: resourceField, resource_id: requiredString(), description: descriptionField });
+export const uploadMetadataSchema = z
+  .strictObject({ resource: resourceField, resource_id: resourceIdField, description: descriptionField })
+  .meta({ description: 'The JSON part of an upload. Members whose value is null are treated as absent; unknown members are refused.' });
 
 /** The body that opens an upload session. */
-const uploadSessionSchema = z.strictObject({
-  resource: resourceField,
-  resource_id: requiredString(),
-  description: descriptionField,
-  file_name: requiredString(),
-});
+export const uploadSessionSchema = z
+  .strictObject({
+    resource: resourceField,
+    resource_id: resourceIdField,
+    description: descriptionField,
+    file_name: requiredString().meta({
+      description: `Name of the file to upload; any path (/ or \\) is removed, and what remains is at most ${MAX_FILE_NAME_CODE_POINTS} characters. Its extension must name a document type allowed for the resource.`,
+    }),
+  })
+  .meta({ description: 'Members whose value is null are treated as absent; unknown members are refused.' });
 
 export type UploadMetadata = z.infer<typeof uploadMetadataSchema>;
 export type UploadSessionRequest = z.infer<typeof uploadSessionSchema>;

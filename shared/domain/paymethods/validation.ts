@@ -20,49 +20,83 @@ import {
  * that depend on the route or on several members (required members, exactly
  * one sub-object, expiry) run afterwards on the same body, so one answer lists
  * every failing field.
+ *
+ * The schemas are also the OpenAPI document's request bodies (shared/http/openapi.ts).
+ * Checks written as refinements are invisible to `z.toJSONSchema`, so each
+ * builder below states the same rule as JSON Schema metadata (`.meta`) beside
+ * the code that enforces it; the form rules are summarized in the schemas'
+ * descriptions.
  */
 
 const STRING = { error: 'must be a string' } as const;
 
+/** JSON Schema's minLength/maxLength count code points too. */
 function text(max: number, min = 1) {
-  return z.string(STRING).superRefine((value, ctx) => {
-    const length = codePointLength(value);
-    if (length < min) ctx.addIssue({ code: 'custom', message: min === 1 ? 'must not be empty' : `must be at least ${min} characters` });
-    else if (length > max) ctx.addIssue({ code: 'custom', message: `must be at most ${max} characters` });
-  });
+  return z
+    .string(STRING)
+    .superRefine((value, ctx) => {
+      const length = codePointLength(value);
+      if (length < min) ctx.addIssue({ code: 'custom', message: min === 1 ? 'must not be empty' : `must be at least ${min} characters` });
+      else if (length > max) ctx.addIssue({ code: 'custom', message: `must be at most ${max} characters` });
+    })
+    .meta({ ...(min > 0 ? { minLength: min } : {}), maxLength: max });
 }
 
-function digits(min: number, max: number, extra?: (value: string) => string | undefined) {
-  return z.string(STRING).superRefine((value, ctx) => {
-    const message = !isDigits(value)
-      ? 'must contain digits only'
-      : value.length < min || value.length > max
-        ? min === max
-          ? `must be ${min} digits`
-          : `must be ${min} to ${max} digits`
-        : extra?.(value);
-    if (message) ctx.addIssue({ code: 'custom', message });
-  });
+/** `extra` is a further check; `extraRule` says what it checks, for the schema's description. */
+function digits(min: number, max: number, extra?: (value: string) => string | undefined, extraRule?: string) {
+  return z
+    .string(STRING)
+    .superRefine((value, ctx) => {
+      const message = !isDigits(value)
+        ? 'must contain digits only'
+        : value.length < min || value.length > max
+          ? min === max
+            ? `must be ${min} digits`
+            : `must be ${min} to ${max} digits`
+          : extra?.(value);
+      if (message) ctx.addIssue({ code: 'custom', message });
+    })
+    .meta({
+      pattern: min === max ? `^[0-9]{${min}}$` : `^[0-9]{${min},${max}}$`,
+      ...(extraRule ? { description: extraRule } : {}),
+    });
 }
 
 /** Tokens carry their prefix and are at most 26 characters in all. */
 function token(prefix: string) {
-  return z.string(STRING).superRefine((value, ctx) => {
-    if (!value.startsWith(prefix) || !/^[A-Za-z0-9_-]+$/.test(value.slice(prefix.length)) || value.length > 26) {
-      ctx.addIssue({ code: 'custom', message: `must be ${prefix} followed by letters or digits, at most 26 characters` });
-    }
-  });
+  return z
+    .string(STRING)
+    .superRefine((value, ctx) => {
+      if (!value.startsWith(prefix) || !/^[A-Za-z0-9_-]+$/.test(value.slice(prefix.length)) || value.length > 26) {
+        ctx.addIssue({ code: 'custom', message: `must be ${prefix} followed by letters or digits, at most 26 characters` });
+      }
+    })
+    .meta({ pattern: `^${prefix}[A-Za-z0-9_-]+$`, maxLength: 26 });
 }
 
+/** Matched in any case; the schema states that as a pattern of per-letter classes (JSON Schema regexes have no flags). */
 function oneOf(values: readonly string[], normalize: (value: string) => string) {
-  return z.string(STRING).superRefine((value, ctx) => {
-    if (!values.includes(normalize(value))) ctx.addIssue({ code: 'custom', message: `must be one of ${values.join(', ')}` });
-  });
+  return z
+    .string(STRING)
+    .superRefine((value, ctx) => {
+      if (!values.includes(normalize(value))) ctx.addIssue({ code: 'custom', message: `must be one of ${values.join(', ')}` });
+    })
+    .meta({ description: `One of ${values.join(', ')}, in any case.`, pattern: anyCasePattern(values), examples: [values[0]] });
+}
+
+function anyCasePattern(values: readonly string[]): string {
+  const anyCase = (value: string) =>
+    [...value].map((char) => (char.toLowerCase() === char.toUpperCase() ? char : `[${char.toLowerCase()}${char.toUpperCase()}]`)).join('');
+  return `^(${values.map(anyCase).join('|')})$`;
 }
 
 /** The spec lets expiry members be strings or integers; both become integers. */
 function expiryPart(kind: 'month' | 'year') {
-  return z.union([z.string(), z.number()], { error: 'must be a string or an integer' }).superRefine((value, ctx) => {
+  const meta =
+    kind === 'month'
+      ? { description: 'Month 1 to 12: an integer, or a string of one or two digits.', examples: [12, '07'] }
+      : { description: 'Year from 2000: an integer, or a string of four digits (or two, meaning 20yy).', examples: [2031, '2031'] };
+  return z.union([z.string(), z.number()], { error: 'must be a string or an integer' }).meta(meta).superRefine((value, ctx) => {
     const ok =
       kind === 'month'
         ? typeof value === 'number'
@@ -78,19 +112,30 @@ function expiryPart(kind: 'month' | 'year') {
 const toYear = (value: string | number): number => (typeof value === 'string' && value.length === 2 ? 2000 + Number(value) : Number(value));
 
 /** `true`/`false` or the strings "true"/"false". */
-const booleanish = z.union([z.boolean(), z.string()], { error: 'must be true or false' }).superRefine((value, ctx) => {
-  if (typeof value === 'string' && !['true', 'false'].includes(value.toLowerCase())) ctx.addIssue({ code: 'custom', message: 'must be true or false' });
-});
+const booleanish = z
+  .union([z.boolean(), z.string()], { error: 'must be true or false' })
+  .superRefine((value, ctx) => {
+    if (typeof value === 'string' && !['true', 'false'].includes(value.toLowerCase())) ctx.addIssue({ code: 'custom', message: 'must be true or false' });
+  })
+  .meta({ description: 'true or false, or the strings "true" or "false" (any case). Returned as a boolean.' });
 
-const notUpdatable = z.unknown().superRefine((_value, ctx) => ctx.addIssue({ code: 'custom', message: 'cannot be changed by an update' }));
+/** A member that is named (so it is not "unrecognized") but always refused: `not: {}` in JSON Schema. */
+function refused(message: string) {
+  return z
+    .unknown()
+    .superRefine((_value, ctx) => ctx.addIssue({ code: 'custom', message }))
+    .meta({ not: {}, description: `Refused: ${message}.` });
+}
+
+const notUpdatable = refused('cannot be changed by an update');
 
 const cardMembers = {
   card_type: oneOf(CARD_TYPES, (value) => value.toLowerCase()).optional(),
   name_on_card: text(50).optional(),
-  account_number: digits(12, 16, (value) => (passesLuhn(value) ? undefined : 'is not a valid card number')).optional(),
+  account_number: digits(12, 16, (value) => (passesLuhn(value) ? undefined : 'is not a valid card number'), 'Must pass the Luhn check. Never returned.').optional(),
   expire_month: expiryPart('month').optional(),
   expire_year: expiryPart('year').optional(),
-  card_verification_value: digits(3, 4).optional(),
+  card_verification_value: digits(3, 4, undefined, 'Validated, never stored or returned.').optional(),
   procurement_card: booleanish.optional(),
   customer_accounting_code: text(17).optional(),
   suppress_account_updater: z.boolean({ error: 'must be true or false' }).optional(),
@@ -99,8 +144,13 @@ const cardMembers = {
 
 const echeckMembers = {
   account_holder: text(50).optional(),
-  account_number: digits(4, 17).optional(),
-  routing_number: digits(9, 9, (value) => (isValidRoutingNumber(value) ? undefined : 'is not a valid U.S. (ABA) or Canadian (0AAABBBBB) routing number')).optional(),
+  account_number: digits(4, 17, undefined, 'Never returned.').optional(),
+  routing_number: digits(
+    9,
+    9,
+    (value) => (isValidRoutingNumber(value) ? undefined : 'is not a valid U.S. (ABA) or Canadian (0AAABBBBB) routing number'),
+    'A U.S. routing number passing the ABA checksum, or a Canadian one written 0AAABBBBB.',
+  ).optional(),
   account_type: oneOf(ACCOUNT_TYPES, (value) => value.toLowerCase()).optional(),
   sec_code: oneOf(SEC_CODES, (value) => value.toUpperCase()).optional(),
   item_description: text(255, 0).optional(),
@@ -114,7 +164,8 @@ const vendorMembers = {
 
 const OBJECT = { error: 'must be an object' } as const;
 
-const createSchema = z.strictObject({
+/** The create body of the three create routes (after `vendors` became `vendor`; see withVendorAlias). */
+export const createSchema = z.strictObject({
   organization_id: z.string(STRING).optional(),
   customer_token: token('cst_').optional(),
   customer_id: text(15).optional(),
@@ -124,9 +175,16 @@ const createSchema = z.strictObject({
   card: z.strictObject(cardMembers, OBJECT).optional(),
   echeck: z.strictObject(echeckMembers, OBJECT).optional(),
   vendor: z.strictObject(vendorMembers, OBJECT).optional(),
+}).meta({
+  description:
+    'Exactly one of card, echeck or vendor. A card needs card_type, name_on_card, account_number, expire_month and expire_year, '
+    + 'unless it carries a one_time_token (then account_number and card_type must not be sent); an echeck needs account_holder, '
+    + 'account_number, routing_number and sec_code, unless it carries a one_time_token (then account_number and routing_number must '
+    + 'not be sent); a vendor needs vendor_type and vendor_billing_agreement_token. The expiry must not be before the current UTC month. '
+    + 'Members whose value is null are treated as absent; unknown members are refused.',
 });
 
-const updateSchema = z.strictObject({
+export const updateSchema = z.strictObject({
   customer_token: token('cst_').optional(),
   customer_id: text(15).optional(),
   billing_address_token: token('add_').optional(),
@@ -164,6 +222,21 @@ const updateSchema = z.strictObject({
     )
     .optional(),
   vendor: z.strictObject({ vendor_billing_agreement_token: notUpdatable.optional(), vendor_type: notUpdatable.optional() }, OBJECT).optional(),
+}).meta({
+  minProperties: 1,
+  description:
+    'Partial update: only the members sent change. An echeck update must carry account_holder and routing_number. '
+    + 'Account numbers cannot be changed. Members whose value is null are treated as absent; unknown members are refused.',
+});
+
+/** A one-time token carries a full card or echeck, exactly as a create would, without a one_time_token of its own. */
+export const oneTimeTokenSchema = z.strictObject({
+  card: z.strictObject({ ...cardMembers, one_time_token: refused('is not accepted when minting a one-time token').optional() }, OBJECT).optional(),
+  echeck: z.strictObject({ ...echeckMembers, one_time_token: refused('is not accepted when minting a one-time token').optional() }, OBJECT).optional(),
+}).meta({
+  description:
+    'Exactly one of card or echeck, complete as on a paymethod create (card: card_type, name_on_card, account_number, expire_month, '
+    + 'expire_year; echeck: account_holder, account_number, routing_number, sec_code).',
 });
 
 export interface CardInput {
@@ -212,6 +285,25 @@ export type CreateForm = 'customer' | 'location' | 'locationless';
 
 type Body = Record<string, unknown>;
 
+/**
+ * The body a create route accepts, as the API documents it: createSchema with
+ * the form's organization_id rule (required on the locationless route, refused
+ * elsewhere) and the `vendors` alias. Validation itself runs validateCreate.
+ */
+export function createBodySchema(form: CreateForm) {
+  const { organization_id: _organizationId, ...members } = createSchema.shape;
+  const vendors = createSchema.shape.vendor.meta({ description: 'Accepted alias of vendor (the spelling of an example in the spec); not together with vendor.' });
+  const schema =
+    form === 'locationless'
+      ? z.strictObject({
+          organization_id: z.string().meta({ pattern: '^org_[A-Za-z0-9_-]+$', description: 'The organization the paymethod belongs to (403 unless the caller may act on it).' }),
+          ...members,
+          vendors,
+        })
+      : z.strictObject({ ...members, vendors });
+  return schema.meta({ ...z.globalRegistry.get(createSchema) });
+}
+
 /** `vendors` is the spec's example spelling of `vendor`; both are accepted, not together. */
 export function withVendorAlias(body: Body, issues: IssueList): Body {
   if (!('vendors' in body)) return body;
@@ -247,21 +339,15 @@ export function validateCreate(rawBody: Body, form: CreateForm, now: Date): Crea
 /** A one-time token request carries a full card or echeck, exactly as a create would. */
 export function validateOneTimeToken(body: Body, now: Date): Pick<CreateInput, 'card' | 'echeck'> {
   const issues = new IssueList();
-  const schema = z.strictObject({ card: createSchema.shape.card, echeck: createSchema.shape.echeck });
-  const parsed = schema.safeParse(body);
+  // The schema refuses a one_time_token inside card or echeck.
+  const parsed = oneTimeTokenSchema.safeParse(body);
   if (!parsed.success) issues.addAll(issuesFromZod(parsed.error));
   const count = ['card', 'echeck'].filter((member) => body[member] !== undefined).length;
   if (count !== 1) issues.add('', count === 0 ? 'exactly one of card or echeck is required' : 'only one of card or echeck may be sent');
-  for (const member of ['card', 'echeck'] as const) {
-    const sub = body[member];
-    if (isObject(sub) && sub.one_time_token !== undefined && !issues.has(`${member}.one_time_token`)) {
-      issues.add(`${member}.one_time_token`, 'is not accepted when minting a one-time token');
-    }
-  }
   if (isObject(body.card)) checkCardForm({ ...body.card, one_time_token: undefined }, 'location', issues, now);
   if (isObject(body.echeck)) checkEcheckForm({ ...body.echeck, one_time_token: undefined }, 'location', issues);
   if (!issues.empty || !parsed.success) throw new InvalidRequest(issues.items);
-  const normalized = normalizeCreate(parsed.data);
+  const normalized = normalizeCreate(parsed.data as z.infer<typeof createSchema>);
   return { card: normalized.card, echeck: normalized.echeck };
 }
 

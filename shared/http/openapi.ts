@@ -1,0 +1,438 @@
+/**
+ * The API as an OpenAPI 3.1 document, generated from the route table
+ * (routes.ts) and the schemas the code uses (route-schemas.ts). Pure: no AWS
+ * SDK, no I/O, so the openapi-get function builds it at cold start and
+ * `npm run openapi` writes the same document to docs/openapi.json.
+ *
+ * What a route's shape implies is added here, once: security on `secret`
+ * routes, path parameters with their prefixes, the list query parameters,
+ * Idempotency-Key on POSTs, and the error answers (see errorStatuses).
+ */
+import { z } from 'zod';
+import packageJson from '../../package.json' with { type: 'json' };
+import { AUTH_REALM, RETRY_AFTER_SECONDS } from './gateway-responses.ts';
+import type { FilterSpec } from './list-query.ts';
+import { CURSOR_PATTERN, DEFAULT_PAGE_SIZE, FILTER_PARAMETER, MAX_PAGE_INDEX, MAX_PAGE_SIZE } from './list-query.ts';
+import { MAX_PATH_SEGMENT_LENGTH, PATH_SEGMENT_PATTERN } from './request.ts';
+import type { ErrorStatus, RequestBody, RouteSchemas, SuccessResponse } from './route-schemas.ts';
+import { requestSchemas, responseSchemas, routeSchemas } from './route-schemas.ts';
+import type { RouteDefinition } from './routes.ts';
+import { API_GATEWAY_MAX_HEADER_BYTES, PATH_PARAMETER_PREFIXES, routes as routeTable } from './routes.ts';
+
+export type JsonObject = { [key: string]: unknown };
+
+export const OPENAPI_VERSION = '3.1.0';
+const SCHEMAS = '#/components/schemas/';
+const BASIC = 'basicAuth';
+const ORGANIZATION_HEADER = 'organizationId';
+const PUBLISHABLE = 'publishableKey';
+
+export interface OpenApiSources {
+  readonly routes: readonly RouteDefinition[];
+  readonly schemas: Readonly<Record<string, RouteSchemas>>;
+  readonly requestSchemas: Readonly<Record<string, z.ZodType>>;
+  readonly responseSchemas: Readonly<Record<string, z.ZodType>>;
+}
+
+const DEFAULT_SOURCES: OpenApiSources = { routes: routeTable, schemas: routeSchemas, requestSchemas, responseSchemas };
+
+/** Route table entries without a route-schemas entry (the generator refuses to run while there are any). */
+export function routesWithoutSchemas(sources: Pick<OpenApiSources, 'routes' | 'schemas'> = DEFAULT_SOURCES): string[] {
+  return sources.routes.filter((route) => !Object.hasOwn(sources.schemas, route.handler)).map((route) => route.handler);
+}
+
+export function openApiDocument(sources: OpenApiSources = DEFAULT_SOURCES): JsonObject {
+  const missing = routesWithoutSchemas(sources);
+  if (missing.length > 0) {
+    throw new Error(`No entry in shared/http/route-schemas.ts for route handler(s) ${missing.join(', ')}: add one, then run npm run openapi`);
+  }
+  const components = new SchemaComponents(sources);
+  const paths: Record<string, JsonObject> = {};
+  for (const route of sources.routes) {
+    const entry = sources.schemas[route.handler] as RouteSchemas;
+    (paths[route.path] ??= {})[route.method.toLowerCase()] = operation(route, entry, components);
+  }
+  const tags = [...new Set(sources.routes.map(tagOf))].map((name) => ({ name, ...(TAG_DESCRIPTIONS[name] ? { description: TAG_DESCRIPTIONS[name] } : {}) }));
+  return {
+    openapi: OPENAPI_VERSION,
+    info: {
+      title: 'Payments API: documents and paymethods',
+      version: packageJson.version,
+      description: INFO_DESCRIPTION,
+    },
+    servers: [
+      { url: 'http://localhost:3000', description: 'The local runtime (`npm start`; the port is PORT, 3000 by default).' },
+      {
+        url: 'https://{apiId}.execute-api.{region}.amazonaws.com/{stage}',
+        description: "A deployed stack: its ApiUrl output. The stage is the environment's name.",
+        variables: {
+          apiId: { default: 'abcdef1234', description: 'The REST API id.' },
+          region: { default: 'us-east-1', description: 'The AWS region.' },
+          stage: { default: 'dev', description: 'The environment, for example dev or prod.' },
+        },
+      },
+    ],
+    tags,
+    paths,
+    components: {
+      schemas: components.all(),
+      securitySchemes: {
+        [BASIC]: { type: 'http', scheme: 'basic', description: `Authorization: Basic base64(api_access_id:api_secure_key). Realm "${AUTH_REALM}".` },
+        [ORGANIZATION_HEADER]: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'X-Service-Auth-Organization-Id',
+          description: 'org_<id>: the organization the credentials belong to. Always sent together with the Basic credentials or the publishable key.',
+        },
+        [PUBLISHABLE]: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'pk_…',
+          description: 'Authorization: Bearer pk_…, a publishable key for browsers: bound to one organization, location and list of origins, and accepted only where the operation lists it (minting one-time tokens).',
+        },
+      },
+      parameters: {
+        IdempotencyKey: {
+          name: 'Idempotency-Key',
+          in: 'header',
+          required: false,
+          description:
+            'A repeat with the same key and body within 24 hours returns the first answer (with Idempotent-Replayed: true) without acting again; '
+            + 'the same key with another body is 422; a repeat while the first is still running is 409. Keys are scoped to the authenticated organization.',
+          schema: { type: 'string', minLength: 1, maxLength: 255 },
+        },
+        PageSize: {
+          name: 'page_size',
+          in: 'query',
+          required: false,
+          description: 'Results per page.',
+          schema: { type: 'integer', minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE },
+        },
+        PageIndex: {
+          name: 'page_index',
+          in: 'query',
+          required: false,
+          description: 'Zero-based page number. A page past the end is empty.',
+          schema: { type: 'integer', minimum: 0, maximum: MAX_PAGE_INDEX, default: 0 },
+        },
+        Cursor: {
+          name: 'cursor',
+          in: 'query',
+          required: false,
+          description: 'Opaque position from links.next; makes reading the next page cost one page of reads. page_index alone works too.',
+          schema: { type: 'string', pattern: CURSOR_PATTERN.source },
+        },
+      },
+      headers: {
+        'X-Request-Id': { description: 'Identifies the request in the logs.', schema: { type: 'string' } },
+        'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'string', examples: [RETRY_AFTER_SECONDS] } },
+      },
+      responses: sharedResponses(),
+    },
+  };
+}
+
+/** docs/openapi.json's text: two-space JSON in the generator's (deterministic) key order, newline-terminated. */
+export function serializeOpenApi(document: JsonObject): string {
+  return `${JSON.stringify(document, null, 2)}\n`;
+}
+
+const INFO_DESCRIPTION = [
+  'Documents and tokenized paymethods.',
+  '',
+  'Every route except this document is authenticated with HTTP Basic credentials (api_access_id:api_secure_key) together with',
+  'X-Service-Auth-Organization-Id; a caller may act on its own organization and its child organizations.',
+  '',
+  'Success bodies carry the record\'s members, then `response` (`environment`, `response_desc`) and `links` (absolute URLs).',
+  'Every error status answers with the ErrorEnvelope: a stable UPPER_SNAKE `response_code`, `response_desc` in the',
+  '`Error[1]: ... Error[2]: ...` form and `errors`, listing every failing field. Unknown members in a JSON body are refused (400);',
+  'members whose value is null are treated as absent. An unknown path is 404 and a known path with another method is 405 (with Allow).',
+  'Every answer carries X-Request-Id.',
+].join('\n');
+
+const TAG_DESCRIPTIONS: Readonly<Record<string, string>> = {
+  paymethods: 'Card, echeck and PayPal paymethods. Account numbers are never returned.',
+  onetimetokens: 'Single-use tokens for a card or echeck, redeemed by a paymethod create.',
+  documents: 'Supporting files for applications, disputes and bank accounts.',
+  openapi: 'This description of the API.',
+};
+
+/** The first word of the handler's name: paymethods-get -> paymethods. */
+function tagOf(route: RouteDefinition): string {
+  return route.handler.split('-')[0] as string;
+}
+
+function operation(route: RouteDefinition, entry: RouteSchemas, components: SchemaComponents): JsonObject {
+  const parameters = [...pathParameters(route), ...queryParameters(entry), ...(route.method === 'POST' ? [{ $ref: '#/components/parameters/IdempotencyKey' }] : [])];
+  return {
+    operationId: route.handler,
+    summary: route.summary,
+    ...(entry.description ? { description: entry.description } : {}),
+    tags: [tagOf(route)],
+    security: securityOf(route),
+    ...(parameters.length > 0 ? { parameters } : {}),
+    ...(entry.request ? { requestBody: requestBody(route, entry.request, components) } : {}),
+    responses: { ...successResponse(route, entry.response, components), ...errorResponses(route, entry) },
+  };
+}
+
+/** Either alternative satisfies an operation; each needs the organization header too. */
+function securityOf(route: RouteDefinition): JsonObject[] {
+  const secret = { [BASIC]: [], [ORGANIZATION_HEADER]: [] };
+  if (route.auth === 'secret') return [secret];
+  if (route.auth === 'publishable-or-secret') return [secret, { [PUBLISHABLE]: [], [ORGANIZATION_HEADER]: [] }];
+  return [];
+}
+
+function pathParameterNames(path: string): string[] {
+  return [...path.matchAll(/\{(\w+)\}/g)].map((match) => match[1] as string);
+}
+
+function pathParameters(route: RouteDefinition): JsonObject[] {
+  const rest = PATH_SEGMENT_PATTERN.source.replace(/^\^/, '').replace(/\$$/, '');
+  return pathParameterNames(route.path).map((name) => {
+    const prefix = PATH_PARAMETER_PREFIXES[name] ?? '';
+    return {
+      name,
+      in: 'path',
+      required: true,
+      description: prefix ? `${prefix} followed by letters, digits, _ or -. A value without the prefix names nothing: 404.` : 'Letters, digits, _ or -.',
+      schema: { type: 'string', pattern: `^${prefix}${rest}$`, maxLength: MAX_PATH_SEGMENT_LENGTH },
+      example: `${prefix}1a2b3c`,
+    };
+  });
+}
+
+const DATE_PATTERN = '^\\d{4}-\\d{2}-\\d{2}(T\\d{2}:\\d{2}:\\d{2})?$';
+
+function queryParameters(entry: RouteSchemas): JsonObject[] {
+  if (!entry.listFilters) return [];
+  const filters = Object.entries(entry.listFilters);
+  const filter = {
+    name: FILTER_PARAMETER,
+    in: 'query',
+    required: false,
+    description:
+      `Filters as one expression: \`<name> eq '<value>'\` terms joined by \`and\` (keywords in any case; a quote inside a value is doubled; `
+      + `a value without spaces or quotes may be unquoted). Names: ${filters.map(([name]) => name).join(', ')}. `
+      + 'Each filter may also be given as its own query parameter, but not both ways at once. Unknown or repeated names are 400.',
+    schema: { type: 'string' },
+    example: filterExample(filters),
+  };
+  return [
+    ...filters.map(([name, spec]) => ({ name, in: 'query', required: false, ...filterParameter(spec) })),
+    filter,
+    { $ref: '#/components/parameters/PageSize' },
+    { $ref: '#/components/parameters/PageIndex' },
+    { $ref: '#/components/parameters/Cursor' },
+  ];
+}
+
+function filterExample(filters: ReadonlyArray<[string, FilterSpec]>): string {
+  const [name, spec] = filters.find(([, candidate]) => candidate.kind === 'date' && candidate.bound === 'start') ?? filters[0] ?? ['', undefined];
+  return spec ? `${name} eq '${filterParameter(spec).example}'` : '';
+}
+
+function filterParameter(spec: FilterSpec): { description: string; schema: JsonObject; example: string } {
+  switch (spec.kind) {
+    case 'enum':
+      return { description: 'Matched in any case.', schema: { type: 'string', enum: [...spec.values] }, example: spec.values[0] as string };
+    case 'date':
+      return {
+        description: `yyyy-mm-dd or yyyy-mm-ddThh:mm:ss (UTC); a date alone means ${spec.bound === 'start' ? '00:00:00' : '23:59:59'} of that day.`,
+        schema: { type: 'string', pattern: DATE_PATTERN },
+        example: spec.bound === 'start' ? '2024-01-01' : '2024-01-31',
+      };
+    case 'string':
+      return {
+        description: spec.description ? `Exact match: ${spec.description}.` : 'Exact match.',
+        schema: { type: 'string', minLength: 1, ...(spec.maxLength !== undefined ? { maxLength: spec.maxLength } : {}), ...(spec.pattern ? { pattern: spec.pattern.source } : {}) },
+        example: spec.example ?? 'example',
+      };
+  }
+}
+
+function requestBody(route: RouteDefinition, request: RequestBody, components: SchemaComponents): JsonObject {
+  if (request.kind === 'json') {
+    return { required: true, content: { 'application/json': { schema: components.request(request.schema, route) } } };
+  }
+  return {
+    required: true,
+    content: {
+      'multipart/form-data': {
+        schema: {
+          type: 'object',
+          required: ['metadata', 'file'],
+          properties: {
+            metadata: { ...components.request(request.metadata, route), description: 'The first part: JSON (its part name is free).' },
+            file: {
+              type: 'string',
+              format: 'binary',
+              contentMediaType: 'application/octet-stream',
+              description: `The second part, named file, with a filename (at most 255 characters once any path is removed); 1 to ${request.maxFileBytes} bytes.`,
+            },
+          },
+        },
+        encoding: {
+          metadata: { contentType: 'application/json' },
+          file: { contentType: request.fileContentTypes.join(', ') },
+        },
+      },
+    },
+  };
+}
+
+function header(description: string, example?: string): JsonObject {
+  return { description, schema: { type: 'string', ...(example !== undefined ? { examples: [example] } : {}) } };
+}
+
+const REQUEST_ID = { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' } };
+
+function successResponse(route: RouteDefinition, response: SuccessResponse, components: SchemaComponents): JsonObject {
+  const headers: JsonObject = { ...REQUEST_ID };
+  if (response.status === 201) headers.Location = header('URL of the new record.');
+  if (route.method === 'POST') headers['Idempotent-Replayed'] = header('true when this is the stored answer of an earlier request with the same Idempotency-Key.', 'true');
+  for (const [name, { description, example }] of Object.entries(response.headers ?? {})) headers[name] = header(description, example);
+  return {
+    [response.status]: {
+      description: response.description,
+      headers,
+      ...(response.schema ? { content: { 'application/json': { schema: components.response(response.schema, route) } } } : {}),
+      ...(response.text ? { content: { [response.text.mediaType]: { schema: { type: 'string', description: response.text.description } } } } : {}),
+    },
+  };
+}
+
+/** Shared error answers, referenced by status from each operation whose description is the generic one. */
+const SHARED_ERRORS: Readonly<Partial<Record<ErrorStatus, { name: string; description: string; headers?: Readonly<Record<string, JsonObject>> }>>> = {
+  401: {
+    name: 'Unauthorized',
+    description: 'Missing or wrong credentials, or a missing or malformed X-Service-Auth-Organization-Id, or credentials of another organization.',
+    headers: { 'WWW-Authenticate': header('The Basic scheme and its realm.', `Basic realm="${AUTH_REALM}"`) },
+  },
+  403: { name: 'Forbidden', description: 'The organization in the path is neither the authenticated one nor one of its child organizations.' },
+  404: { name: 'NotFound', description: 'No such record here (it may belong to another organization, location or customer), or a path segment without its prefix.' },
+  429: { name: 'TooManyRequests', description: 'Throttled; retry later.', headers: { 'Retry-After': { $ref: '#/components/headers/Retry-After' } } },
+  500: { name: 'InternalError', description: 'Unexpected failure (a generic message; no internals).' },
+  503: { name: 'ServiceUnavailable', description: 'A dependency is unavailable or timed out; retry later.', headers: { 'Retry-After': { $ref: '#/components/headers/Retry-After' } } },
+};
+
+function errorResponse(description: string, headers?: Readonly<Record<string, JsonObject>>): JsonObject {
+  return {
+    description,
+    headers: { ...REQUEST_ID, ...headers },
+    content: { 'application/json': { schema: { $ref: `${SCHEMAS}ErrorEnvelope` } } },
+  };
+}
+
+function sharedResponses(): JsonObject {
+  return Object.fromEntries(Object.values(SHARED_ERRORS).map((shared) => [shared.name, errorResponse(shared.description, shared.headers)]));
+}
+
+/**
+ * The errors a route can give, from its shape: a body (400, 413, 415), list
+ * filters (400), POST idempotency (400, 409, 422), credentials (401, 403), path
+ * parameters (404), and what any route can answer (413 for oversized headers,
+ * 429, 500, 503); plus the entry's own.
+ */
+export function errorStatuses(route: RouteDefinition, entry: RouteSchemas): Map<ErrorStatus, string[]> {
+  const statuses = new Map<ErrorStatus, string[]>();
+  const add = (status: ErrorStatus, description: string) => statuses.set(status, [...(statuses.get(status) ?? []), description]);
+  const hasBody = entry.request !== undefined;
+  if (entry.request?.kind === 'json') add(400, 'The body is missing, not a JSON object, or has invalid or unknown members; `errors` lists every failing field.');
+  if (entry.request?.kind === 'multipart') add(400, 'A malformed multipart body (boundary, parts, order), or invalid or unknown members in the JSON part.');
+  if (entry.listFilters) add(400, 'An unknown query parameter, a bad filter expression or value, or page_size/page_index out of range.');
+  if (route.method === 'POST') add(400, 'An Idempotency-Key that is not 1 to 255 characters.');
+  if (route.auth !== 'none') {
+    add(401, SHARED_ERRORS[401]!.description);
+    add(403, SHARED_ERRORS[403]!.description);
+  }
+  if (pathParameterNames(route.path).length > 0) add(404, SHARED_ERRORS[404]!.description);
+  if (route.method === 'POST') add(409, 'A request with the same Idempotency-Key is still being processed; retry later.');
+  add(413, hasBody ? `The request is too large, or its headers exceed ${API_GATEWAY_MAX_HEADER_BYTES} bytes.` : `The request headers exceed ${API_GATEWAY_MAX_HEADER_BYTES} bytes.`);
+  if (entry.request?.kind === 'json') add(415, 'Content-Type is not application/json.');
+  if (entry.request?.kind === 'multipart') add(415, 'Content-Type is not multipart/form-data.');
+  if (route.method === 'POST') add(422, 'The Idempotency-Key was used with another request.');
+  for (const status of [429, 500, 503] as const) add(status, SHARED_ERRORS[status]!.description);
+  for (const [status, description] of Object.entries(entry.errors ?? {})) add(Number(status) as ErrorStatus, description);
+  return new Map([...statuses].sort(([a], [b]) => a - b));
+}
+
+function errorResponses(route: RouteDefinition, entry: RouteSchemas): JsonObject {
+  const responses: JsonObject = {};
+  for (const [status, descriptions] of errorStatuses(route, entry)) {
+    const shared = SHARED_ERRORS[status];
+    responses[status] =
+      shared && descriptions.length === 1 && descriptions[0] === shared.description
+        ? { $ref: `#/components/responses/${shared.name}` }
+        : errorResponse(descriptions.join(' '), shared?.headers);
+  }
+  return responses;
+}
+
+/**
+ * Named zod schemas -> components.schemas, through z.toJSONSchema (request
+ * bodies as input, answers as output). A schema an entry uses without a name
+ * is named after its route. Answer objects may gain members over time, so
+ * their schemas do not close them (no additionalProperties: false); request
+ * bodies stay closed, as the service refuses unknown members.
+ */
+class SchemaComponents {
+  private readonly requests = new Map<z.ZodType, string>();
+  private readonly responses = new Map<z.ZodType, string>();
+
+  constructor(sources: OpenApiSources) {
+    for (const [name, schema] of Object.entries(sources.requestSchemas)) this.requests.set(schema, name);
+    for (const [name, schema] of Object.entries(sources.responseSchemas)) this.responses.set(schema, name);
+  }
+
+  request(schema: z.ZodType, route: RouteDefinition): JsonObject {
+    return { $ref: `${SCHEMAS}${this.nameOf(this.requests, schema, `${pascalCase(route.handler)}Request`)}` };
+  }
+
+  response(schema: z.ZodType, route: RouteDefinition): JsonObject {
+    return { $ref: `${SCHEMAS}${this.nameOf(this.responses, schema, `${pascalCase(route.handler)}Response`)}` };
+  }
+
+  all(): JsonObject {
+    const requests = generate(this.requests, 'input');
+    const responses = generate(this.responses, 'output');
+    const clash = Object.keys(requests).filter((name) => Object.hasOwn(responses, name));
+    if (clash.length > 0) throw new Error(`Schema component names used for both a request and a response: ${clash.join(', ')}`);
+    return { ...requests, ...responses };
+  }
+
+  private nameOf(names: Map<z.ZodType, string>, schema: z.ZodType, fallback: string): string {
+    if (!names.has(schema)) names.set(schema, fallback);
+    return names.get(schema) as string;
+  }
+}
+
+function generate(names: ReadonlyMap<z.ZodType, string>, io: 'input' | 'output'): Record<string, JsonObject> {
+  const registry = z.registry<{ id: string }>();
+  for (const [schema, id] of names) registry.add(schema, { id });
+  const { schemas } = z.toJSONSchema(registry, {
+    io,
+    target: 'draft-2020-12',
+    unrepresentable: 'throw',
+    uri: (id) => `${SCHEMAS}${id}`,
+    override: ({ jsonSchema }) => {
+      const node = jsonSchema as JsonObject;
+      // Noise: zod's integer() bounds are the safe-integer range.
+      if (node.minimum === Number.MIN_SAFE_INTEGER) delete node.minimum;
+      if (node.maximum === Number.MAX_SAFE_INTEGER) delete node.maximum;
+      if (io === 'output' && node.additionalProperties === false) delete node.additionalProperties;
+    },
+  });
+  // components.schemas entries are plain schemas under the document's dialect (2020-12, OpenAPI's default).
+  const result: Record<string, JsonObject> = {};
+  for (const [id, schema] of Object.entries(schemas)) {
+    const { $schema: _dialect, $id: _id, ...rest } = schema as JsonObject;
+    result[id] = rest;
+  }
+  return result;
+}
+
+function pascalCase(kebab: string): string {
+  return kebab.replace(/(^|-)([a-z0-9])/g, (_match, _dash: string, char: string) => char.toUpperCase());
+}

@@ -1,0 +1,270 @@
+/**
+ * What the OpenAPI document says about each route beyond the route table:
+ * request bodies, list filters and answers, keyed by handler name. Only the
+ * generator (openapi.ts) and tests import this module, so the route table stays
+ * free of domain code. Every schema here is the one the code uses: request
+ * bodies are the validators' zod schemas, list filters the declarations the
+ * handlers parse with, answers the schemas of the views (their return types are
+ * inferred from them).
+ *
+ * Adding a route: add its entry below (a unit test fails while one is missing),
+ * then run `npm run openapi`.
+ */
+import { z } from 'zod';
+import { documentListViewSchema, documentViewSchema } from '#shared/domain/documents/document.ts';
+import { UPLOAD_CONTENT_TYPES } from '#shared/domain/documents/file-type.ts';
+import { uploadFormSchema } from '#shared/domain/documents/upload-session.ts';
+import { uploadMetadataSchema, uploadSessionSchema } from '#shared/domain/documents/validation.ts';
+import { createBodySchema, oneTimeTokenSchema, updateSchema } from '#shared/domain/paymethods/validation.ts';
+import { MAX_FILE_BYTES } from '#shared/domain/documents/document.ts';
+import { DOCUMENT_LIST_FILTERS } from './documents.ts';
+import { errorEnvelopeSchema } from './envelope.ts';
+import type { FilterSpec } from './list-query.ts';
+import { listEnvelopeSchema } from './list-query.ts';
+import {
+  CUSTOMER_LIST_FILTERS,
+  LOCATION_LIST_FILTERS,
+  ORGANIZATION_LIST_FILTERS,
+  cardViewSchema,
+  echeckViewSchema,
+  oneTimeTokenViewSchema,
+  paymethodLinksSchema,
+  paymethodReadViewSchema,
+  paymethodWriteViewSchema,
+  vendorViewSchema,
+} from './paymethods.ts';
+import { deletedEnvelopeSchema, recordEnvelopeSchema, selfLinksSchema } from './response.ts';
+
+/** Error statuses a route can answer with; see openapi.ts for the ones a route's shape implies. */
+export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 422 | 429 | 500 | 503;
+
+export type RequestBody =
+  | { readonly kind: 'json'; readonly schema: z.ZodType }
+  | {
+      readonly kind: 'multipart';
+      /** The JSON part, sent first with Content-Type application/json. */
+      readonly metadata: z.ZodType;
+      /** Content-Types the file part may declare. */
+      readonly fileContentTypes: readonly string[];
+      readonly maxFileBytes: number;
+    };
+
+export interface ResponseHeader {
+  readonly description: string;
+  readonly example?: string;
+}
+
+export interface SuccessResponse {
+  readonly status: 200 | 201 | 204 | 302;
+  readonly description: string;
+  /** The JSON body; absent for bodiless answers (redirects, preflights). */
+  readonly schema?: z.ZodType;
+  /** A body that is not JSON (the tokenization script): its media type, described as a string. */
+  readonly text?: { readonly mediaType: string; readonly description: string };
+  /** Headers beyond X-Request-Id (every answer) and Location (every 201). */
+  readonly headers?: Readonly<Record<string, ResponseHeader>>;
+}
+
+export interface RouteSchemas {
+  readonly request?: RequestBody;
+  /** A list route's filters, as its handler parses them; the generator adds filter, page_size, page_index and cursor. */
+  readonly listFilters?: Readonly<Record<string, FilterSpec>>;
+  readonly response: SuccessResponse;
+  /** Errors beyond those the route's shape implies, or what they mean on this route (added to the generic description). */
+  readonly errors?: Readonly<Partial<Record<ErrorStatus, string>>>;
+  /** Longer description of the operation (CommonMark). */
+  readonly description?: string;
+}
+
+const paymethodCreateBody = createBodySchema('location');
+
+/** Request bodies, by component name (io: input). A body used by an entry but not named here is named after its route. */
+export const requestSchemas: Readonly<Record<string, z.ZodType>> = {
+  PaymethodCreate: paymethodCreateBody,
+  PaymethodCreateLocationless: createBodySchema('locationless'),
+  PaymethodUpdate: updateSchema,
+  OneTimeTokenCreate: oneTimeTokenSchema,
+  DocumentUploadMetadata: uploadMetadataSchema,
+  DocumentUploadSessionCreate: uploadSessionSchema,
+};
+
+const paymethodCreated = recordEnvelopeSchema(paymethodWriteViewSchema, 'Create Successful.', paymethodLinksSchema);
+const paymethodUpdated = recordEnvelopeSchema(paymethodWriteViewSchema, 'Update Successful.', paymethodLinksSchema);
+const paymethodFetched = recordEnvelopeSchema(paymethodReadViewSchema, 'Get Successful.', paymethodLinksSchema);
+const paymethodList = listEnvelopeSchema(paymethodReadViewSchema.extend({ links: paymethodLinksSchema }));
+const paymethodDeleted = deletedEnvelopeSchema(z.object({ paymethod_token: paymethodReadViewSchema.shape.paymethod_token }));
+const oneTimeTokenCreated = recordEnvelopeSchema(oneTimeTokenViewSchema, 'Create Successful.', selfLinksSchema);
+const documentCreated = recordEnvelopeSchema(documentViewSchema, 'Create Successful.', selfLinksSchema);
+const uploadSessionCreated = recordEnvelopeSchema(documentViewSchema.extend({ upload: uploadFormSchema }), 'Create Successful.', selfLinksSchema);
+const documentFetched = recordEnvelopeSchema(documentViewSchema, 'Get Successful.', selfLinksSchema);
+const documentList = listEnvelopeSchema(documentListViewSchema);
+const documentDeleted = deletedEnvelopeSchema(z.object({ document_id: documentViewSchema.shape.document_id }));
+/** Only the members the document must have: the generator's own output is checked by the unit tests. */
+const openApiDocumentSchema = z.looseObject({
+  openapi: z.literal('3.1.0'),
+  info: z.looseObject({ title: z.string(), version: z.string() }),
+  paths: z.record(z.string(), z.unknown()),
+});
+
+/**
+ * Answer bodies and the shapes they share, by component name (io: output).
+ * Naming a schema that others embed (Card) makes the document refer to it.
+ */
+export const responseSchemas: Readonly<Record<string, z.ZodType>> = {
+  ErrorEnvelope: errorEnvelopeSchema,
+  Card: cardViewSchema,
+  Echeck: echeckViewSchema,
+  Vendor: vendorViewSchema,
+  PaymethodLinks: paymethodLinksSchema,
+  PaymethodCreated: paymethodCreated,
+  PaymethodUpdated: paymethodUpdated,
+  Paymethod: paymethodFetched,
+  PaymethodList: paymethodList,
+  PaymethodDeleted: paymethodDeleted,
+  OneTimeTokenCreated: oneTimeTokenCreated,
+  DocumentCreated: documentCreated,
+  DocumentUploadSessionCreated: uploadSessionCreated,
+  Document: documentFetched,
+  DocumentList: documentList,
+  DocumentDeleted: documentDeleted,
+  OpenApiDocument: openApiDocumentSchema,
+};
+
+const PAYMETHOD_CREATE_ERRORS = {
+  400: 'Also: an unknown or expired one-time token, a billing agreement token PayPal refuses.',
+  409: 'Also: the one-time token was already used (ONE_TIME_TOKEN_USED).',
+  503: 'Also: PayPal is unreachable.',
+} as const;
+
+const CREATE_DESCRIPTION =
+  'Exactly one of card, echeck or vendor (vendors is accepted as its alias). A card or echeck may instead carry a one_time_token '
+  + 'minted for the same organization and location; members sent beside it (name_on_card, account_holder) override the token\'s.';
+
+export const routeSchemas: Readonly<Record<string, RouteSchemas>> = {
+  'paymethods-create-customer': {
+    request: { kind: 'json', schema: paymethodCreateBody },
+    response: { status: 201, description: "The paymethod, attached to the path's customer.", schema: paymethodCreated },
+    errors: PAYMETHOD_CREATE_ERRORS,
+    description: `${CREATE_DESCRIPTION} The first paymethod of a customer becomes its default.`,
+  },
+  'paymethods-create-location': {
+    request: { kind: 'json', schema: paymethodCreateBody },
+    response: { status: 201, description: 'The paymethod (clientless, or attached to the body customer_token).', schema: paymethodCreated },
+    errors: PAYMETHOD_CREATE_ERRORS,
+    description: CREATE_DESCRIPTION,
+  },
+  'paymethods-create-locationless': {
+    request: { kind: 'json', schema: requestSchemas.PaymethodCreateLocationless! },
+    response: { status: 201, description: 'The locationless paymethod.', schema: paymethodCreated },
+    errors: {
+      ...PAYMETHOD_CREATE_ERRORS,
+      400: 'Also: one-time tokens cannot create locationless paymethods; a billing agreement token PayPal refuses.',
+      403: "Also: the body's organization_id is one the caller may not act on.",
+    },
+    description: 'The body names the organization (organization_id). One-time tokens are not accepted here.',
+  },
+  'paymethods-get': {
+    response: { status: 200, description: 'The paymethod.', schema: paymethodFetched },
+  },
+  'paymethods-update': {
+    request: { kind: 'json', schema: updateSchema },
+    response: { status: 200, description: 'The updated paymethod.', schema: paymethodUpdated },
+    errors: { 409: 'The paymethod was modified concurrently; retry (CONCURRENT_MODIFICATION).' },
+  },
+  'paymethods-delete': {
+    response: { status: 200, description: 'The paymethod and its ciphertext are gone.', schema: paymethodDeleted },
+    errors: { 409: 'The paymethod was modified concurrently; retry (CONCURRENT_MODIFICATION).' },
+  },
+  'paymethods-get-organization': {
+    response: { status: 200, description: 'The paymethod, whichever location it belongs to (or none).', schema: paymethodFetched },
+  },
+  'paymethods-list-customer': {
+    listFilters: CUSTOMER_LIST_FILTERS,
+    response: { status: 200, description: "The customer's paymethods at the location, newest first.", schema: paymethodList },
+  },
+  'paymethods-list-location': {
+    listFilters: LOCATION_LIST_FILTERS,
+    response: { status: 200, description: "The location's paymethods, newest first.", schema: paymethodList },
+  },
+  'paymethods-list-organization': {
+    listFilters: ORGANIZATION_LIST_FILTERS,
+    response: { status: 200, description: "The organization's paymethods, newest first.", schema: paymethodList },
+    description:
+      'With start_au_updated_date and end_au_updated_date this is the Account Updater report: only cards updated in the range, '
+      + 'with au_updated_date, au_code and au_description.',
+  },
+  'onetimetokens-create': {
+    request: { kind: 'json', schema: oneTimeTokenSchema },
+    response: { status: 201, description: 'The one-time token and the public members of its card or echeck.', schema: oneTimeTokenCreated },
+    description: 'The token lives 60 minutes and is consumed by the first paymethod created from it, under the same organization and location.',
+  },
+  'documents-create': {
+    request: { kind: 'multipart', metadata: uploadMetadataSchema, fileContentTypes: UPLOAD_CONTENT_TYPES, maxFileBytes: MAX_FILE_BYTES },
+    response: { status: 201, description: 'The stored document.', schema: documentCreated },
+    errors: {
+      400: 'Also: a file whose leading bytes, extension and Content-Type disagree, or a type the resource does not accept; an empty file.',
+      413: `Also: a file over ${MAX_FILE_BYTES} bytes, or a request over the single-request cap (6 MB, base64 included): the message names the upload-session route.`,
+    },
+    description:
+      'Two parts: first the JSON part (Content-Type application/json, any part name), then the file (part name file, with a filename). '
+      + 'Files that do not fit one request go through an upload session (POST .../documents/uploads).',
+  },
+  'documents-list': {
+    listFilters: DOCUMENT_LIST_FILTERS,
+    response: { status: 200, description: 'Available documents, newest first.', schema: documentList },
+  },
+  'documents-create-upload': {
+    request: { kind: 'json', schema: uploadSessionSchema },
+    response: { status: 201, description: 'A pending document and the presigned POST for its file.', schema: uploadSessionCreated },
+    description:
+      `For files up to ${MAX_FILE_BYTES} bytes. After the file is posted, the document turns available (or rejected, with a reason) `
+      + 'once the service has checked it; until then GET shows it pending.',
+  },
+  'documents-get': {
+    response: { status: 200, description: 'The document, with its status.', schema: documentFetched },
+  },
+  'documents-delete': {
+    response: { status: 200, description: 'The document record and its stored file are gone.', schema: documentDeleted },
+  },
+  'documents-download': {
+    response: {
+      status: 302,
+      description: 'Redirect to a presigned URL of the stored file, valid for five minutes.',
+      headers: { Location: { description: 'The presigned URL.' }, 'Cache-Control': { description: 'no-store', example: 'no-store' } },
+    },
+    errors: { 409: 'The document has no stored file (pending or rejected upload session; DOCUMENT_NOT_AVAILABLE).' },
+  },
+  'onetimetokens-preflight': {
+    response: {
+      status: 204,
+      description: 'The Origin is allowed by a publishable key of this location: CORS headers for the minting request.',
+      headers: {
+        'Access-Control-Allow-Origin': { description: 'The request\'s Origin, echoed.', example: 'https://shop.example' },
+        'Access-Control-Allow-Methods': { description: 'Methods the browser may use.', example: 'POST' },
+        'Access-Control-Allow-Headers': { description: 'Headers the browser may send.', example: 'Authorization, Content-Type, X-Service-Auth-Organization-Id, Idempotency-Key' },
+        'Access-Control-Max-Age': { description: 'How long the browser may cache this answer, in seconds.', example: '600' },
+      },
+    },
+    errors: { 403: 'No publishable key of this location allows the Origin; the answer carries no CORS headers.' },
+    description: 'The CORS preflight of browser minting. It carries no credentials: it is answered for an Origin that some publishable key of the location allows.',
+  },
+  'tokenize-js': {
+    response: {
+      status: 200,
+      description: 'The client-side tokenization library, an ES module without dependencies.',
+      text: { mediaType: 'text/javascript', description: 'ES module exporting tokenize({ publishableKey, organizationId, locationId, card | echeck }).' },
+      headers: {
+        'Cache-Control': { description: 'Five minutes; a year, immutable, with ?v=<version>.', example: 'public, max-age=300' },
+        ETag: { description: 'The script\'s content hash; If-None-Match answers 304.' },
+      },
+    },
+  },
+  'openapi-get': {
+    response: {
+      status: 200,
+      description: 'This document.',
+      schema: openApiDocumentSchema,
+      headers: { 'Cache-Control': { description: 'Cacheable for five minutes.', example: 'public, max-age=300' } },
+    },
+  },
+};

@@ -1,0 +1,188 @@
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { jpeg } from '../fixtures/documents.ts';
+import { MERCHANT, call } from '../support/api.ts';
+import type { ApiAnswer } from '../support/api.ts';
+import { documentsPath, upload } from '../support/documents.ts';
+import { CARD, ECHECK, PAYPAL, customerPath, locationPath, unique } from '../support/paymethods.ts';
+import { errorEnvelopeSchema } from '#shared/http/envelope.ts';
+import { routeSchemas } from '#shared/http/route-schemas.ts';
+import { PATH_PARAMETER_PREFIXES, routes } from '#shared/http/routes.ts';
+
+type Json = Record<string, unknown>;
+interface Operation {
+  method: string;
+  path: string;
+  operationId: string;
+  security: unknown[];
+  parameters?: Json[];
+  requestBody?: { content: Record<string, unknown> };
+  responses: Record<string, unknown>;
+}
+
+const committed = JSON.parse(readFileSync(new URL('../../docs/openapi.json', import.meta.url), 'utf8')) as {
+  paths: Record<string, Record<string, Omit<Operation, 'method' | 'path'>>>;
+  components: { parameters: Record<string, Json> };
+};
+
+const documented: Operation[] = Object.entries(committed.paths).flatMap(([path, item]) =>
+  Object.entries(item).map(([method, operation]) => ({ ...operation, method: method.toUpperCase(), path })),
+);
+
+/** The gateway's answer for a path no route serves (GATEWAY_RESPONSES.MISSING_AUTHENTICATION_TOKEN). */
+const NO_SUCH_ROUTE = 'Error[1]: no such route';
+
+const operationNamed = (handler: string) => documented.find((operation) => operation.operationId === handler) as Operation;
+
+const resolveParameter = (parameter: Json): Json =>
+  typeof parameter.$ref === 'string' ? (committed.components.parameters[parameter.$ref.split('/').pop() as string] as Json) : parameter;
+
+/** The organization is the seeded merchant's (so tenancy passes); other ids are well formed and unknown. */
+function fill(path: string): string {
+  return path.replace(/\{(\w+)\}/g, (_match, name: string) =>
+    name === 'organization_id' ? MERCHANT.organizationId : `${PATH_PARAMETER_PREFIXES[name] ?? ''}${randomBytes(6).toString('hex')}`,
+  );
+}
+
+/**
+ * The answer is one the document lists for the operation, and its body has the
+ * documented shape: the success schema (with no undocumented members: zod
+ * objects drop unknown keys, so the parsed body must equal the received one),
+ * or the ErrorEnvelope.
+ */
+function expectDocumented(handler: string, answer: ApiAnswer<unknown>): void {
+  const operation = operationNamed(handler);
+  const context = `${operation.method} ${operation.path} answered ${answer.status}: ${answer.text.slice(0, 500)}`;
+  expect(Object.keys(operation.responses), context).toContain(String(answer.status));
+  const success = routeSchemas[handler]!.response;
+  if (answer.status >= 400) {
+    expect(errorEnvelopeSchema.safeParse(answer.body).success, context).toBe(true);
+  } else if (answer.status === success.status && success.schema) {
+    const parsed = success.schema.safeParse(answer.body);
+    expect(parsed.error, context).toBeUndefined();
+    expect(parsed.data, `${context}\nundocumented members`).toEqual(answer.body);
+  }
+}
+
+async function request(handler: string, path: string, options: { method?: string; body?: unknown; query?: string } = {}): Promise<ApiAnswer> {
+  const operation = operationNamed(handler);
+  const answer = await call(`${path}${options.query ? `?${options.query}` : ''}`, {
+    method: options.method ?? operation.method,
+    as: operation.security.length > 0 ? MERCHANT : null,
+    ...(options.body !== undefined ? { body: options.body } : {}),
+  });
+  expectDocumented(handler, answer);
+  return answer;
+}
+
+describe('OpenAPI document (served by the local runtime)', () => {
+  it('is served at /v3/openapi.json without credentials, as JSON, cacheable, and equal to docs/openapi.json', async () => {
+    const answer = await call('/v3/openapi.json', { as: null });
+    expect(answer.status, answer.text).toBe(200);
+    expect(answer.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(answer.headers.get('cache-control')).toBe('public, max-age=300');
+    expect(answer.headers.get('x-request-id')).toBeTruthy();
+    expect(answer.body).toEqual(committed);
+  });
+
+  it('documents exactly the route table', () => {
+    expect(documented.map((operation) => `${operation.method} ${operation.path} ${operation.operationId}`).sort()).toEqual(
+      routes.map((route) => `${route.method} ${route.path} ${route.handler}`).sort(),
+    );
+  });
+
+  it.each(documented.map((operation) => [`${operation.method} ${operation.path}`, operation] as const))(
+    '%s exists in the local runtime and answers as documented',
+    async (_name, operation) => {
+      const json = operation.requestBody && 'application/json' in operation.requestBody.content;
+      const answer = await request(operation.operationId, fill(operation.path), json ? { body: {} } : {});
+      expect(answer.status, answer.text).not.toBe(405);
+      if (answer.status === 404) expect((answer.body.response as Json).response_desc, answer.text).not.toBe(NO_SUCH_ROUTE);
+    },
+  );
+
+  it.each(
+    documented
+      .filter((operation) => (operation.parameters ?? []).some((parameter) => resolveParameter(parameter).name === 'filter'))
+      .map((operation) => [`${operation.method} ${operation.path}`, operation] as const),
+  )('%s accepts each documented query parameter with its example', async (_name, operation) => {
+    const path = fill(operation.path);
+    for (const parameter of (operation.parameters ?? []).map(resolveParameter).filter((candidate) => candidate.in === 'query')) {
+      const value = parameter.example ?? (parameter.schema as Json).default;
+      if (value === undefined) continue; // cursor: only links.next issues one
+      const answer = await request(operation.operationId, path, { query: new URLSearchParams({ [parameter.name as string]: String(value) }).toString() });
+      expect(answer.status, `${String(parameter.name)}=${String(value)}: ${answer.text}`).toBe(200);
+    }
+  });
+});
+
+describe('OpenAPI document (answers match the documented schemas)', () => {
+  it('paymethods: creates, one-time tokens, reads, lists, update, delete', async () => {
+    const org = MERCHANT.organizationId;
+    const loc = unique('loc_');
+    const cst = unique('cst_');
+
+    const card = await request('paymethods-create-customer', customerPath(org, loc, cst), { body: { card: CARD, label: 'Main card', customer_id: 'C-1001' } });
+    expect(card.status, card.text).toBe(201);
+    const token = card.body.paymethod_token as string;
+    const paymethod = `${locationPath(org, loc)}/paymethods/${token}`;
+
+    for (const body of [{ echeck: ECHECK, customer_token: cst }, { vendor: PAYPAL }]) {
+      const created = await request('paymethods-create-location', `${locationPath(org, loc)}/paymethods`, { body });
+      expect(created.status, created.text).toBe(201);
+    }
+    const locationless = await request('paymethods-create-locationless', `/v3/customers/${unique('cst_')}/paymethods`, { body: { organization_id: org, card: CARD } });
+    expect(locationless.status, locationless.text).toBe(201);
+
+    for (const instrument of [{ card: CARD }, { echeck: ECHECK }]) {
+      const minted = await request('onetimetokens-create', `${locationPath(org, loc)}/onetimetokens`, { body: instrument });
+      expect(minted.status, minted.text).toBe(201);
+      const sub = 'card' in instrument ? { card: { one_time_token: minted.body.one_time_token } } : { echeck: { one_time_token: minted.body.one_time_token } };
+      const redeemed = await request('paymethods-create-location', `${locationPath(org, loc)}/paymethods`, { body: sub });
+      expect(redeemed.status, redeemed.text).toBe(201);
+    }
+
+    expect((await request('paymethods-get', paymethod)).status).toBe(200);
+    expect((await request('paymethods-get-organization', `/v3/organizations/${org}/paymethods/${token}`)).status).toBe(200);
+    expect((await request('paymethods-get-organization', `/v3/organizations/${org}/paymethods/${locationless.body.paymethod_token as string}`)).status).toBe(200);
+    for (const [handler, path] of [
+      ['paymethods-list-customer', customerPath(org, loc, cst)],
+      ['paymethods-list-location', `${locationPath(org, loc)}/paymethods`],
+      ['paymethods-list-organization', `/v3/organizations/${org}/paymethods`],
+    ] as const) {
+      const list = await request(handler, path, { query: 'page_size=2' });
+      expect(list.status, list.text).toBe(200);
+      expect((list.body.results as unknown[]).length, handler).toBeGreaterThan(0);
+    }
+
+    const updated = await request('paymethods-update', paymethod, { body: { label: 'Renamed', card: { expire_month: 1, expire_year: 2032 } } });
+    expect(updated.status, updated.text).toBe(200);
+    const removed = await request('paymethods-delete', paymethod);
+    expect(removed.status, removed.text).toBe(200);
+  });
+
+  it('documents: upload, session, read, list, download, delete', async () => {
+    const org = MERCHANT.organizationId;
+    const stored = await upload(MERCHANT, { resource: 'application', resource_id: unique('app_'), description: 'receipt' }, { name: 'receipt.jpg', contentType: 'image/jpeg', bytes: jpeg });
+    expectDocumented('documents-create', stored);
+    expect(stored.status, stored.text).toBe(201);
+    const id = stored.body.document_id as string;
+
+    const session = await request('documents-create-upload', `${documentsPath(org)}/uploads`, {
+      body: { resource: 'dispute', resource_id: unique('dsp_'), file_name: 'call.wav' },
+    });
+    expect(session.status, session.text).toBe(201);
+
+    expect((await request('documents-get', documentsPath(org, id))).status).toBe(200);
+    expect((await request('documents-get', documentsPath(org, session.body.document_id as string))).status).toBe(200);
+    const list = await request('documents-list', documentsPath(org), { query: 'type=jpeg&page_size=1' });
+    expect(list.status, list.text).toBe(200);
+    const download = await request('documents-download', documentsPath(org, id, 'file'));
+    expect(download.status, download.text).toBe(302);
+    expect(download.headers.get('location')).toMatch(/^https?:\/\//);
+    const pendingDownload = await request('documents-download', documentsPath(org, session.body.document_id as string, 'file'));
+    expect(pendingDownload.status, pendingDownload.text).toBe(409);
+    expect((await request('documents-delete', documentsPath(org, id))).status).toBe(200);
+  });
+});
