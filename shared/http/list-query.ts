@@ -11,10 +11,9 @@
  *   term       := name "eq" value
  *   value      := "'" ( any character but "'" | "''" )* "'" | a run without spaces or quotes
  */
-import { z } from 'zod';
 import type { FieldIssue } from '#shared/domain/errors.ts';
 import { InvalidRequest } from '#shared/domain/errors.ts';
-import { responseMember, responseMemberSchema } from './envelope.ts';
+import { responseMember } from './envelope.ts';
 import type { ApiResponse } from './response.ts';
 
 export type FilterSpec =
@@ -266,23 +265,4 @@ export function listResponse(input: {
       links: input.links,
     },
   };
-}
-
-/** The body listResponse builds, with `item` as the shape of one result. */
-export function listEnvelopeSchema<Item extends z.ZodType>(item: Item) {
-  return z.object({
-    number_results: z.number().int().min(0).meta({ description: 'Number of results on this page.' }),
-    search_criteria: z.object({
-      page_size: z.number().int().min(1).max(MAX_PAGE_SIZE),
-      page_index: z.number().int().min(0).max(MAX_PAGE_INDEX),
-      home_organization_id: z.string().meta({ description: 'The authenticated organization (the partner, when a partner reads a merchant list).' }),
-      resource_specific: z.record(z.string(), z.string()).meta({ description: 'The applied filters (dates as yyyy-mm-ddThh:mm:ss), and the path scope where the route echoes it.' }),
-    }),
-    results: z.array(item).meta({ description: 'Newest first.' }),
-    response: responseMemberSchema('Get Successful.'),
-    links: z.object({
-      self: z.url(),
-      next: z.url().meta({ description: 'Present only when more records exist: the same query with page_index+1 and a cursor.' }).optional(),
-    }),
-  });
 }

@@ -1,6 +1,5 @@
-import { z } from 'zod';
 import type { SuccessDescription } from './envelope.ts';
-import { responseMember, responseMemberSchema } from './envelope.ts';
+import { responseMember } from './envelope.ts';
 
 export interface ApiResponse {
   statusCode: number;
@@ -37,18 +36,4 @@ export function deleted(record: Record<string, unknown>): ApiResponse {
 
 export function redirect(location: string): ApiResponse {
   return { statusCode: 302, headers: { Location: location, 'Cache-Control': 'no-store' } };
-}
-
-/** Absolute `/v3/...` URLs in `links`. */
-export const linkSchema = z.url();
-export const selfLinksSchema = z.object({ self: linkSchema });
-
-/** The body recordResponse builds: the record's members, then `response` and `links`. */
-export function recordEnvelopeSchema<Shape extends z.ZodRawShape, Links extends z.ZodObject>(record: z.ZodObject<Shape>, description: SuccessDescription, links: Links) {
-  return record.extend({ response: responseMemberSchema(description), links });
-}
-
-/** The body deleted() builds. */
-export function deletedEnvelopeSchema<Shape extends z.ZodRawShape>(record: z.ZodObject<Shape>) {
-  return record.extend({ response: responseMemberSchema('Delete Successful.') });
 }

@@ -11,20 +11,17 @@
  * then run `npm run openapi`.
  */
 import { z } from 'zod';
-import { documentListViewSchema, documentViewSchema } from '#shared/domain/documents/document.ts';
+import { documentListViewSchema, documentViewSchema, uploadFormSchema } from '#shared/domain/documents/view-schemas.ts';
 import { UPLOAD_CONTENT_TYPES } from '#shared/domain/documents/file-type.ts';
-import { uploadFormSchema } from '#shared/domain/documents/upload-session.ts';
 import { uploadMetadataSchema, uploadSessionSchema } from '#shared/domain/documents/validation.ts';
 import { createBodySchema, oneTimeTokenSchema, updateSchema } from '#shared/domain/paymethods/validation.ts';
 import { MAX_FILE_BYTES } from '#shared/domain/documents/document.ts';
 import { DOCUMENT_LIST_FILTERS } from './documents.ts';
-import { errorEnvelopeSchema } from './envelope.ts';
+import { errorEnvelopeSchema } from './schemas/envelope.ts';
 import type { FilterSpec } from './list-query.ts';
-import { listEnvelopeSchema } from './list-query.ts';
+import { listEnvelopeSchema } from './schemas/list.ts';
+import { CUSTOMER_LIST_FILTERS, LOCATION_LIST_FILTERS, ORGANIZATION_LIST_FILTERS } from './paymethods.ts';
 import {
-  CUSTOMER_LIST_FILTERS,
-  LOCATION_LIST_FILTERS,
-  ORGANIZATION_LIST_FILTERS,
   cardViewSchema,
   echeckViewSchema,
   oneTimeTokenViewSchema,
@@ -32,8 +29,8 @@ import {
   paymethodReadViewSchema,
   paymethodWriteViewSchema,
   vendorViewSchema,
-} from './paymethods.ts';
-import { deletedEnvelopeSchema, recordEnvelopeSchema, selfLinksSchema } from './response.ts';
+} from './schemas/paymethods.ts';
+import { deletedEnvelopeSchema, recordEnvelopeSchema, selfLinksSchema } from './schemas/response.ts';
 
 /** Error statuses a route can answer with; see openapi.ts for the ones a route's shape implies. */
 export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 422 | 429 | 500 | 503;

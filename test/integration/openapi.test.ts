@@ -6,7 +6,7 @@ import { MERCHANT, call } from '../support/api.ts';
 import type { ApiAnswer } from '../support/api.ts';
 import { documentsPath, upload } from '../support/documents.ts';
 import { CARD, ECHECK, PAYPAL, customerPath, locationPath, unique } from '../support/paymethods.ts';
-import { errorEnvelopeSchema } from '#shared/http/envelope.ts';
+import { errorEnvelopeSchema } from '#shared/http/schemas/envelope.ts';
 import { routeSchemas } from '#shared/http/route-schemas.ts';
 import { PATH_PARAMETER_PREFIXES, routes } from '#shared/http/routes.ts';
 

@@ -2,7 +2,8 @@
  * The document aggregate: what is stored, what clients see, and the limits the
  * contract fixes. No AWS and no HTTP here.
  */
-import { z } from 'zod';
+import type { z } from 'zod';
+import type { documentListViewSchema, documentViewSchema } from './view-schemas.ts';
 
 export const DOCUMENT_TYPES = ['jpeg', 'png', 'tiff', 'txt', 'bmp', 'wav', 'mp3'] as const;
 export type DocumentType = (typeof DOCUMENT_TYPES)[number];
@@ -60,33 +61,6 @@ export function isAvailable(document: StoredDocument): document is AvailableDocu
 export function utcDate(instant: string): string {
   return instant.slice(0, 10);
 }
-
-/**
- * What the views return, for the OpenAPI document (the views' return types are
- * inferred from these, and the integration tests parse real answers with them).
- */
-export const documentViewSchema = z.object({
-  document_id: z.string().regex(/^doc_[A-Za-z0-9]+$/),
-  resource: z.enum(DOCUMENT_RESOURCES as [DocumentResource, ...DocumentResource[]]),
-  resource_id: z.string(),
-  type: z.enum(DOCUMENT_TYPES).optional().meta({ description: 'Decided from the file\'s leading bytes; absent until an upload session\'s file is accepted.' }),
-  file: z.string().meta({ description: 'The uploaded file name, without any path.' }),
-  description: z.string().optional(),
-  size: z.number().int().min(1).max(MAX_FILE_BYTES).optional().meta({ description: 'Bytes received.' }),
-  received_date: z.string().regex(/^\d{4}-\d{2}-\d{2}$/).optional().meta({ format: 'date', description: 'UTC date the upload completed.' }),
-  status: z.enum(['pending', 'available', 'rejected']).meta({ description: 'Upload sessions start pending and end available or rejected.' }),
-  reason: z.string().optional().meta({ description: 'Why an upload session\'s file was rejected.' }),
-});
-
-export const documentListViewSchema = z.object({
-  document_id: documentViewSchema.shape.document_id,
-  resource: documentViewSchema.shape.resource,
-  resource_id: z.string(),
-  type: z.enum(DOCUMENT_TYPES),
-  description: z.string().optional(),
-  size: z.number().int().min(1).max(MAX_FILE_BYTES),
-  received_date: z.string().regex(/^\d{4}-\d{2}-\d{2}$/).meta({ format: 'date' }),
-});
 
 /** The members a single-record response carries (the envelope adds `response` and `links`). */
 export function documentView(document: StoredDocument): z.output<typeof documentViewSchema> {

@@ -3,7 +3,6 @@
  * go straight to S3 through a presigned POST, and an S3 event finalizes them
  * with the same checks a single-request upload gets.
  */
-import { z } from 'zod';
 import { formatIssue, InvalidRequest } from '../errors.ts';
 import { newToken } from '../ids.ts';
 import type { AvailableDocument, DocumentType, StoredDocument } from './document.ts';
@@ -23,15 +22,6 @@ export interface UploadSession {
   document: StoredDocument;
   upload: { url: string; fields: Record<string, string>; expires_at: string };
 }
-
-/** `upload` as clients see it (the OpenAPI document's shape of it). */
-export const uploadFormSchema = z
-  .object({
-    url: z.url().meta({ description: 'Where to POST the file (multipart/form-data): the fields below first, then the file as the last part, named file.' }),
-    fields: z.record(z.string(), z.string()).meta({ description: 'Form fields of the presigned POST, sent as they are.' }),
-    expires_at: z.string().meta({ format: 'date-time', description: `The presigned POST accepts a file until then (${UPLOAD_WINDOW_SECONDS / 60} minutes).` }),
-  })
-  .meta({ description: `A presigned S3 POST whose policy limits the file to ${MAX_FILE_BYTES} bytes.` }) satisfies z.ZodType<UploadSession['upload']>;
 
 /** Opens a session: a pending record and a presigned POST pinned to its upload key. */
 export async function createUploadSession(input: { organizationId: string; body: unknown }, deps: DocumentDeps): Promise<UploadSession> {
