@@ -39,6 +39,8 @@ export interface ApiGatewayEmulatorOptions {
   binaryMediaTypes: readonly string[];
   authorizerHandler: string;
   authorizerCacheTtlSeconds: number;
+  /** API Gateway's integration timeout; tests shorten it. */
+  integrationTimeoutMs?: number;
   log?: (line: Record<string, unknown>) => void;
 }
 
@@ -122,7 +124,7 @@ export async function startApiGatewayEmulator(options: ApiGatewayEmulatorOptions
     if (Buffer.byteLength(JSON.stringify(event)) > LAMBDA_MAX_PAYLOAD_BYTES) return sendGatewayResponse(res, 'REQUEST_TOO_LARGE', requestId);
 
     const handler = await loadHandler<APIGatewayProxyEvent, APIGatewayProxyResult>(route.handler);
-    const outcome = await invokeWithTimeout(handler, event, route.handler, API_GATEWAY_TIMEOUT_MS);
+    const outcome = await invokeWithTimeout(handler, event, route.handler, options.integrationTimeoutMs ?? API_GATEWAY_TIMEOUT_MS);
     if (outcome.kind === 'timeout') return sendGatewayResponse(res, 'INTEGRATION_TIMEOUT', requestId);
     if (outcome.kind === 'error' || !isProxyResult(outcome.value)) {
       log({ level: 'ERROR', message: 'handler failed or returned a malformed proxy result', request_id: requestId, error: outcome.kind === 'error' ? String(outcome.error) : 'malformed' });

@@ -39,7 +39,13 @@ export async function startDynamoDbLocal(options: { dataDir?: string }): Promise
   const libDir = path.join(packageDir, 'lib', 'dynamodb_local_2026-01-16');
   const args = [`-Djava.library.path=${path.join(libDir, 'DynamoDBLocal_lib')}`, '-Xmx1g', '-jar', path.join(libDir, 'DynamoDBLocal.jar'), '-port', String(port), '-sharedDb'];
   args.push(...(options.dataDir ? ['-dbPath', options.dataDir] : ['-inMemory']));
-  const child = spawn('java', args, { stdio: ['ignore', 'pipe', 'pipe'], cwd: libDir });
+  // Through a small shell that kills the JVM when its stdin closes: if this
+  // process dies without cleaning up (even SIGKILL), the pipe closes and the
+  // JVM goes with it instead of lingering on the port.
+  const child = spawn('sh', ['-c', 'java "$@" & jvm=$!; trap \'kill $jvm 2>/dev/null; wait $jvm; exit 0\' TERM INT; read _; kill $jvm 2>/dev/null; wait $jvm', 'dynamodb-local', ...args], {
+    stdio: ['pipe', 'pipe', 'pipe'],
+    cwd: libDir,
+  });
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4000)));
   child.stderr?.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4000)));
@@ -76,6 +82,7 @@ async function waitUntilReady(endpoint: string, child: ChildProcess, output: () 
 export async function stopChild(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.stdin?.end();
   child.kill('SIGTERM');
   const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
   await exited;

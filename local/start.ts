@@ -10,6 +10,7 @@ import type { LocalRuntime } from './runtime.ts';
 import { removeRuntimeFile, writeRuntimeFile } from './runtime-file.ts';
 import { readSeedFile } from './seed.ts';
 
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 const startedAt = Date.now();
 const port = Number(process.env.PORT ?? 3000);
 const dataDir = process.env.LOCAL_DATA_DIR ? path.resolve(process.env.LOCAL_DATA_DIR) : undefined;
@@ -32,6 +33,12 @@ async function stop(signal: string): Promise<void> {
 }
 process.on('SIGINT', () => void stop('SIGINT'));
 process.on('SIGTERM', () => void stop('SIGTERM'));
+// `npm start` runs us under a shell that dies on SIGTERM without passing it on;
+// when our parent goes away, stop rather than linger as an orphan.
+const parentAtStart = process.ppid;
+setInterval(() => {
+  if (process.ppid !== parentAtStart) void stop('parent exit');
+}, 500).unref();
 
 try {
   const seed = process.env.LOCAL_SEED ? await readSeedFile(path.resolve(process.env.LOCAL_SEED)) : undefined;

@@ -46,7 +46,9 @@ export function parseBasicAuthorization(header: string | undefined): BasicCreden
   const match = /^Basic ([A-Za-z0-9+/]+={0,2})$/i.exec(header.trim());
   if (!match?.[1]) return undefined;
   const bytes = Buffer.from(match[1], 'base64');
-  if (bytes.toString('base64').replace(/=+$/, '') !== match[1].replace(/=+$/, '')) return undefined;
+  // Canonical base64 only (padding may be omitted, as some clients do): no stray bits, no extra padding.
+  const canonical = bytes.toString('base64');
+  if (match[1] !== canonical && match[1] !== canonical.replace(/=+$/, '')) return undefined;
   let text: string;
   try {
     text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);

@@ -33,8 +33,8 @@ function organizations(): OrganizationStore {
  * prefixes, JSON body, caller) -> tenancy -> the route's use case -> the error
  * mapper, registered last so it sees every failure.
  */
-export function apiHandler(handlerName: string, run: ApiRouteHandler) {
-  const route = routeNamed(handlerName);
+export function apiHandler(routeOrHandlerName: string | RouteDefinition, run: ApiRouteHandler) {
+  const route = typeof routeOrHandlerName === 'string' ? routeNamed(routeOrHandlerName) : routeOrHandlerName;
   return middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, ApiContext>({ timeoutEarlyInMillis: 1_000 })
     .use(injectLambdaContext(logger, { resetKeys: true }))
     .use(apiRequest(route))

@@ -1,0 +1,62 @@
+import { Duration } from 'aws-cdk-lib';
+import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogGroup } from 'aws-cdk-lib/aws-logs';
+import type { Construct } from 'constructs';
+import { join } from 'node:path';
+import { API_GATEWAY_TIMEOUT_MS } from '#shared/http/routes.ts';
+import type { EnvironmentSettings } from './environments.ts';
+
+export interface ServiceFunctionProps {
+  readonly entry: string;
+  readonly description: string;
+  readonly environment: EnvironmentSettings;
+  /** Directory holding package.json (for `#shared/*` imports) and package-lock.json. */
+  readonly projectRoot: string;
+}
+
+/**
+ * One Lambda function with the project's fixed runtime, bundling and logging.
+ * Its role can write to its own log group and nothing else until something is granted.
+ */
+export function serviceFunction(scope: Construct, id: string, props: ServiceFunctionProps): NodejsFunction {
+  const { environment } = props;
+  const logGroup = new LogGroup(scope, `${id}Logs`, {
+    retention: environment.logRetention,
+    removalPolicy: environment.removalPolicy,
+  });
+  // Our own role instead of AWSLambdaBasicExecutionRole, whose log permissions cover every log group.
+  const role = new Role(scope, `${id}Role`, { assumedBy: new ServicePrincipal('lambda.amazonaws.com') });
+  logGroup.grantWrite(role);
+
+  return new NodejsFunction(scope, id, {
+    entry: props.entry,
+    description: props.description,
+    projectRoot: props.projectRoot,
+    depsLockFilePath: join(props.projectRoot, 'package-lock.json'),
+    runtime: Runtime.NODEJS_22_X,
+    architecture: Architecture.ARM_64,
+    memorySize: 512,
+    // Ends before API Gateway gives up on the integration, so no work goes on after the client was answered.
+    timeout: Duration.seconds(API_GATEWAY_TIMEOUT_MS / 1000 - 1),
+    role,
+    logGroup,
+    environment: {
+      ENVIRONMENT_NAME: environment.responseEnvironment,
+      NODE_OPTIONS: '--enable-source-maps',
+    },
+    bundling: {
+      format: OutputFormat.ESM,
+      minify: true,
+      sourceMap: true,
+      sourcesContent: false,
+      target: 'node22',
+      mainFields: ['module', 'main'],
+      // The SDK is bundled and tree-shaken rather than taken from the runtime: pinned versions, faster cold starts.
+      externalModules: [],
+      // CommonJS dependencies inside an ESM bundle still call require().
+      banner: "import { createRequire } from 'module';const require = createRequire(import.meta.url);",
+    },
+  });
+}

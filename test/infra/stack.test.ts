@@ -1,0 +1,377 @@
+import { Match } from 'aws-cdk-lib/assertions';
+import type { Template } from 'aws-cdk-lib/assertions';
+import { fileURLToPath } from 'node:url';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { errorEnvelope } from '#shared/http/envelope.ts';
+import { GATEWAY_RESPONSES } from '#shared/http/gateway-responses.ts';
+import { routes } from '#shared/http/routes.ts';
+import { environments } from '#infra/environments.ts';
+import { fixtureRoutes } from './fixtures/routes.ts';
+import {
+  actionsOf,
+  environmentOf,
+  findMethod,
+  integrationFunctionId,
+  refTo,
+  resourceIdsByPath,
+  resourcesOfType,
+  roleStatements,
+  synthesize,
+} from './template-helpers.ts';
+
+const functionsDir = fileURLToPath(new URL('./fixtures/functions', import.meta.url));
+const SYNTH_TIMEOUT_MS = 60_000;
+
+const LOGS = ['logs:CreateLogStream', 'logs:PutLogEvents'];
+const READ = ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:Query'];
+const WRITE = [...READ, 'dynamodb:ConditionCheckItem', 'dynamodb:DeleteItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'];
+
+/** Written out by hand: the test must not derive grants the way the stack does. */
+const EXPECTED_ACTIONS: Record<string, string[]> = {
+  'paymethods-list': READ,
+  'paymethods-create': [...WRITE, 'kms:Encrypt', 'kms:GenerateDataKey'],
+  'paymethods-get': READ,
+  'paymethods-update': [...WRITE, 'kms:Encrypt', 'kms:GenerateDataKey'],
+  'paymethods-delete': WRITE,
+  'paymethods-charge': [...READ, 'kms:Decrypt'],
+  'documents-create': [...WRITE, 's3:PutObject', 'kms:GenerateDataKey'],
+  'documents-upload-create': [...WRITE, 's3:PutObject', 'kms:GenerateDataKey'],
+  'documents-file': [...READ, 's3:GetObject', 'kms:Decrypt'],
+  'documents-delete': [...WRITE, 's3:DeleteObject'],
+  // Declares nothing, but a secret route reads organizations for its tenancy check.
+  'organizations-ping': READ,
+  status: [],
+};
+
+const RETRY_AFTER = expect.stringMatching(/^'\d+'$/);
+const ENVELOPE_HEADERS = { 'gatewayresponse.header.Content-Type': "'application/json'" };
+
+function envelope(environment: string, code: string) {
+  return {
+    response: {
+      environment,
+      response_code: code,
+      response_desc: expect.stringMatching(/^Error\[1\]: \S/),
+      errors: [{ message: expect.any(String) }],
+    },
+  };
+}
+
+function keyId(template: Template, keySpec: string | undefined): string {
+  const [id] = Object.entries(resourcesOfType(template, 'AWS::KMS::Key')).find(([, key]) => key.Properties.KeySpec === keySpec)!;
+  return id;
+}
+const vaultKeyId = (template: Template) => keyId(template, undefined);
+const macKeyId = (template: Template) => keyId(template, 'HMAC_256');
+
+function routeFunctionId(template: Template, route: { path: string; method: string }): string {
+  return integrationFunctionId(template, findMethod(template, route.path, route.method)!);
+}
+
+describe('PaymentsApiStack (fixture routes, dev)', () => {
+  let template: Template;
+  beforeAll(() => {
+    template = synthesize(environments.dev, { routes: fixtureRoutes, functionsDir });
+  }, SYNTH_TIMEOUT_MS);
+
+  it('has one single-table design table with three GSIs, PITR and TTL, billed per request', () => {
+    const gsi = (n: number) => ({
+      IndexName: `gsi${n}`,
+      KeySchema: [{ AttributeName: `gsi${n}pk`, KeyType: 'HASH' }, { AttributeName: `gsi${n}sk`, KeyType: 'RANGE' }],
+      Projection: { ProjectionType: 'ALL' },
+    });
+    template.resourceCountIs('AWS::DynamoDB::Table', 1);
+    template.hasResource('AWS::DynamoDB::Table', {
+      DeletionPolicy: 'Delete',
+      Properties: {
+        KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }, { AttributeName: 'sk', KeyType: 'RANGE' }],
+        BillingMode: 'PAY_PER_REQUEST',
+        GlobalSecondaryIndexes: [gsi(1), gsi(2), gsi(3)],
+        PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+        TimeToLiveSpecification: { AttributeName: 'expires_at', Enabled: true },
+        SSESpecification: { SSEEnabled: true },
+        DeletionProtectionEnabled: false,
+        StreamSpecification: Match.absent(),
+      },
+    });
+  });
+
+  it('has a rotating vault key and a non-rotating HMAC key for credentials', () => {
+    template.resourceCountIs('AWS::KMS::Key', 2);
+    template.hasResourceProperties('AWS::KMS::Key', { EnableKeyRotation: true, KeySpec: Match.absent() });
+    template.hasResourceProperties('AWS::KMS::Key', {
+      KeySpec: 'HMAC_256',
+      KeyUsage: 'GENERATE_VERIFY_MAC',
+      EnableKeyRotation: false,
+    });
+  });
+
+  it('keeps documents private, versioned, SSE-KMS with the vault key and TLS-only', () => {
+    template.hasResourceProperties('AWS::S3::Bucket', {
+      PublicAccessBlockConfiguration: {
+        BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true,
+      },
+      BucketEncryption: {
+        ServerSideEncryptionConfiguration: [{
+          BucketKeyEnabled: true,
+          ServerSideEncryptionByDefault: { SSEAlgorithm: 'aws:kms', KMSMasterKeyID: { 'Fn::GetAtt': [vaultKeyId(template), 'Arn'] } },
+        }],
+      },
+      VersioningConfiguration: { Status: 'Enabled' },
+    });
+    template.hasResourceProperties('AWS::S3::BucketPolicy', {
+      PolicyDocument: {
+        Statement: Match.arrayWith([Match.objectLike({
+          Effect: 'Deny',
+          Action: 's3:*',
+          Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+        })]),
+      },
+    });
+  });
+
+  it('gives every fixture route its method on its path, behind the authorizer unless public', () => {
+    const authorizer = refTo(template, 'AWS::ApiGateway::Authorizer');
+    for (const route of fixtureRoutes) {
+      const method = findMethod(template, route.path, route.method);
+      expect(method, `${route.method} ${route.path}`).toBeDefined();
+      expect(method).toMatchObject({ Integration: { Type: 'AWS_PROXY', IntegrationHttpMethod: 'POST' } });
+      if (route.auth === 'secret') {
+        expect(method).toMatchObject({ AuthorizationType: 'CUSTOM', AuthorizerId: authorizer });
+      } else {
+        expect(method).toMatchObject({ AuthorizationType: 'NONE' });
+        expect(method!.AuthorizerId).toBeUndefined();
+      }
+    }
+  });
+
+  it('shares resources between routes and creates one function per route', () => {
+    const paths = [...resourceIdsByPath(template).keys()];
+    expect(paths.filter((path) => path === '/v3/organizations/{organization_id}/paymethods/{paymethod_token}')).toHaveLength(1);
+    template.resourceCountIs('AWS::Lambda::Function', fixtureRoutes.length + 1);
+    const functionIds = new Set(fixtureRoutes.map((route) => routeFunctionId(template, route)));
+    expect(functionIds.size).toBe(fixtureRoutes.length);
+  });
+
+  it('answers other methods on a known path with 405, the envelope and Allow', () => {
+    const allowed = new Map<string, string[]>();
+    for (const route of fixtureRoutes) allowed.set(route.path, [...(allowed.get(route.path) ?? []), route.method]);
+    expect(allowed.get('/v3/organizations/{organization_id}/paymethods/{paymethod_token}')).toEqual(['GET', 'PUT', 'DELETE']);
+
+    for (const [path, methods] of allowed) {
+      const method = findMethod(template, path, 'ANY');
+      expect(method, `ANY ${path}`).toMatchObject({
+        AuthorizationType: 'NONE',
+        Integration: {
+          Type: 'MOCK',
+          IntegrationResponses: [{
+            StatusCode: '405',
+            ResponseParameters: {
+              'method.response.header.Allow': `'${methods.join(', ')}'`,
+              'method.response.header.Content-Type': "'application/json'",
+              'method.response.header.X-Request-Id': 'context.requestId',
+            },
+          }],
+        },
+        MethodResponses: [{ StatusCode: '405' }],
+      });
+      const [response] = (method!.Integration as { IntegrationResponses: { ResponseTemplates: Record<string, string> }[] }).IntegrationResponses;
+      expect(JSON.parse(response!.ResponseTemplates['application/json']!)).toMatchObject(envelope('sandbox', 'METHOD_NOT_ALLOWED'));
+    }
+  });
+
+  it('leaves paths without routes to the 404 gateway response, and answers 404 at the root', () => {
+    expect(findMethod(template, '/v3', 'ANY')).toBeUndefined();
+    expect(findMethod(template, '/v3/organizations/{organization_id}', 'ANY')).toBeUndefined();
+    expect(findMethod(template, '/', 'ANY')).toMatchObject({
+      AuthorizationType: 'NONE',
+      Integration: { Type: 'MOCK', IntegrationResponses: [{ StatusCode: '404' }] },
+    });
+  });
+
+  it.each([
+    ['UNAUTHORIZED', '401', 'UNAUTHORIZED', { 'gatewayresponse.header.WWW-Authenticate': `'Basic realm="payments"'` }],
+    ['ACCESS_DENIED', '403', 'FORBIDDEN', {}],
+    ['MISSING_AUTHENTICATION_TOKEN', '404', 'NOT_FOUND', {}],
+    ['RESOURCE_NOT_FOUND', '404', 'NOT_FOUND', {}],
+    ['REQUEST_TOO_LARGE', '413', 'PAYLOAD_TOO_LARGE', {}],
+    ['UNSUPPORTED_MEDIA_TYPE', '415', 'UNSUPPORTED_MEDIA_TYPE', {}],
+    ['BAD_REQUEST_BODY', '400', 'INVALID_REQUEST', {}],
+    ['THROTTLED', '429', 'THROTTLED', { 'gatewayresponse.header.Retry-After': RETRY_AFTER }],
+    ['INTEGRATION_TIMEOUT', '503', 'SERVICE_UNAVAILABLE', { 'gatewayresponse.header.Retry-After': RETRY_AFTER }],
+    ['INTEGRATION_FAILURE', '503', 'SERVICE_UNAVAILABLE', { 'gatewayresponse.header.Retry-After': RETRY_AFTER }],
+    ['AUTHORIZER_FAILURE', '503', 'SERVICE_UNAVAILABLE', { 'gatewayresponse.header.Retry-After': RETRY_AFTER }],
+    ['AUTHORIZER_CONFIGURATION_ERROR', '503', 'SERVICE_UNAVAILABLE', { 'gatewayresponse.header.Retry-After': RETRY_AFTER }],
+    ['DEFAULT_4XX', '400', 'INVALID_REQUEST', {}],
+    ['DEFAULT_5XX', '500', 'INTERNAL_ERROR', {}],
+  ] as const)('shapes the %s gateway response as %s %s', (type, status, code, headers) => {
+    const matches = Object.values(resourcesOfType(template, 'AWS::ApiGateway::GatewayResponse'))
+      .filter((response) => response.Properties.ResponseType === type);
+    expect(matches).toHaveLength(1);
+    const { StatusCode, ResponseParameters, ResponseTemplates } = matches[0]!.Properties as {
+      StatusCode?: string; ResponseParameters: Record<string, string>; ResponseTemplates: Record<string, string>;
+    };
+    expect(StatusCode).toBe(status);
+    expect(ResponseParameters).toEqual({ ...ENVELOPE_HEADERS, ...headers });
+    expect(JSON.parse(ResponseTemplates['application/json']!)).toEqual(envelope('sandbox', code));
+  });
+
+  it('answers with the very bodies the local emulator sends, bar the environment', () => {
+    const responses = Object.values(resourcesOfType(template, 'AWS::ApiGateway::GatewayResponse'));
+    expect(responses).toHaveLength(Object.keys(GATEWAY_RESPONSES).length);
+    for (const [kind, spec] of Object.entries(GATEWAY_RESPONSES)) {
+      const response = responses.find((candidate) => candidate.Properties.ResponseType === kind);
+      const body = JSON.parse((response!.Properties.ResponseTemplates as Record<string, string>)['application/json']!);
+      const local = errorEnvelope(spec.code, spec.message);
+      expect(body, kind).toEqual({ response: { ...local.response, environment: 'sandbox' } });
+    }
+  });
+
+  it('runs every function on Node.js 22, arm64, 512 MB, 28 s, source maps, its own log group', () => {
+    const logGroups = resourcesOfType(template, 'AWS::Logs::LogGroup');
+    for (const [id, fn] of Object.entries(resourcesOfType(template, 'AWS::Lambda::Function'))) {
+      expect(fn.Properties, id).toMatchObject({
+        Runtime: 'nodejs22.x',
+        Architectures: ['arm64'],
+        MemorySize: 512,
+        Timeout: 28,
+        Environment: { Variables: { NODE_OPTIONS: '--enable-source-maps', ENVIRONMENT_NAME: 'sandbox' } },
+      });
+      const { Ref: logGroupId } = (fn.Properties.LoggingConfig as { LogGroup: { Ref: string } }).LogGroup;
+      expect(logGroups[logGroupId]?.Properties.RetentionInDays, id).toBe(14);
+    }
+  });
+
+  it('sets only the environment variables each route needs', () => {
+    const table = refTo(template, 'AWS::DynamoDB::Table');
+    for (const route of fixtureRoutes) {
+      const variables = environmentOf(template, routeFunctionId(template, route));
+      expect(variables.TABLE_NAME, route.handler).toEqual(table);
+      expect('DOCUMENTS_BUCKET' in variables, route.handler).toBe(Boolean(route.access.documents));
+      expect('VAULT_KEY_ID' in variables, route.handler).toBe(Boolean(route.access.vault));
+    }
+  });
+
+  it('grants each route function exactly the actions its access declares', () => {
+    expect(Object.keys(EXPECTED_ACTIONS).sort()).toEqual(fixtureRoutes.map((route) => route.handler).sort());
+    for (const route of fixtureRoutes) {
+      const actions = actionsOf(roleStatements(template, routeFunctionId(template, route)));
+      expect(actions, route.handler).toEqual([...LOGS, ...EXPECTED_ACTIONS[route.handler]!].sort());
+    }
+  });
+
+  it.each([
+    ['documents-file', 'kms:Decrypt', 'through S3 only'],
+    ['documents-create', 'kms:GenerateDataKey', 'through S3 only'],
+    ['documents-upload-create', 'kms:GenerateDataKey', 'through S3 only'],
+    ['paymethods-charge', 'kms:Decrypt', 'directly'],
+    ['paymethods-create', 'kms:GenerateDataKey', 'directly'],
+  ] as const)('lets %s use %s on the vault key %s', (handler, action, how) => {
+    const route = fixtureRoutes.find((candidate) => candidate.handler === handler)!;
+    const statements = roleStatements(template, routeFunctionId(template, route))
+      .filter((statement) => actionsOf([statement]).includes(action));
+    expect(statements).toHaveLength(1);
+    expect(statements[0]!.Resource).toEqual({ 'Fn::GetAtt': [vaultKeyId(template), 'Arn'] });
+    expect(statements[0]!.Condition).toEqual(how === 'directly' ? undefined : {
+      StringEquals: { 'kms:ViaService': { 'Fn::Join': ['', ['s3.', { Ref: 'AWS::Region' }, '.amazonaws.com']] } },
+    });
+  });
+
+  it('has a REQUEST authorizer keyed on both auth headers, cached for 300 s', () => {
+    template.resourceCountIs('AWS::ApiGateway::Authorizer', 1);
+    template.hasResourceProperties('AWS::ApiGateway::Authorizer', {
+      Type: 'REQUEST',
+      IdentitySource: 'method.request.header.Authorization,method.request.header.X-Service-Auth-Organization-Id',
+      AuthorizerResultTtlInSeconds: 300,
+    });
+  });
+
+  it('lets the authorizer read the table and generate MACs with the credential key, nothing else', () => {
+    const { AuthorizerUri } = Object.values(resourcesOfType(template, 'AWS::ApiGateway::Authorizer'))[0]!.Properties;
+    const functionId = Object.keys(resourcesOfType(template, 'AWS::Lambda::Function'))
+      .find((id) => JSON.stringify(AuthorizerUri).includes(`"Fn::GetAtt":["${id}","Arn"]`))!;
+    const statements = roleStatements(template, functionId);
+
+    expect(actionsOf(statements)).toEqual([...LOGS, ...READ, 'kms:GenerateMac'].sort());
+    expect(statements.find((statement) => statement.Action === 'kms:GenerateMac')?.Resource).toEqual({ 'Fn::GetAtt': [macKeyId(template), 'Arn'] });
+    expect(environmentOf(template, functionId)).toMatchObject({
+      TABLE_NAME: refTo(template, 'AWS::DynamoDB::Table'),
+      CREDENTIAL_MAC_KEY_ID: { Ref: macKeyId(template) },
+    });
+  });
+
+  it('accepts multipart bodies as binary and throttles the dev stage', () => {
+    template.hasResourceProperties('AWS::ApiGateway::RestApi', { BinaryMediaTypes: ['multipart/form-data'] });
+    template.hasResourceProperties('AWS::ApiGateway::Stage', {
+      StageName: 'dev',
+      MethodSettings: [Match.objectLike({ HttpMethod: '*', ResourcePath: '/*', ThrottlingRateLimit: 50, ThrottlingBurstLimit: 100 })],
+    });
+  });
+
+  it('outputs what the CLIs need, without exports', () => {
+    const outputs = template.toJSON().Outputs as Record<string, { Value: unknown; Export?: unknown }>;
+    expect(Object.keys(outputs).sort()).toEqual(
+      ['ApiUrl', 'CredentialMacKeyId', 'DocumentsBucketName', 'EnvironmentName', 'TableName', 'VaultKeyId'],
+    );
+    expect(Object.values(outputs).every((output) => output.Export === undefined)).toBe(true);
+    expect(outputs.EnvironmentName!.Value).toBe('sandbox');
+    expect(outputs.TableName!.Value).toEqual(refTo(template, 'AWS::DynamoDB::Table'));
+    expect(outputs.DocumentsBucketName!.Value).toEqual(refTo(template, 'AWS::S3::Bucket'));
+    // The stage URL, ending at the stage: clients append v3/...
+    expect(JSON.stringify(outputs.ApiUrl!.Value)).toMatch(/\.execute-api\..*"\/",\{"Ref":"[^"]+Stage[^"]*"\},"\/"\]\]\}$/);
+  });
+});
+
+describe('PaymentsApiStack (prod)', () => {
+  let template: Template;
+  beforeAll(() => {
+    template = synthesize(environments.prod, { routes: fixtureRoutes, functionsDir });
+  }, SYNTH_TIMEOUT_MS);
+
+  it('retains and protects data, and answers as live', () => {
+    template.hasResource('AWS::DynamoDB::Table', { DeletionPolicy: 'Retain', Properties: { DeletionProtectionEnabled: true } });
+    for (const type of ['AWS::KMS::Key', 'AWS::S3::Bucket', 'AWS::Logs::LogGroup']) {
+      for (const resource of Object.values(template.findResources(type))) expect(resource.DeletionPolicy, type).toBe('Retain');
+    }
+    template.hasResourceProperties('AWS::Logs::LogGroup', { RetentionInDays: 365 });
+    template.hasResourceProperties('AWS::ApiGateway::Stage', { StageName: 'prod' });
+    for (const response of Object.values(resourcesOfType(template, 'AWS::ApiGateway::GatewayResponse'))) {
+      const body = JSON.parse((response.Properties.ResponseTemplates as Record<string, string>)['application/json']!);
+      expect(body.response.environment).toBe('live');
+    }
+    template.hasOutput('EnvironmentName', { Value: 'live' });
+  });
+});
+
+describe('PaymentsApiStack (route table edge cases)', () => {
+  it('still synthesizes a deployable API with no routes, and no authorizer', () => {
+    const template = synthesize(environments.dev, { routes: [], functionsDir });
+    template.resourceCountIs('AWS::Lambda::Function', 0);
+    template.resourceCountIs('AWS::ApiGateway::Authorizer', 0);
+    expect(findMethod(template, '/', 'ANY')).toBeDefined();
+  }, SYNTH_TIMEOUT_MS);
+
+  it('refuses a path outside /v3', () => {
+    const route = { ...fixtureRoutes[0]!, path: '/organizations/{organization_id}/paymethods' };
+    expect(() => synthesize(environments.dev, { routes: [route], functionsDir })).toThrow(/must start with \/v3\//);
+  }, SYNTH_TIMEOUT_MS);
+});
+
+describe('PaymentsApiStack (the real route table and functions)', () => {
+  let template: Template;
+  beforeAll(() => {
+    template = synthesize(environments.dev);
+  }, SYNTH_TIMEOUT_MS);
+
+  it('gives every route in the table a Lambda method, and no others', () => {
+    for (const route of routes) {
+      expect(findMethod(template, route.path, route.method), `${route.method} ${route.path}`).toMatchObject({
+        Integration: { Type: 'AWS_PROXY' },
+        AuthorizationType: route.auth === 'secret' ? 'CUSTOM' : 'NONE',
+      });
+    }
+    const proxyMethods = Object.values(resourcesOfType(template, 'AWS::ApiGateway::Method'))
+      .filter((method) => (method.Properties.Integration as { Type: string }).Type === 'AWS_PROXY');
+    expect(proxyMethods).toHaveLength(routes.length);
+  });
+});

@@ -1,0 +1,79 @@
+/** Reading a synthesized template the way API Gateway and IAM will: by path, by method, by role. */
+import { App } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { readFileSync } from 'node:fs';
+import type { EnvironmentSettings } from '#infra/environments.ts';
+import { PaymentsApiStack } from '#infra/stack.ts';
+import type { PaymentsApiStackProps } from '#infra/stack.ts';
+
+type Properties = Record<string, unknown>;
+interface CfnResource { Type: string; Properties: Properties }
+
+const cdkJson = JSON.parse(readFileSync(new URL('../../cdk.json', import.meta.url), 'utf8')) as { context: Record<string, unknown> };
+
+/** The CLI's feature flags, and no esbuild run: templates only. */
+export function synthesize(environment: EnvironmentSettings, props: Omit<PaymentsApiStackProps, 'environment'> = {}): Template {
+  const app = new App({ context: { ...cdkJson.context, 'aws:cdk:bundling-stacks': [] } });
+  return Template.fromStack(new PaymentsApiStack(app, `PaymentsApi-${environment.name}`, { environment, ...props }));
+}
+
+export function resourcesOfType(template: Template, type: string): Record<string, CfnResource> {
+  return template.findResources(type) as Record<string, CfnResource>;
+}
+
+/** `{ '/': <root ResourceId>, '/v3': ..., ... }`, as Method.ResourceId references them. */
+export function resourceIdsByPath(template: Template): Map<string, unknown> {
+  const [apiId] = Object.keys(resourcesOfType(template, 'AWS::ApiGateway::RestApi'));
+  const root = { 'Fn::GetAtt': [apiId, 'RootResourceId'] };
+  const resources = resourcesOfType(template, 'AWS::ApiGateway::Resource');
+  const pathOf = (id: string): string => {
+    const { ParentId, PathPart } = resources[id]!.Properties as { ParentId: { Ref?: string }; PathPart: string };
+    const parent = ParentId.Ref ? pathOf(ParentId.Ref) : '';
+    return `${parent}/${PathPart}`;
+  };
+  return new Map<string, unknown>([['/', root], ...Object.keys(resources).map((id) => [pathOf(id), { Ref: id }] as const)]);
+}
+
+export function findMethod(template: Template, path: string, httpMethod: string): Properties | undefined {
+  const resourceId = resourceIdsByPath(template).get(path);
+  if (!resourceId) return undefined;
+  return Object.values(resourcesOfType(template, 'AWS::ApiGateway::Method'))
+    .map((method) => method.Properties)
+    .find((method) => method.HttpMethod === httpMethod && JSON.stringify(method.ResourceId) === JSON.stringify(resourceId));
+}
+
+/** The Lambda function a proxy method invokes. */
+export function integrationFunctionId(template: Template, method: Properties): string {
+  const functions = Object.keys(resourcesOfType(template, 'AWS::Lambda::Function'));
+  const uri = JSON.stringify((method.Integration as Properties).Uri);
+  const matches = functions.filter((id) => uri.includes(`"Fn::GetAtt":["${id}","Arn"]`));
+  if (matches.length !== 1) throw new Error(`Expected one function in ${uri}, found ${matches.join(', ') || 'none'}`);
+  return matches[0]!;
+}
+
+export interface Statement { Action: string | string[]; Resource: unknown; Condition?: unknown }
+
+/** Every statement of every policy attached to the function's role. */
+export function roleStatements(template: Template, functionId: string): Statement[] {
+  const fn = resourcesOfType(template, 'AWS::Lambda::Function')[functionId]!;
+  const [roleId] = (fn.Properties.Role as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'];
+  return Object.values(resourcesOfType(template, 'AWS::IAM::Policy'))
+    .filter((policy) => (policy.Properties.Roles as unknown[]).some((role) => JSON.stringify(role) === JSON.stringify({ Ref: roleId })))
+    .flatMap((policy) => (policy.Properties.PolicyDocument as { Statement: Statement[] }).Statement);
+}
+
+export function actionsOf(statements: readonly Statement[]): string[] {
+  return [...new Set(statements.flatMap((statement) => [statement.Action].flat()))].sort();
+}
+
+export function environmentOf(template: Template, functionId: string): Record<string, unknown> {
+  const fn = resourcesOfType(template, 'AWS::Lambda::Function')[functionId]!;
+  return (fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+}
+
+/** The single resource of a type, as `{ Ref: id }`. */
+export function refTo(template: Template, type: string): { Ref: string } {
+  const ids = Object.keys(resourcesOfType(template, type));
+  if (ids.length !== 1) throw new Error(`Expected one ${type}, found ${ids.length}`);
+  return { Ref: ids[0]! };
+}

@@ -1,0 +1,48 @@
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { describe, expect, inject, it } from 'vitest';
+import { authHeaders } from '../support/api.ts';
+
+const repoRoot = path.resolve(import.meta.dirname, '../..');
+const run = promisify(execFile);
+
+async function admin(...args: string[]) {
+  try {
+    const { stdout, stderr } = await run('npm', ['run', '--silent', 'admin', '--', ...args], {
+      cwd: repoRoot,
+      env: { ...process.env, PORT: String(inject('runtimePort')) },
+    });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failure = error as { code: number; stdout: string; stderr: string };
+    return { code: failure.code, stdout: failure.stdout, stderr: failure.stderr };
+  }
+}
+
+describe('admin CLI against the running local service', () => {
+  it('registers a merchant under a partner and issues credentials that authenticate', async () => {
+    const merchant = `org_cli${Date.now().toString(36)}`;
+    const created = await admin('create-organization', merchant, '--parent', 'org_100');
+    expect(created.code).toBe(0);
+    expect(JSON.parse(created.stdout)).toMatchObject({ organization_id: merchant, parent_organization_id: 'org_100' });
+
+    const issued = await admin('create-credentials', merchant);
+    expect(issued.code).toBe(0);
+    const credential = JSON.parse(issued.stdout);
+    expect(Object.keys(credential).sort()).toEqual(['api_access_id', 'api_secure_key', 'organization_id']);
+
+    const identity = { organizationId: merchant, accessId: credential.api_access_id, secureKey: credential.api_secure_key };
+    // Unknown route but authenticated: routing answers first, so probe auth on a known path instead.
+    const probe = await fetch(`${inject('baseUrl')}/v3/organizations/${merchant}/paymethods`, { headers: authHeaders(identity) });
+    expect(probe.status).not.toBe(401);
+  });
+
+  it('refuses duplicates, unknown parents and bad ids with a JSON error and a non-zero exit', async () => {
+    expect((await admin('create-organization', 'org_100')).code).toBe(1);
+    expect(JSON.parse((await admin('create-organization', 'org_100')).stderr)).toMatchObject({ error: 'ORGANIZATION_EXISTS' });
+    expect(JSON.parse((await admin('create-organization', 'org_x1', '--parent', 'org_missing')).stderr)).toMatchObject({ error: 'NOT_FOUND' });
+    expect(JSON.parse((await admin('create-credentials', 'nope')).stderr)).toMatchObject({ error: 'VALIDATION_ERROR' });
+    expect((await admin('frobnicate', 'org_1')).code).toBe(2);
+  });
+});

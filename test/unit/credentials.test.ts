@@ -1,0 +1,103 @@
+import { describe, expect, it } from 'vitest';
+import type { CredentialStore, SecretHasher, StoredCredential } from '#shared/domain/credentials.ts';
+import { authenticate, issueCredential, parseBasicAuthorization } from '#shared/domain/credentials.ts';
+import { Conflict, InvalidRequest, NotAuthenticated, NotFound } from '#shared/domain/errors.ts';
+import type { Organization, OrganizationStore } from '#shared/domain/tenancy.ts';
+import { createHmac } from 'node:crypto';
+
+const basic = (text: string) => `Basic ${Buffer.from(text).toString('base64')}`;
+
+describe('parseBasicAuthorization', () => {
+  it('reads id and key, with a key that may contain colons', () => {
+    expect(parseBasicAuthorization(basic('id:key:with:colons'))).toEqual({ accessId: 'id', secureKey: 'key:with:colons' });
+    expect(parseBasicAuthorization(`basic ${Buffer.from('a:b').toString('base64')}`)).toEqual({ accessId: 'a', secureKey: 'b' });
+  });
+
+  it.each([
+    ['missing', undefined],
+    ['empty', ''],
+    ['another scheme', 'Bearer abc'],
+    ['no credentials', 'Basic '],
+    ['not base64', 'Basic ***'],
+    ['non-canonical base64', 'Basic YTpi=='],
+    ['no colon', basic('idonly')],
+    ['empty id', basic(':key')],
+    ['empty key', basic('id:')],
+    ['id with a space', basic('i d:key')],
+    ['not UTF-8', `Basic ${Buffer.from([0xc3, 0x28, 0x3a, 0x61]).toString('base64')}`],
+    ['huge', basic(`id:${'k'.repeat(2000)}`)],
+  ])('refuses %s', (_name, header) => {
+    expect(parseBasicAuthorization(header)).toBeUndefined();
+  });
+});
+
+class MemoryStores implements OrganizationStore, CredentialStore {
+  organizationsById = new Map<string, Organization>();
+  credentialsById = new Map<string, StoredCredential>();
+  async get(id: string): Promise<never> {
+    throw new Error(`use the typed accessors ${id}`);
+  }
+  async create(): Promise<void> {}
+  organizations: OrganizationStore = {
+    get: async (id) => this.organizationsById.get(id),
+    create: async (organization) => {
+      if (this.organizationsById.has(organization.organization_id)) throw new Conflict('ORGANIZATION_EXISTS', 'exists');
+      this.organizationsById.set(organization.organization_id, organization);
+    },
+  };
+  credentials: CredentialStore = {
+    get: async (id) => this.credentialsById.get(id),
+    create: async (credential) => {
+      if (this.credentialsById.has(credential.api_access_id)) throw new Conflict('CREDENTIAL_EXISTS', 'exists');
+      this.credentialsById.set(credential.api_access_id, credential);
+    },
+  };
+}
+
+const hasher: SecretHasher = { mac: async (secret) => createHmac('sha256', 'test-key').update(secret).digest() };
+
+function fixture() {
+  const stores = new MemoryStores();
+  stores.organizationsById.set('org_1', { organization_id: 'org_1', created_at: '2026-01-01T00:00:00Z' });
+  return { stores, deps: { organizations: stores.organizations, credentials: stores.credentials, hasher } };
+}
+
+describe('issueCredential and authenticate', () => {
+  it('stores only a keyed hash and authenticates with the key shown once', async () => {
+    const { stores, deps } = fixture();
+    const issued = await issueCredential({ organizationId: 'org_1' }, deps);
+    expect(issued.api_secure_key).toMatch(/^sk_[0-9A-Za-z]{43}$/);
+    expect(issued.api_access_id).toMatch(/^ak_[0-9A-Za-z]{22}$/);
+    const stored = stores.credentialsById.get(issued.api_access_id);
+    expect(JSON.stringify(stored)).not.toContain(issued.api_secure_key);
+    const caller = await authenticate({ authorization: basic(`${issued.api_access_id}:${issued.api_secure_key}`), organizationId: 'org_1' }, deps);
+    expect(caller).toEqual({ organizationId: 'org_1', accessId: issued.api_access_id });
+  });
+
+  it('refuses a wrong key, an unknown id and a mismatched organization alike', async () => {
+    const { deps } = fixture();
+    const issued = await issueCredential({ organizationId: 'org_1', accessId: 'id-1', secureKey: 'key-1' }, deps);
+    const attempts = [
+      { authorization: basic('id-1:wrong'), organizationId: 'org_1' },
+      { authorization: basic('id-2:key-1'), organizationId: 'org_1' },
+      { authorization: basic('id-1:key-1'), organizationId: 'org_2' },
+      { authorization: basic('id-1:key-1'), organizationId: 'nope' },
+      { authorization: basic('id-1:key-1'), organizationId: undefined },
+    ];
+    for (const attempt of attempts) await expect(authenticate(attempt, deps)).rejects.toBeInstanceOf(NotAuthenticated);
+    expect(issued.api_secure_key).toBe('key-1');
+  });
+
+  it('refuses credentials for an unknown organization and invalid ids', async () => {
+    const { deps } = fixture();
+    await expect(issueCredential({ organizationId: 'org_9' }, deps)).rejects.toBeInstanceOf(NotFound);
+    await expect(issueCredential({ organizationId: 'bad' }, deps)).rejects.toBeInstanceOf(InvalidRequest);
+    await expect(issueCredential({ organizationId: 'org_1', accessId: 'has:colon' }, deps)).rejects.toBeInstanceOf(InvalidRequest);
+  });
+
+  it('refuses a taken access id', async () => {
+    const { deps } = fixture();
+    await issueCredential({ organizationId: 'org_1', accessId: 'same' }, deps);
+    await expect(issueCredential({ organizationId: 'org_1', accessId: 'same' }, deps)).rejects.toBeInstanceOf(Conflict);
+  });
+});
