@@ -33,6 +33,13 @@ export const keys = {
   customerDefault: (organizationId: string, customerToken: string) => ({ pk: `CST#${organizationId}#${customerToken}`, sk: 'DEFAULT' }),
 
   oneTimeToken: (token: string) => ({ pk: `OTT#${token}`, sk: 'OTT' }),
+  /** Account Updater history: one item per applied update, read back in order by the monthly export. */
+  auHistory: (organizationId: string, month: string, auUpdatedDate: string, token: string, version: number) => ({
+    pk: `AUHIST#${organizationId}#${month}`,
+    sk: `${auUpdatedDate}#${token}#v${String(version).padStart(6, '0')}`,
+  }),
+  /** Which organizations have updates in a month: the export's starting point, instead of a Scan. */
+  auMonth: (month: string, organizationId: string) => ({ pk: `AUMONTH#${month}`, sk: `ORG#${organizationId}` }),
   idempotency: (organizationId: string, key: string) => ({ pk: `IDEM#${organizationId}#${key}`, sk: 'IDEM' }),
 } as const;
 
