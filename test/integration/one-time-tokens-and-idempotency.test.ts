@@ -4,10 +4,10 @@ import { CARD, CARD_NUMBER, customerPath, ECHECK, expectError, locationPath, pos
 
 const ORG = MERCHANT.organizationId;
 
-async function mint(loc: string, body: Record<string, unknown>): Promise<Record<string, any>> {
+async function mint(loc: string, body: Record<string, unknown>): Promise<Record<string, string>> {
   const answer = await post(`${locationPath(ORG, loc)}/onetimetokens`, body);
   expect(answer.status, answer.text).toBe(201);
-  return answer.body;
+  return answer.body as Record<string, string>;
 }
 
 describe('one-time tokens', () => {
@@ -16,7 +16,7 @@ describe('one-time tokens', () => {
     const before = Date.now();
     const token = await mint(loc, { card: CARD });
     expect(token.one_time_token).toMatch(/^ott_[A-Za-z0-9]{22}$/);
-    const expiresAt = Date.parse(token.expires_at);
+    const expiresAt = Date.parse(token.expires_at as string);
     expect(expiresAt - before).toBeGreaterThan(59 * 60_000);
     expect(expiresAt - before).toBeLessThanOrEqual(61 * 60_000);
     expect(token.card).toEqual({ card_type: 'visa', name_on_card: 'Ann Lee', last_4_account_number: '1111', masked_account_number: '****1111', expire_month: 12, expire_year: 2031 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { call, MERCHANT, PARTNER, UNRELATED } from '../support/api.ts';
-import { CARD, CARD_NUMBER, customerPath, ECHECK, ECHECK_NUMBER, expectError, locationPath, PAYPAL, post, unique } from '../support/paymethods.ts';
+import { CARD, CARD_NUMBER, customerPath, ECHECK, ECHECK_NUMBER, expectError, linksOf, locationPath, PAYPAL, post, resultsOf, unique } from '../support/paymethods.ts';
 
 const ORG = MERCHANT.organizationId;
 
@@ -10,7 +10,8 @@ describe('create paymethods', () => {
     const cst = unique('cst_');
     const answer = await post(customerPath(ORG, loc, cst), { label: 'Visa', notes: 'main card', billing_address_token: 'add_123', card: { ...CARD, procurement_card: 'true', customer_accounting_code: 'ACC-1' } });
     expect(answer.status, answer.text).toBe(201);
-    const body = answer.body as Record<string, any>;
+    const body = answer.body;
+    const links = linksOf(answer);
     expect(Object.keys(body).sort()).toEqual(['billing_address_token', 'card', 'customer_token', 'label', 'links', 'location_id', 'notes', 'paymethod_token', 'response'].sort());
     expect(body.paymethod_token).toMatch(/^mth_[A-Za-z0-9]{22}$/);
     expect(body).toMatchObject({ location_id: loc, customer_token: cst, billing_address_token: 'add_123', response: { environment: 'local', response_desc: 'Create Successful.' } });
@@ -24,9 +25,9 @@ describe('create paymethods', () => {
       procurement_card: true,
     });
     const self = `${locationPath(ORG, loc)}/paymethods/${body.paymethod_token}`;
-    expect(body.links.self).toMatch(new RegExp(`^http://localhost:\\d+${self}$`));
-    expect(body.links.transactions).toBe(`${body.links.self}/transactions`);
-    expect(answer.headers.get('location')).toBe(body.links.self);
+    expect(links.self).toMatch(new RegExp(`^http://localhost:\\d+${self}$`));
+    expect(links.transactions).toBe(`${links.self}/transactions`);
+    expect(answer.headers.get('location')).toBe(links.self);
     expect(answer.headers.get('x-request-id')).toBeTruthy();
     expect(answer.text).not.toContain(CARD_NUMBER);
     expect(answer.text).not.toContain('ACC-1');
@@ -79,7 +80,7 @@ describe('create paymethods', () => {
     const attached = await post(`${locationPath(ORG, loc)}/paymethods`, { customer_token: cst, echeck: ECHECK });
     expect(attached.body.customer_token).toBe(cst);
     const list = await call(customerPath(ORG, loc, cst));
-    expect((list.body.results as any[]).map((item) => item.paymethod_token)).toEqual([attached.body.paymethod_token]);
+    expect(resultsOf(list).map((item) => item.paymethod_token)).toEqual([attached.body.paymethod_token]);
   });
 
   it('refuses a body customer_token that differs from the path customer', async () => {
@@ -91,7 +92,7 @@ describe('create paymethods', () => {
     const answer = await post(`/v3/customers/${cst}/paymethods`, { organization_id: ORG, notes: 'no location', card: { ...CARD, card_type: 'mast', account_number: '5555555555554444' } });
     expect(answer.status, answer.text).toBe(201);
     expect(Object.keys(answer.body).sort()).toEqual(['card', 'customer_token', 'links', 'notes', 'organization_id', 'paymethod_token', 'response']);
-    expect((answer.body.links as any).self).toMatch(new RegExp(`/v3/organizations/${ORG}/paymethods/${answer.body.paymethod_token}$`));
+    expect(linksOf(answer).self).toMatch(new RegExp(`/v3/organizations/${ORG}/paymethods/${answer.body.paymethod_token}$`));
     const fetched = await call(`/v3/organizations/${ORG}/paymethods/${answer.body.paymethod_token}`);
     expect(fetched.status).toBe(200);
     expect(fetched.body).not.toHaveProperty('location_id');
@@ -137,7 +138,7 @@ describe('create: bad input writes nothing', () => {
       'card.colour',
       'typo',
     ]);
-    const response = (answer.body as any).response;
+    const response = answer.body.response as Record<string, string>;
     expect(response.response_code).toBe('VALIDATION_ERROR');
     expect(response.response_desc).toContain('Error[12]:');
     expect(answer.text).not.toContain('4111111111111112');
@@ -184,5 +185,6 @@ describe('create: bad input writes nothing', () => {
     expectError(await post(`/v3/organizations/${ORG}/locations/1/paymethods`, { card: CARD }), 404);
     expectError(await post(`/v3/organizations/${ORG}/locations/loc_1/customers/abc/paymethods`, { card: CARD }), 404);
     expectError(await post('/v3/customers/abc/paymethods', { organization_id: ORG, card: CARD }), 404);
+    expectError(await post(`/v3/organizations/${ORG}/locations/loc_1/customers/cst_${'x'.repeat(23)}/paymethods`, { card: CARD }), 404);
   });
 });

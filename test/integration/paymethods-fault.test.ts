@@ -42,7 +42,7 @@ describe('create when DynamoDB fails after encryption', () => {
         body: { card: CARD },
         organizationId: MERCHANT.organizationId,
       }),
-      lambdaContext('paymethods-create-customer'),
+      lambdaContext('paymethods-create-customer') as Parameters<typeof handler>[1],
     );
 
     expect(result.statusCode).toBe(503);

@@ -2,7 +2,8 @@ import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Paymethod } from '#shared/domain/paymethods/model.ts';
 import type { PaymethodQuery } from '#shared/domain/paymethods/ports.ts';
-import type { ReadReport } from '#shared/store/paymethods.ts';
+import type { dynamo as DynamoClient } from '#shared/aws/dynamodb.ts';
+import type { DynamoPaymethodStore, paymethodItem, ReadReport } from '#shared/store/paymethods.ts';
 import { useRuntimeEnvironment } from '../support/api.ts';
 import { unique } from '../support/paymethods.ts';
 
@@ -19,9 +20,9 @@ describe('list cost does not grow with the table', () => {
   const TARGET_CUSTOMER = 'cst_target0000';
   let tableName: string;
   let modules: {
-    dynamo: typeof import('#shared/aws/dynamodb.ts').dynamo;
-    DynamoPaymethodStore: typeof import('#shared/store/paymethods.ts').DynamoPaymethodStore;
-    paymethodItem: typeof import('#shared/store/paymethods.ts').paymethodItem;
+    dynamo: typeof DynamoClient;
+    DynamoPaymethodStore: typeof DynamoPaymethodStore;
+    paymethodItem: typeof paymethodItem;
   };
 
   let sequence = 0;

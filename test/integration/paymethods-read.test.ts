@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { call, MERCHANT, PARTNER, UNRELATED, useRuntimeEnvironment } from '../support/api.ts';
-import { CARD, createCard, customerPath, ECHECK, expectError, locationPath, PAYPAL, post, unique } from '../support/paymethods.ts';
+import { CARD, createCard, criteriaOf, customerPath, ECHECK, expectError, linksOf, locationPath, PAYPAL, post, resultsOf, unique } from '../support/paymethods.ts';
 
 const ORG = MERCHANT.organizationId;
 const tokens = (answer: { body: Record<string, unknown> }) => (answer.body.results as Array<{ paymethod_token: string }>).map((item) => item.paymethod_token);
@@ -50,10 +50,10 @@ describe('list paymethods', () => {
       response: { environment: 'local', response_desc: 'Get Successful.' },
     });
     expect(tokens(answer)).toEqual([second.body.paymethod_token, first.paymethod_token]);
-    const results = answer.body.results as Array<Record<string, any>>;
+    const results = resultsOf(answer);
     expect(results.map((item) => item.is_default)).toEqual(['false', 'true']);
-    expect(results[0]?.links.self).toContain(`/paymethods/${second.body.paymethod_token}`);
-    expect((answer.body.links as any).next).toBeUndefined();
+    expect((results[0]?.links as Record<string, string>).self).toContain(`/paymethods/${second.body.paymethod_token}`);
+    expect(linksOf(answer).next).toBeUndefined();
   });
 
   it("lets a partner read its merchant's list; refuses an unrelated organization", async () => {
@@ -61,8 +61,8 @@ describe('list paymethods', () => {
     await createCard(ORG, loc, undefined);
     const partner = await call(`${locationPath(ORG, loc)}/paymethods`, { as: PARTNER });
     expect(partner.status).toBe(200);
-    expect((partner.body.search_criteria as any).home_organization_id).toBe(PARTNER.organizationId);
-    expect(((await call(`${locationPath(ORG, loc)}/paymethods`)).body.search_criteria as any).home_organization_id).toBe(ORG);
+    expect(criteriaOf(partner).home_organization_id).toBe(PARTNER.organizationId);
+    expect(criteriaOf(await call(`${locationPath(ORG, loc)}/paymethods`)).home_organization_id).toBe(ORG);
     expectError(await call(`${locationPath(ORG, loc)}/paymethods`, { as: UNRELATED }), 403);
     expectError(await call(`/v3/organizations/${ORG}/paymethods`, { as: UNRELATED }), 403);
   });
@@ -79,10 +79,10 @@ describe('list paymethods', () => {
     expect(tokens(await call(`${base}?filter=${encodeURIComponent(`customer_token EQ ${cst} AND paymethod_type eq card`)}`))).toEqual([card.paymethod_token]);
     const byCustomerId = await call(`/v3/organizations/${ORG}/paymethods?customer_id=CID-7`);
     expect(tokens(byCustomerId)).toEqual([card.paymethod_token]);
-    expect((byCustomerId.body.search_criteria as any).resource_specific).toEqual({ customer_id: 'CID-7' });
+    expect(criteriaOf(byCustomerId).resource_specific).toEqual({ customer_id: 'CID-7' });
     const orgLevel = await call(`/v3/organizations/${ORG}/paymethods?location_id=${loc}&customer_token=${cst}`);
     expect(tokens(orgLevel)).toEqual([echeck.body.paymethod_token, card.paymethod_token]);
-    expect((orgLevel.body.search_criteria as any).resource_specific).toEqual({ location_id: loc, customer_token: cst });
+    expect(criteriaOf(orgLevel).resource_specific).toEqual({ location_id: loc, customer_token: cst });
   });
 
   it('refuses unknown parameters, repeated filters, bad expressions and bad page sizes', async () => {
@@ -106,21 +106,22 @@ describe('list paymethods', () => {
     const base = `${locationPath(ORG, loc)}/paymethods`;
     const first = await call(`${base}?page_size=2&paymethod_type=card`);
     expect(tokens(first)).toEqual(made.slice(0, 2));
-    const next = new URL((first.body.links as any).next as string);
+    const next = new URL(linksOf(first).next as string);
     expect(next.searchParams.get('page_index')).toBe('1');
     expect(next.searchParams.get('cursor')).toBeTruthy();
     expect(next.searchParams.get('page_size')).toBe('2');
     expect(next.searchParams.get('paymethod_type')).toBe('card');
     const second = await call(`${next.pathname}${next.search}`);
     expect(tokens(second)).toEqual(made.slice(2, 4));
-    expect((second.body.search_criteria as any).page_index).toBe(1);
-    const third = await call(new URL((second.body.links as any).next as string).pathname + new URL((second.body.links as any).next as string).search);
+    expect(criteriaOf(second).page_index).toBe(1);
+    const thirdUrl = new URL(linksOf(second).next as string);
+    const third = await call(`${thirdUrl.pathname}${thirdUrl.search}`);
     expect(tokens(third)).toEqual(made.slice(4));
-    expect((third.body.links as any).next).toBeUndefined();
+    expect(linksOf(third).next).toBeUndefined();
     expect(tokens(await call(`${base}?page_size=2&page_index=1`))).toEqual(made.slice(2, 4));
     const past = await call(`${base}?page_size=2&page_index=9`);
     expect(past.body.number_results).toBe(0);
-    expect((past.body.links as any).next).toBeUndefined();
+    expect(linksOf(past).next).toBeUndefined();
   });
 
   it('serves the Account Updater report from the AU index, cards only, dates echoed', async () => {
@@ -137,8 +138,8 @@ describe('list paymethods', () => {
     const report = await call(`/v3/organizations/${ORG}/paymethods/?filter=${encodeURIComponent("start_au_updated_date eq '2020-05-01' and end_au_updated_date eq '2020-05-31'")}&location_id=${loc}`);
     expect(report.status, report.text).toBe(200);
     expect(tokens(report)).toEqual([inMay.paymethod_token]);
-    expect((report.body.results as any[])[0].card).toMatchObject({ au_code: 'new', au_description: 'New account number', au_updated_date: '2020-05-31T23:59:59.500Z' });
-    expect((report.body.search_criteria as any).resource_specific).toEqual({ start_au_updated_date: '2020-05-01T00:00:00', end_au_updated_date: '2020-05-31T23:59:59', location_id: loc });
+    expect(resultsOf(report)[0]?.card).toMatchObject({ au_code: 'new', au_description: 'New account number', au_updated_date: '2020-05-31T23:59:59.500Z' });
+    expect(criteriaOf(report).resource_specific).toEqual({ start_au_updated_date: '2020-05-01T00:00:00', end_au_updated_date: '2020-05-31T23:59:59', location_id: loc });
     const location = await call(`${locationPath(ORG, loc)}/paymethods?start_au_updated_date=2020-06-01T00:00:00&paymethod_type=card`);
     expect(tokens(location)).toEqual([inJune.paymethod_token]);
     expect(tokens(await call(`${locationPath(ORG, loc)}/paymethods?start_au_updated_date=2020-01-01&paymethod_type=echeck`))).toEqual([]);
@@ -155,9 +156,9 @@ describe('update paymethods', () => {
     expect(moved.status, moved.text).toBe(200);
     expect(moved.body).toMatchObject({ paymethod_token: first.paymethod_token, location_id: loc, customer_token: b, response: { response_desc: 'Update Successful.' } });
     const listA = await call(customerPath(ORG, loc, a));
-    expect((listA.body.results as any[]).map((item) => [item.paymethod_token, item.is_default])).toEqual([[second.paymethod_token, 'true']]);
+    expect(resultsOf(listA).map((item) => [item.paymethod_token, item.is_default])).toEqual([[second.paymethod_token, 'true']]);
     const listB = await call(customerPath(ORG, loc, b));
-    expect((listB.body.results as any[]).map((item) => [item.paymethod_token, item.is_default])).toEqual([[first.paymethod_token, 'true']]);
+    expect(resultsOf(listB).map((item) => [item.paymethod_token, item.is_default])).toEqual([[first.paymethod_token, 'true']]);
   });
 
   it('updates an echeck partially; refuses account_number and a missing holder or routing number', async () => {
@@ -206,7 +207,7 @@ describe('delete paymethods', () => {
     expectError(await call(path), 404);
     expectError(await call(path, { method: 'DELETE' }), 404);
     const list = await call(customerPath(ORG, loc, cst));
-    expect((list.body.results as any[]).map((item) => [item.paymethod_token, item.is_default])).toEqual([
+    expect(resultsOf(list).map((item) => [item.paymethod_token, item.is_default])).toEqual([
       [newest.paymethod_token, 'true'],
       [middle.paymethod_token, 'false'],
     ]);

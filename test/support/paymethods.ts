@@ -36,3 +36,9 @@ export function expectError(answer: ApiAnswer, status: number, fields: string[] 
   expect(response.response_desc).toMatch(/^Error\[1\]: /);
   for (const field of fields) expect(response.errors.map((error) => error.field)).toContain(field);
 }
+
+/** Typed views of list answers for assertions. */
+export const resultsOf = (answer: { body: Record<string, unknown> }) => answer.body.results as Array<Record<string, unknown>>;
+export const linksOf = (answer: { body: Record<string, unknown> }) => answer.body.links as Record<string, string | undefined>;
+export const criteriaOf = (answer: { body: Record<string, unknown> }) =>
+  answer.body.search_criteria as { page_size: number; page_index: number; home_organization_id: string; resource_specific: Record<string, string> };

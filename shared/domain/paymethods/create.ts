@@ -1,4 +1,4 @@
-import { Conflict, InvalidRequest } from '../errors.ts';
+import { Conflict, InvalidRequest, NotFound } from '../errors.ts';
 import { isOrganizationId, newToken } from '../ids.ts';
 import type { Caller, OrganizationStore } from '../tenancy.ts';
 import { assertOrganizationAccess } from '../tenancy.ts';
@@ -42,6 +42,8 @@ interface Instrument {
  */
 export async function createPaymethod(command: CreatePaymethodCommand, deps: CreatePaymethodDeps): Promise<Paymethod> {
   const now = deps.clock();
+  // Tokens are at most 26 characters: a longer path segment cannot name a customer.
+  if (command.customerToken !== undefined && command.customerToken.length > 26) throw new NotFound(`no customer ${command.customerToken}`);
   // Locationless: the body's organization plays the path's part, so tenancy is decided before field rules.
   if (command.form === 'locationless' && isOrganizationId(command.body.organization_id)) {
     await assertOrganizationAccess(command.caller, command.body.organization_id, deps.organizations);
