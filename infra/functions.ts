@@ -14,6 +14,10 @@ export interface ServiceFunctionProps {
   readonly environment: EnvironmentSettings;
   /** Directory holding package.json (for `#shared/*` imports) and package-lock.json. */
   readonly projectRoot: string;
+  /** Default: just under API Gateway's integration timeout (route functions). */
+  readonly timeout?: Duration;
+  /** Default: 512 MB. */
+  readonly memorySize?: number;
 }
 
 /**
@@ -37,9 +41,9 @@ export function serviceFunction(scope: Construct, id: string, props: ServiceFunc
     depsLockFilePath: join(props.projectRoot, 'package-lock.json'),
     runtime: Runtime.NODEJS_22_X,
     architecture: Architecture.ARM_64,
-    memorySize: 512,
+    memorySize: props.memorySize ?? 512,
     // Ends before API Gateway gives up on the integration, so no work goes on after the client was answered.
-    timeout: Duration.seconds(API_GATEWAY_TIMEOUT_MS / 1000 - 1),
+    timeout: props.timeout ?? Duration.seconds(API_GATEWAY_TIMEOUT_MS / 1000 - 1),
     role,
     logGroup,
     environment: {

@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { routes as routeTable } from '#shared/http/routes.ts';
 import type { RouteDefinition } from '#shared/http/routes.ts';
+import { AccountUpdater } from './account-updater.ts';
 import { PaymentsRestApi } from './api.ts';
 import type { EnvironmentSettings } from './environments.ts';
 
@@ -53,10 +54,13 @@ export class PaymentsApiStack extends Stack {
       credentialMacKey,
     });
 
+    const accountUpdater = new AccountUpdater(this, 'AccountUpdater', { environment, projectRoot: PROJECT_ROOT, functionsDir: props.functionsDir ?? join(PROJECT_ROOT, 'functions'), table, vaultKey });
+
     // Plain outputs, no exports: CLIs read them with DescribeStacks.
     output(this, 'ApiUrl', api.url, 'Stage URL; routes live under <ApiUrl>v3/');
     output(this, 'TableName', table.tableName);
     output(this, 'DocumentsBucketName', documents.bucketName);
+    output(this, 'ReportsBucketName', accountUpdater.reports.bucketName);
     output(this, 'VaultKeyId', vaultKey.keyId);
     output(this, 'CredentialMacKeyId', credentialMacKey.keyId);
     output(this, 'EnvironmentName', environment.responseEnvironment, 'response.environment (ENVIRONMENT_NAME)');

@@ -23,6 +23,9 @@ const functionsDir = fileURLToPath(new URL('./fixtures/functions', import.meta.u
 const SYNTH_TIMEOUT_MS = 60_000;
 
 const LOGS = ['logs:CreateLogStream', 'logs:PutLogEvents'];
+/** Ingest, export, and CDK's S3 notification handler; test/infra/account-updater.test.ts covers them. */
+const ACCOUNT_UPDATER_FUNCTIONS = 3;
+const isAccountUpdaterFunction = (id: string) => id.startsWith('AccountUpdater') || id.startsWith('BucketNotificationsHandler');
 const READ = ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:Query'];
 const WRITE = [...READ, 'dynamodb:ConditionCheckItem', 'dynamodb:DeleteItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'];
 
@@ -97,7 +100,8 @@ describe('PaymentsApiStack (fixture routes, dev)', () => {
   });
 
   it('has a rotating vault key and a non-rotating HMAC key for credentials', () => {
-    template.resourceCountIs('AWS::KMS::Key', 2);
+    // Plus the Account Updater's reports key (test/infra/account-updater.test.ts).
+    template.resourceCountIs('AWS::KMS::Key', 3);
     template.hasResourceProperties('AWS::KMS::Key', { EnableKeyRotation: true, KeySpec: Match.absent() });
     template.hasResourceProperties('AWS::KMS::Key', {
       KeySpec: 'HMAC_256',
@@ -148,7 +152,7 @@ describe('PaymentsApiStack (fixture routes, dev)', () => {
   it('shares resources between routes and creates one function per route', () => {
     const paths = [...resourceIdsByPath(template).keys()];
     expect(paths.filter((path) => path === '/v3/organizations/{organization_id}/paymethods/{paymethod_token}')).toHaveLength(1);
-    template.resourceCountIs('AWS::Lambda::Function', fixtureRoutes.length + 1);
+    template.resourceCountIs('AWS::Lambda::Function', fixtureRoutes.length + 1 + ACCOUNT_UPDATER_FUNCTIONS);
     const functionIds = new Set(fixtureRoutes.map((route) => routeFunctionId(template, route)));
     expect(functionIds.size).toBe(fixtureRoutes.length);
   });
@@ -229,7 +233,7 @@ describe('PaymentsApiStack (fixture routes, dev)', () => {
 
   it('runs every function on Node.js 22, arm64, 512 MB, 28 s, source maps, its own log group', () => {
     const logGroups = resourcesOfType(template, 'AWS::Logs::LogGroup');
-    for (const [id, fn] of Object.entries(resourcesOfType(template, 'AWS::Lambda::Function'))) {
+    for (const [id, fn] of Object.entries(resourcesOfType(template, 'AWS::Lambda::Function')).filter(([id]) => !isAccountUpdaterFunction(id))) {
       expect(fn.Properties, id).toMatchObject({
         Runtime: 'nodejs22.x',
         Architectures: ['arm64'],
@@ -311,12 +315,14 @@ describe('PaymentsApiStack (fixture routes, dev)', () => {
   it('outputs what the CLIs need, without exports', () => {
     const outputs = template.toJSON().Outputs as Record<string, { Value: unknown; Export?: unknown }>;
     expect(Object.keys(outputs).sort()).toEqual(
-      ['ApiUrl', 'CredentialMacKeyId', 'DocumentsBucketName', 'EnvironmentName', 'TableName', 'VaultKeyId'],
+      ['ApiUrl', 'CredentialMacKeyId', 'DocumentsBucketName', 'EnvironmentName', 'ReportsBucketName', 'TableName', 'VaultKeyId'],
     );
     expect(Object.values(outputs).every((output) => output.Export === undefined)).toBe(true);
     expect(outputs.EnvironmentName!.Value).toBe('sandbox');
     expect(outputs.TableName!.Value).toEqual(refTo(template, 'AWS::DynamoDB::Table'));
-    expect(outputs.DocumentsBucketName!.Value).toEqual(refTo(template, 'AWS::S3::Bucket'));
+    const bucketId = (prefix: string) => ({ Ref: Object.keys(resourcesOfType(template, 'AWS::S3::Bucket')).find((id) => id.startsWith(prefix)) });
+    expect(outputs.DocumentsBucketName!.Value).toEqual(bucketId('DocumentsBucket'));
+    expect(outputs.ReportsBucketName!.Value).toEqual(bucketId('AccountUpdaterReportsBucket'));
     // The stage URL, ending at the stage: clients append v3/...
     expect(JSON.stringify(outputs.ApiUrl!.Value)).toMatch(/\.execute-api\..*"\/",\{"Ref":"[^"]+Stage[^"]*"\},"\/"\]\]\}$/);
   });
@@ -346,7 +352,7 @@ describe('PaymentsApiStack (prod)', () => {
 describe('PaymentsApiStack (route table edge cases)', () => {
   it('still synthesizes a deployable API with no routes, and no authorizer', () => {
     const template = synthesize(environments.dev, { routes: [], functionsDir });
-    template.resourceCountIs('AWS::Lambda::Function', 0);
+    template.resourceCountIs('AWS::Lambda::Function', ACCOUNT_UPDATER_FUNCTIONS);
     template.resourceCountIs('AWS::ApiGateway::Authorizer', 0);
     expect(findMethod(template, '/', 'ANY')).toBeDefined();
   }, SYNTH_TIMEOUT_MS);

@@ -54,7 +54,9 @@ describe('Account Updater monthly export', () => {
     }
     await dynamo.send(new BatchWriteCommand({ RequestItems: { [environment.TABLE_NAME!]: items } }));
 
-    const file = (...rows: string[]) => () => [`paymethod_token,au_code,account_number,expire_month,expire_year\n${rows.join('\n')}\n`];
+    const file = (...rows: string[]) => async function* () {
+      yield `paymethod_token,au_code,account_number,expire_month,expire_year\n${rows.join('\n')}\n`;
+    };
     const at = (iso: string) => () => new Date(iso);
     const first = await applyAccountUpdates(
       file(`${tokens[1]},new,5555555555554444,3,2033`, `${tokens[0]},exp,,4,2032`, `${tokens[2]},cls,,,`),
