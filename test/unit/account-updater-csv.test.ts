@@ -92,3 +92,16 @@ describe('update rows', () => {
     expect(row('mth_abc', 'new', '411111111111', '', '')).toMatchObject({ error: { reason: expect.stringMatching(/^bad number/) } });
   });
 });
+
+describe('inbox keys', async () => {
+  const { decodeS3Key, inboxFile } = await import('#shared/domain/account-updater/inbox.ts');
+  it('scopes au-inbox/org_<id>/ files to the organization and puts the summary under au-results/', () => {
+    expect(inboxFile('au-inbox/org_200/2026-05 run.csv')).toEqual({ organizationId: 'org_200', resultKey: 'au-results/org_200/2026-05 run.csv.json' });
+    expect(inboxFile('au-inbox/all.CSV')).toEqual({ resultKey: 'au-results/all.CSV.json' });
+    expect(inboxFile('au-inbox/partner/file.csv')).toEqual({ resultKey: 'au-results/partner/file.csv.json' });
+    expect(inboxFile('au-inbox/org_200.csv')).toEqual({ resultKey: 'au-results/org_200.csv.json' });
+    expect(inboxFile('au-results/org_200/x.csv')).toBeUndefined();
+    expect(inboxFile('au-inbox/org_200/notes.txt')).toBeUndefined();
+    expect(decodeS3Key('au-inbox/org_200/2026-05+run%2B1.csv')).toBe('au-inbox/org_200/2026-05 run+1.csv');
+  });
+});
