@@ -168,9 +168,19 @@ async function main(): Promise<void> {
     console.log(JSON.stringify(report, null, 2));
   } finally {
     await rm(dir, { recursive: true, force: true });
+    // `npm start` does not always pass a signal on to the runtime it started: stop the runtime itself too.
+    try {
+      process.kill(started.runtime.pid, 'SIGTERM');
+    } catch {
+      // already gone
+    }
     await started.stop();
   }
 }
 
 if (values.phase) await phase();
-else await main();
+else {
+  await main();
+  // Keep-alive sockets to the stopped runtime would hold the process open.
+  process.exit(0);
+}
