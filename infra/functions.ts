@@ -21,6 +21,8 @@ export interface ServiceFunctionProps {
   readonly timeout?: Duration;
   /** esbuild `define`s (identifier -> JavaScript expression), e.g. a built asset inlined as a string. */
   readonly define?: Record<string, string>;
+  /** Default: 512 MB. */
+  readonly memorySize?: number;
 }
 
 /**
@@ -45,7 +47,7 @@ export function serviceFunction(scope: Construct, id: string, props: ServiceFunc
     depsLockFilePath: join(props.projectRoot, 'package-lock.json'),
     runtime: Runtime.NODEJS_22_X,
     architecture: Architecture.ARM_64,
-    memorySize: 512,
+    memorySize: props.memorySize ?? 512,
     // Ends before API Gateway gives up on the integration, so no work goes on after the client was answered.
     timeout: props.timeout ?? Duration.seconds(API_GATEWAY_TIMEOUT_MS / 1000 - 1),
     role,

@@ -31,6 +31,10 @@ export const REASONS = {
     'Objects under the documents bucket\'s own key prefix (documents/* for stored files, uploads/* for upload '
     + 'sessions): object keys are generated per document, so the grant names the prefix, on this one bucket, for '
     + 'the single S3 action the route declares.',
+  reportObjects:
+    'Objects under one prefix of the Account Updater reports bucket: au-inbox/* (the ingest function reads update files '
+    + 'whose names the card networks choose), au-results/* (it writes each file\'s summary beside it), au-reports/* (the '
+    + 'export writes au-reports/org_<id>/<yyyy-mm>.csv for every organization). Each role gets only its own prefixes and actions.',
   runtime:
     'Node.js 22 is deliberate: bundles target node22 and the test suite runs the handlers on it; it is a supported '
     + 'Lambda runtime. Moving to a newer Node.js is a planned change with its own testing, not a side effect of a CDK upgrade.',
@@ -92,6 +96,11 @@ export function applyNagSuppressions({ api, otherFunctions = [], paypalSecret, d
         id: 'AwsSolutions-IAM5',
         reason: REASONS.documentObjects,
         appliesTo: [{ regex: '/^Resource::<DocumentsBucket[A-Za-z0-9]+\\.Arn>\\/(documents|uploads)\\/\\*$/g' }],
+      },
+      {
+        id: 'AwsSolutions-IAM5',
+        reason: REASONS.reportObjects,
+        appliesTo: [{ regex: '/^Resource::<AccountUpdaterReportsBucket[A-Za-z0-9]+\\.Arn>\\/(au-inbox|au-results|au-reports)\\/\\*$/g' }],
       },
     ], true);
   }

@@ -16,6 +16,7 @@ import { routes as routeTable } from '#shared/http/routes.ts';
 import type { RouteDefinition } from '#shared/http/routes.ts';
 import { GLOBAL_SECONDARY_INDEXES, TABLE_KEY, TTL_ATTRIBUTE } from '#shared/store/table.ts';
 import { UPLOADS_PREFIX } from './access.ts';
+import { AccountUpdater } from './account-updater.ts';
 import { PaymentsRestApi } from './api.ts';
 import { S3TriggeredFunctions } from './s3-triggers.ts';
 import type { EnvironmentSettings } from './environments.ts';
@@ -120,10 +121,19 @@ export class PaymentsApiStack extends Stack {
     this.documents = documents;
     this.vaultKey = vaultKey;
 
+    const accountUpdater = new AccountUpdater(this, 'AccountUpdater', { environment, projectRoot: PROJECT_ROOT, functionsDir, table, vaultKey, accessLogs });
+    monitoring.watchFunctions([
+      { name: 'au-ingest', fn: accountUpdater.ingestFunction },
+      { name: 'au-export', fn: accountUpdater.exportFunction },
+    ]);
+    monitoring.alarmOnQueueDepth(accountUpdater.deadLetterQueue, { name: 'au-dlq' });
+    monitoring.alarmOnAccountUpdaterExportFailure(accountUpdater.exportFunction);
+
     // Plain outputs, no exports: CLIs read them with DescribeStacks.
     output(this, 'ApiUrl', api.url, 'Stage URL; routes live under <ApiUrl>v3/');
     output(this, 'TableName', table.tableName);
     output(this, 'DocumentsBucketName', documents.bucketName);
+    output(this, 'ReportsBucketName', accountUpdater.reports.bucketName);
     output(this, 'VaultKeyId', vaultKey.keyId);
     output(this, 'CredentialMacKeyId', credentialMacKey.keyId);
     output(this, 'EnvironmentName', environment.responseEnvironment, 'response.environment (ENVIRONMENT_NAME)');
@@ -132,9 +142,9 @@ export class PaymentsApiStack extends Stack {
 
     applyNagSuppressions({
       api: restApi,
-      otherFunctions: triggered.functions.map(({ fn }) => fn),
+      otherFunctions: [...triggered.functions.map(({ fn }) => fn), accountUpdater.ingestFunction, accountUpdater.exportFunction],
       paypalSecret,
-      deadLetterQueues: [triggered.deadLetterQueue],
+      deadLetterQueues: [triggered.deadLetterQueue, accountUpdater.deadLetterQueue],
     });
   }
 }

@@ -42,6 +42,13 @@ export const keys = {
   }),
   /** One counter per publishable key per clock minute; TTL removes it. */
   mintCounter: (publishableKey: string, minute: number) => ({ pk: `RATE#${publishableKey}#${minute}`, sk: 'RATE' }),
+  /** Account Updater history: one item per applied update, read back in order by the monthly export. */
+  auHistory: (organizationId: string, month: string, auUpdatedDate: string, token: string, version: number) => ({
+    pk: `AUHIST#${organizationId}#${month}`,
+    sk: `${auUpdatedDate}#${token}#v${String(version).padStart(6, '0')}`,
+  }),
+  /** Which organizations have updates in a month: the export's starting point, instead of a Scan. */
+  auMonth: (month: string, organizationId: string) => ({ pk: `AUMONTH#${month}`, sk: `ORG#${organizationId}` }),
   idempotency: (organizationId: string, key: string) => ({ pk: `IDEM#${organizationId}#${key}`, sk: 'IDEM' }),
 
   /** The organization is part of the key: another organization's id cannot even address the item. */

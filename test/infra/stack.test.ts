@@ -28,6 +28,9 @@ const SYNTH_TIMEOUT_MS = 60_000;
 const LOGS = ['logs:CreateLogStream', 'logs:PutLogEvents'];
 /** Lambda active tracing. */
 const XRAY = ['xray:PutTelemetryRecords', 'xray:PutTraceSegments'];
+/** Ingest and export: test/infra/account-updater.test.ts covers them. */
+const ACCOUNT_UPDATER_FUNCTIONS = 2;
+const isAccountUpdaterFunction = (id: string) => id.startsWith('AccountUpdater');
 const READ = ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:Query'];
 const WRITE = [...READ, 'dynamodb:ConditionCheckItem', 'dynamodb:DeleteItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'];
 
@@ -100,7 +103,8 @@ describe('PaymentsApiStack (fixture routes, dev)', () => {
   });
 
   it('has a rotating vault key, a non-rotating HMAC key for credentials and a rotating alarm topic key', () => {
-    template.resourceCountIs('AWS::KMS::Key', 3);
+    // Plus the Account Updater's reports key (test/infra/account-updater.test.ts).
+    template.resourceCountIs('AWS::KMS::Key', 4);
     for (const id of [vaultKeyId(template), topicKeyId(template)]) {
       expect(resourcesOfType(template, 'AWS::KMS::Key')[id]!.Properties).toMatchObject({ EnableKeyRotation: true });
     }
@@ -153,8 +157,8 @@ describe('PaymentsApiStack (fixture routes, dev)', () => {
   it('shares resources between routes and creates one function per route', () => {
     const paths = [...resourceIdsByPath(template).keys()];
     expect(paths.filter((path) => path === '/v3/organizations/{organization_id}/paymethods/{paymethod_token}')).toHaveLength(1);
-    // Plus the authorizer, the upload finalizer and CDK's bucket-notification custom resource.
-    template.resourceCountIs('AWS::Lambda::Function', fixtureRoutes.length + 3);
+    // Plus the authorizer, the upload finalizer, CDK's bucket-notification custom resource and the Account Updater's two.
+    template.resourceCountIs('AWS::Lambda::Function', fixtureRoutes.length + 3 + ACCOUNT_UPDATER_FUNCTIONS);
     const functionIds = new Set(fixtureRoutes.map((route) => routeFunctionId(template, route)));
     expect(functionIds.size).toBe(fixtureRoutes.length);
   });
@@ -235,7 +239,7 @@ describe('PaymentsApiStack (fixture routes, dev)', () => {
 
   it('runs every function on Node.js 22, arm64, 512 MB, 28 s, source maps, its own log group', () => {
     const logGroups = resourcesOfType(template, 'AWS::Logs::LogGroup');
-    for (const [id, fn] of Object.entries(resourcesOfType(template, 'AWS::Lambda::Function'))) {
+    for (const [id, fn] of Object.entries(resourcesOfType(template, 'AWS::Lambda::Function')).filter(([id]) => !isAccountUpdaterFunction(id))) {
       if (id.startsWith('BucketNotificationsHandler')) continue; // CDK's own custom resource
       const finalizer = id.includes('DocumentsFinalize');
       expect(fn.Properties, id).toMatchObject({
@@ -340,7 +344,7 @@ describe('PaymentsApiStack (fixture routes, dev)', () => {
   it('outputs what the CLIs need, without exports', () => {
     const outputs = template.toJSON().Outputs as Record<string, { Value: unknown; Export?: unknown }>;
     expect(Object.keys(outputs).sort()).toEqual([
-      'AlarmTopicArn', 'ApiUrl', 'CredentialMacKeyId', 'DashboardName', 'DocumentsBucketName', 'EnvironmentName', 'TableName', 'VaultKeyId',
+      'AlarmTopicArn', 'ApiUrl', 'CredentialMacKeyId', 'DashboardName', 'DocumentsBucketName', 'EnvironmentName', 'ReportsBucketName', 'TableName', 'VaultKeyId',
     ]);
     expect(Object.values(outputs).every((output) => output.Export === undefined)).toBe(true);
     expect(outputs.EnvironmentName!.Value).toBe('sandbox');
@@ -377,7 +381,8 @@ describe('PaymentsApiStack (prod)', () => {
 describe('PaymentsApiStack (route table edge cases)', () => {
   it('still synthesizes a deployable API with no routes, and no authorizer', () => {
     const template = synthesize(settings('dev'), { routes: [], s3Triggers: [], functionsDir });
-    template.resourceCountIs('AWS::Lambda::Function', 0);
+    // Only the Account Updater's functions and the bucket-notification custom resource remain.
+    template.resourceCountIs('AWS::Lambda::Function', ACCOUNT_UPDATER_FUNCTIONS + 1);
     template.resourceCountIs('AWS::ApiGateway::Authorizer', 0);
     expect(findMethod(template, '/', 'ANY')).toBeDefined();
   }, SYNTH_TIMEOUT_MS);

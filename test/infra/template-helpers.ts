@@ -95,10 +95,10 @@ export function keyIdByDescription(template: Template, fragment: string): string
   return ids[0]!;
 }
 
-/** The bucket that has (or lacks) server access logging configured: documents vs its logs bucket. */
+/** The documents bucket, or the bucket the data buckets' server access logs go to (the one without logging of its own). */
 export function bucketId(template: Template, kind: 'documents' | 'access-logs'): string {
   const ids = Object.entries(resourcesOfType(template, 'AWS::S3::Bucket'))
-    .filter(([, bucket]) => (bucket.Properties.LoggingConfiguration !== undefined) === (kind === 'documents'))
+    .filter(([id, bucket]) => (kind === 'documents' ? id.startsWith('DocumentsBucket') : bucket.Properties.LoggingConfiguration === undefined))
     .map(([id]) => id);
   if (ids.length !== 1) throw new Error(`Expected one ${kind} bucket, found ${ids.length}`);
   return ids[0]!;

@@ -68,7 +68,7 @@ describe('create validation', () => {
   });
 
   it('checks types: numbers where strings are expected and the reverse', () => {
-    const found = issues(() => validateCreate({ card: { ...CARD, account_number: 4111111111111111, name_on_card: 7, suppress_account_updater: 'true' } }, 'location', NOW));
+    const found = issues(() => validateCreate({ card: { ...CARD, account_number: 4111111111111111, name_on_card: 7, suppress_account_updater: 'yes' } }, 'location', NOW));
     expect(found.map((issue) => issue.field).sort()).toEqual(['card.account_number', 'card.name_on_card', 'card.suppress_account_updater']);
   });
 

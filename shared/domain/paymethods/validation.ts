@@ -138,7 +138,7 @@ const cardMembers = {
   card_verification_value: digits(3, 4, undefined, 'Validated, never stored or returned.').optional(),
   procurement_card: booleanish.optional(),
   customer_accounting_code: text(17).optional(),
-  suppress_account_updater: z.boolean({ error: 'must be true or false' }).optional(),
+  suppress_account_updater: booleanish.optional(),
   one_time_token: token('ott_').optional(),
 };
 
@@ -423,7 +423,7 @@ function normalizeCreate(data: z.infer<typeof createSchema>): CreateInput {
       expire_month: card.expire_month === undefined ? undefined : Number(card.expire_month),
       expire_year: card.expire_year === undefined ? undefined : toYear(card.expire_year),
       procurement_card: card.procurement_card === undefined ? undefined : String(card.procurement_card).toLowerCase() === 'true',
-      suppress_account_updater: card.suppress_account_updater,
+      suppress_account_updater: card.suppress_account_updater === undefined ? undefined : String(card.suppress_account_updater).toLowerCase() === 'true',
       one_time_token: card.one_time_token,
     });
   }

@@ -1,0 +1,22 @@
+import { isOrganizationId } from '../ids.ts';
+
+export const INBOX_PREFIX = 'au-inbox/';
+export const RESULTS_PREFIX = 'au-results/';
+
+/**
+ * What a key in the reports bucket's inbox means: `au-inbox/org_<id>/...csv`
+ * is scoped to that organization, any other `au-inbox/...csv` is not. The
+ * summary goes to the same path under `au-results/` with `.json` appended.
+ */
+export function inboxFile(key: string): { organizationId?: string; resultKey: string } | undefined {
+  if (!key.startsWith(INBOX_PREFIX) || !key.toLowerCase().endsWith('.csv')) return undefined;
+  const rest = key.slice(INBOX_PREFIX.length);
+  const first = rest.split('/')[0] ?? '';
+  const scoped = rest.includes('/') && isOrganizationId(first);
+  return { ...(scoped ? { organizationId: first } : {}), resultKey: `${RESULTS_PREFIX}${rest}.json` };
+}
+
+/** S3 event keys are URL-encoded, with `+` for spaces. */
+export function decodeS3Key(key: string): string {
+  return decodeURIComponent(key.replace(/\+/g, ' '));
+}

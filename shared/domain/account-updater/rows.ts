@@ -1,0 +1,98 @@
+import { isDigits, isExpiryCurrentOrFuture, passesLuhn } from '../paymethods/rules.ts';
+import type { CsvRecord } from './csv-reader.ts';
+
+/** The contract's update codes and the description each sets. */
+export const AU_CODES = {
+  new: 'New account number',
+  exp: 'New expiration date',
+  cls: 'Account closed',
+  con: 'Contact cardholder',
+} as const;
+export type AuCode = keyof typeof AU_CODES;
+
+export const AU_HEADER = ['paymethod_token', 'au_code', 'account_number', 'expire_month', 'expire_year'] as const;
+
+/** One well-formed row of an update file; empty cells are absent members (value unchanged). */
+export interface UpdateRow {
+  line: number;
+  paymethodToken: string;
+  code: AuCode;
+  accountNumber?: string;
+  expireMonth?: number;
+  expireYear?: number;
+}
+
+/** A row reported and not applied. */
+export interface RowError {
+  line: number;
+  paymethod_token: string;
+  reason: string;
+}
+
+const TOKEN = /^mth_[A-Za-z0-9]{1,22}$/;
+
+export function isAuCode(value: string): value is AuCode {
+  return Object.hasOwn(AU_CODES, value);
+}
+
+/** Whether the first record is the contract's header, exactly (quoting aside). */
+export function isHeader(record: CsvRecord): boolean {
+  return !record.error && record.fields.length === AU_HEADER.length && AU_HEADER.every((name, index) => record.fields[index] === name);
+}
+
+/**
+ * Everything about a row that can be decided without the store. Every problem
+ * of the row is named (joined with "; "), so one pass over a file tells its
+ * sender all that is wrong with each line.
+ */
+export function parseRow(record: CsvRecord, now: Date): { row: UpdateRow } | { error: RowError } {
+  const token = (record.fields[0] ?? '').trim();
+  const fail = (reason: string) => ({ error: { line: record.line, paymethod_token: token, reason } });
+  if (record.error) return fail(`malformed row: ${record.error}`);
+  if (record.fields.length !== AU_HEADER.length) return fail(`wrong column count: expected ${AU_HEADER.length}, got ${record.fields.length}`);
+
+  const [, rawCode, rawNumber, rawMonth, rawYear] = record.fields.map((field) => field.trim()) as [string, string, string, string, string];
+  const reasons: string[] = [];
+  if (token === '') reasons.push('missing paymethod_token');
+  else if (!TOKEN.test(token)) reasons.push('unknown token');
+  const code = rawCode.toLowerCase();
+  if (!isAuCode(code)) reasons.push(`bad code: ${rawCode === '' ? 'missing' : 'unknown'}, expected one of ${Object.keys(AU_CODES).join(', ')}`);
+  // Never echo the number: the reason must be safe to log and to write next to the file.
+  if (rawNumber !== '' && !(isDigits(rawNumber) && rawNumber.length >= 12 && rawNumber.length <= 16 && passesLuhn(rawNumber))) {
+    reasons.push('bad number: must be 12 to 16 digits passing the Luhn check');
+  }
+  const month = rawMonth === '' ? undefined : parseMonth(rawMonth);
+  const year = rawYear === '' ? undefined : parseYear(rawYear);
+  if (month === null) reasons.push('malformed expiry: expire_month must be 1 to 12');
+  if (year === null) reasons.push('malformed expiry: expire_year must be a four-digit year');
+  if (typeof month === 'number' && typeof year === 'number' && !isExpiryCurrentOrFuture(month, year, now)) reasons.push(pastExpiry(month, year));
+  if (reasons.length > 0) return fail(reasons.join('; '));
+
+  return {
+    row: {
+      line: record.line,
+      paymethodToken: token,
+      code: code as AuCode,
+      ...(rawNumber !== '' ? { accountNumber: rawNumber } : {}),
+      ...(typeof month === 'number' ? { expireMonth: month } : {}),
+      ...(typeof year === 'number' ? { expireYear: year } : {}),
+    },
+  };
+}
+
+export function pastExpiry(month: number, year: number): string {
+  return `past expiry: ${String(month).padStart(2, '0')}/${year} is before the current month`;
+}
+
+function parseMonth(value: string): number | null {
+  if (!/^[0-9]{1,2}$/.test(value)) return null;
+  const month = Number(value);
+  return month >= 1 && month <= 12 ? month : null;
+}
+
+/** As on the API: four digits, or two meaning 20yy. */
+function parseYear(value: string): number | null {
+  if (/^[0-9]{4}$/.test(value)) return Number(value) >= 2000 ? Number(value) : null;
+  if (/^[0-9]{2}$/.test(value)) return 2000 + Number(value);
+  return null;
+}

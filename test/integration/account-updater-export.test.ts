@@ -1,0 +1,116 @@
+import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { Paymethod } from '#shared/domain/paymethods/model.ts';
+import { useRuntimeEnvironment } from '../support/api.ts';
+import { npmScript } from '../support/cli.ts';
+import { unique } from '../support/paymethods.ts';
+
+/**
+ * The monthly export's exact bytes. Cards are written straight into the
+ * runtime's table (real key layout, numbers sealed by the real vault) for
+ * three fresh organizations, updated by the apply use case with a fixed
+ * clock in a month nothing else touches, then exported with the CLI.
+ */
+describe('Account Updater monthly export', () => {
+  const MONTH = '2030-01';
+  const orgs = [unique('org_ex'), unique('org_ex'), unique('org_ex')].sort() as [string, string, string];
+  const token = (n: number) => `mth_export${String(n).padStart(4, '0')}${unique('').slice(0, 8)}`;
+  const tokens = [token(1), token(2), token(3), token(4)] as const;
+  let s3: S3Client;
+  let bucket: string;
+
+  beforeAll(async () => {
+    const environment = useRuntimeEnvironment();
+    bucket = environment.REPORTS_BUCKET!;
+    s3 = new S3Client({ forcePathStyle: true });
+    const { dynamo } = await import('#shared/aws/dynamodb.ts');
+    const { paymethodItem } = await import('#shared/store/paymethods.ts');
+    const { applyAccountUpdates } = await import('#shared/domain/account-updater/apply.ts');
+    const { applyDeps } = await import('#shared/wiring/account-updater.ts');
+    const deps = applyDeps();
+
+    const owners: Array<[string, string, string | undefined]> = [
+      [tokens[0], orgs[0], 'cst_first'],
+      [tokens[1], orgs[0], undefined],
+      [tokens[2], orgs[1], undefined],
+      [tokens[3], orgs[2], 'cst_third'],
+    ];
+    const items = [];
+    for (const [paymethodToken, organizationId, customerToken] of owners) {
+      const record: Paymethod = {
+        paymethod_token: paymethodToken,
+        organization_id: organizationId,
+        location_id: 'loc_export',
+        ...(customerToken ? { customer_token: customerToken } : {}),
+        paymethod_type: 'card',
+        card: { card_type: 'visa', name_on_card: 'Export Card', last_4_account_number: '1111', masked_account_number: '****1111', expire_month: 12, expire_year: 2031 },
+        is_default: false,
+        created_at: '2029-06-01T00:00:00.000Z',
+        updated_at: '2029-06-01T00:00:00.000Z',
+        version: 1,
+      };
+      items.push({ PutRequest: { Item: paymethodItem(record, await deps.vault.seal('4111111111111111', { organizationId, recordToken: paymethodToken })) } });
+    }
+    await dynamo.send(new BatchWriteCommand({ RequestItems: { [environment.TABLE_NAME!]: items } }));
+
+    const file = (...rows: string[]) => async function* () {
+      yield `paymethod_token,au_code,account_number,expire_month,expire_year\n${rows.join('\n')}\n`;
+    };
+    const at = (iso: string) => () => new Date(iso);
+    const first = await applyAccountUpdates(
+      file(`${tokens[1]},new,5555555555554444,3,2033`, `${tokens[0]},exp,,4,2032`, `${tokens[2]},cls,,,`),
+      {},
+      { ...deps, clock: at('2030-01-10T08:00:00.000Z') },
+    );
+    expect(first).toMatchObject({ applied: 3, errors: [] });
+    const second = await applyAccountUpdates(
+      file(`${tokens[0]},con,,,`, `${tokens[3]},new,378282246310005,,`),
+      {},
+      { ...deps, clock: at('2030-01-31T23:59:59.999Z') },
+    );
+    expect(second).toMatchObject({ applied: 2, errors: [] });
+    // Another month: not in this export.
+    await applyAccountUpdates(file(`${tokens[2]},con,,,`), {}, { ...deps, clock: at('2030-02-01T00:00:00.000Z') });
+  });
+
+  async function read(key: string): Promise<string> {
+    const { Body } = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+    return Body!.transformToString('utf8');
+  }
+
+  const HEADER = 'au_updated_date,paymethod_token,location_id,customer_token,au_code,au_description,last_4_account_number,expire_month,expire_year\r\n';
+  const expected = () => ({
+    [`au-reports/${orgs[0]}/${MONTH}.csv`]:
+      HEADER +
+      `2030-01-10T08:00:00.000Z,${tokens[0]},loc_export,cst_first,exp,New expiration date,1111,4,2032\r\n` +
+      `2030-01-10T08:00:00.000Z,${tokens[1]},loc_export,,new,New account number,4444,3,2033\r\n` +
+      `2030-01-31T23:59:59.999Z,${tokens[0]},loc_export,cst_first,con,Contact cardholder,1111,4,2032\r\n`,
+    [`au-reports/${orgs[1]}/${MONTH}.csv`]: HEADER + `2030-01-10T08:00:00.000Z,${tokens[2]},loc_export,,cls,Account closed,1111,12,2031\r\n`,
+    [`au-reports/${orgs[2]}/${MONTH}.csv`]: HEADER + `2030-01-31T23:59:59.999Z,${tokens[3]},loc_export,cst_third,new,New account number,0005,12,2031\r\n`,
+  });
+
+  it('writes one CSV per organization with updates in the month, byte for byte, and the same bytes when run again', async () => {
+    const files = expected();
+    for (let run = 0; run < 2; run += 1) {
+      const result = await npmScript('au:export', '--month', MONTH);
+      expect(result.code, result.stderr).toBe(0);
+      expect(JSON.parse(result.stdout)).toEqual({ month: MONTH, keys: Object.keys(files) });
+      for (const [key, content] of Object.entries(files)) expect(await read(key)).toBe(content);
+    }
+  });
+
+  it('writes nothing for a month without updates', async () => {
+    const result = await npmScript('au:export', '--month', '1999-01');
+    expect(JSON.parse(result.stdout)).toEqual({ month: '1999-01', keys: [] });
+  });
+
+  it('refuses a month that is not yyyy-mm as a usage error', async () => {
+    for (const month of ['2030-1', '2030-13', 'last', '2030-01-01']) {
+      const result = await npmScript('au:export', '--month', month);
+      expect(result.code).toBe(2);
+      expect(JSON.parse(result.stderr)).toMatchObject({ error: 'USAGE', message: expect.stringContaining('yyyy-mm') });
+    }
+    expect((await npmScript('au:export')).code).toBe(2);
+  });
+});
