@@ -1,34 +1,4 @@
-import { createPaymethod } from '#shared/domain/paymethods/create.ts';
-import { apiHandler } from '#shared/http/api-handler.ts';
-import { recordBusinessMetric } from '#shared/observability/metrics.ts';
-import { idempotent } from '#shared/http/idempotency.ts';
-import { paymethodLinks, paymethodWriteView } from '#shared/http/paymethods.ts';
-import { created } from '#shared/http/response.ts';
-import { createDeps, idempotencyStore } from '#shared/wiring/paymethods.ts';
+import { paymethodCreateHandler } from '#shared/http/paymethod-create-handler.ts';
 
-const NAME = 'paymethods-create-location';
-
-/** POST .../locations/{location_id}/paymethods */
-export const handler = apiHandler(
-  NAME,
-  idempotent(
-    NAME,
-    async (request) => {
-      const path = request.pathParameters;
-      const paymethod = await createPaymethod(
-        {
-          form: 'location',
-          caller: request.caller!,
-          organizationId: path.organization_id,
-          locationId: path.location_id,
-          customerToken: path.customer_token,
-          body: request.body ?? {},
-        },
-        createDeps(),
-      );
-      recordBusinessMetric('PaymethodsCreated', 1, { paymethod_type: paymethod.paymethod_type });
-      return created(paymethodWriteView(paymethod), paymethodLinks(request.baseUrl, paymethod));
-    },
-    idempotencyStore,
-  ),
-);
+/** POST .../locations/{location_id}/paymethods: clientless, or attached to the body's customer_token */
+export const handler = paymethodCreateHandler('paymethods-create-location', 'location');

@@ -1,0 +1,38 @@
+import { createPaymethod } from '#shared/domain/paymethods/create.ts';
+import type { CreateForm } from '#shared/domain/paymethods/validation.ts';
+import { recordBusinessMetric } from '#shared/observability/metrics.ts';
+import { createDeps, idempotencyStore } from '#shared/wiring/paymethods.ts';
+import { apiHandler } from './api-handler.ts';
+import { idempotent } from './idempotency.ts';
+import { paymethodLinks, paymethodWriteView } from './paymethods.ts';
+import { created } from './response.ts';
+
+/**
+ * The three create routes differ only in their path, and so in the form the
+ * use case validates: customer path, clientless location path, locationless.
+ */
+export function paymethodCreateHandler(handlerName: string, form: CreateForm) {
+  return apiHandler(
+    handlerName,
+    idempotent(
+      handlerName,
+      async (request) => {
+        const path = request.pathParameters;
+        const paymethod = await createPaymethod(
+          {
+            form,
+            caller: request.caller!,
+            organizationId: path.organization_id,
+            locationId: path.location_id,
+            customerToken: path.customer_token,
+            body: request.body ?? {},
+          },
+          createDeps(),
+        );
+        recordBusinessMetric('PaymethodsCreated', 1, { paymethod_type: paymethod.paymethod_type });
+        return created(paymethodWriteView(paymethod), paymethodLinks(request.baseUrl, paymethod));
+      },
+      idempotencyStore,
+    ),
+  );
+}
