@@ -12,6 +12,8 @@ import { median, REPO_ROOT } from './support.ts';
 
 export interface BundleFigure {
   functionName: string;
+  /** Route functions are described as `METHOD /v3/path` (infra/api.ts). */
+  description: string;
   bundle: string;
   bytes: number;
   gzipBytes: number;
@@ -38,7 +40,13 @@ export function bundleFigures(cdkOut: string): BundleFigure[] {
     if (resource.Type !== 'AWS::Lambda::Function' || !assetPath) continue;
     const bundle = path.join(cdkOut, assetPath, 'index.mjs');
     const bytes = statSync(bundle).size;
-    figures.push({ functionName: logicalId.replace(/[A-F0-9]{8}$/, ''), bundle, bytes, gzipBytes: gzipSync(readFileSync(bundle)).length });
+    figures.push({
+      functionName: logicalId.replace(/[A-F0-9]{8}$/, ''),
+      description: resource.Properties?.Description ?? '',
+      bundle,
+      bytes,
+      gzipBytes: gzipSync(readFileSync(bundle)).length,
+    });
   }
   return figures.sort((a, b) => a.functionName.localeCompare(b.functionName));
 }
