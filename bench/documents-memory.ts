@@ -32,7 +32,7 @@ function event(bytes: number): APIGatewayProxyEvent {
     stageVariables: null,
     body: body.toString('base64'),
     isBase64Encoded: true,
-    requestContext: { requestId: randomUUID(), path: `/v3/organizations/${organizationId}/documents`, authorizer: { organizationId, accessId: 'bench' } } as never,
+    requestContext: { requestId: randomUUID(), path: `/v3/organizations/${organizationId}/documents`, authorizer: { credentialKind: 'secret', organizationId, accessId: 'bench' } } as never,
   };
 }
 
