@@ -28,11 +28,9 @@ export function paymethodLinks(baseUrl: string, paymethod: Pick<Paymethod, 'orga
   return { self, transactions: `${self}/transactions`, settlements: `${self}/settlements`, schedules: `${self}/schedules` };
 }
 
-/** Create and update answers: the spec's members (organization_id only for locationless records). */
-export function paymethodWriteView(paymethod: Paymethod): z.output<typeof paymethodWriteViewSchema> {
-  return stripUndefined({
-    paymethod_token: paymethod.paymethod_token,
-    organization_id: paymethod.location_id ? undefined : paymethod.organization_id,
+/** The members every paymethod answer shows after its token and organization; the views decide those and `is_default`. */
+function publicMembers(paymethod: Paymethod) {
+  return {
     location_id: paymethod.location_id,
     customer_token: paymethod.customer_token,
     customer_id: paymethod.customer_id,
@@ -42,6 +40,15 @@ export function paymethodWriteView(paymethod: Paymethod): z.output<typeof paymet
     card: paymethod.card,
     echeck: paymethod.echeck,
     vendor: paymethod.vendor,
+  };
+}
+
+/** Create and update answers: the spec's members (organization_id only for locationless records). */
+export function paymethodWriteView(paymethod: Paymethod): z.output<typeof paymethodWriteViewSchema> {
+  return stripUndefined({
+    paymethod_token: paymethod.paymethod_token,
+    organization_id: paymethod.location_id ? undefined : paymethod.organization_id,
+    ...publicMembers(paymethod),
   });
 }
 
@@ -50,15 +57,7 @@ export function paymethodReadView(paymethod: Paymethod): z.output<typeof paymeth
   return stripUndefined({
     paymethod_token: paymethod.paymethod_token,
     organization_id: paymethod.organization_id,
-    location_id: paymethod.location_id,
-    customer_token: paymethod.customer_token,
-    customer_id: paymethod.customer_id,
-    billing_address_token: paymethod.billing_address_token,
-    label: paymethod.label,
-    notes: paymethod.notes,
-    card: paymethod.card,
-    echeck: paymethod.echeck,
-    vendor: paymethod.vendor,
+    ...publicMembers(paymethod),
     is_default: paymethod.is_default ? 'true' : 'false',
   });
 }
