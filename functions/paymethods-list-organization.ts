@@ -1,21 +1,5 @@
-import { listPaymethods } from '#shared/domain/paymethods/read.ts';
-import { apiHandler } from '#shared/http/api-handler.ts';
-import { parseListQuery } from '#shared/http/list-query.ts';
-import { ORGANIZATION_LIST_FILTERS, pathOf, paymethodList, paymethodQuery } from '#shared/http/paymethods.ts';
-import { readDeps } from '#shared/wiring/paymethods.ts';
-
-const NAME = 'paymethods-list-organization';
+import { paymethodListHandler } from '#shared/http/paymethod-list-handler.ts';
+import { ORGANIZATION_LIST_FILTERS } from '#shared/http/paymethods.ts';
 
 /** GET /v3/organizations/{organization_id}/paymethods, including the Account Updater report (start/end_au_updated_date). */
-export const handler = apiHandler(NAME, async (request) => {
-  const path = request.pathParameters;
-  const list = parseListQuery(request.query, { filters: ORGANIZATION_LIST_FILTERS });
-  const page = await listPaymethods(paymethodQuery({ organizationId: path.organization_id! }, list.filters), list, readDeps());
-  return paymethodList(page, list, {
-    baseUrl: request.baseUrl,
-    path: pathOf(NAME, path),
-    query: request.query,
-    homeOrganizationId: request.caller!.organizationId,
-    resourceSpecific: list.filters,
-  });
-});
+export const handler = paymethodListHandler('paymethods-list-organization', ORGANIZATION_LIST_FILTERS);

@@ -9,12 +9,11 @@ import { NotAuthenticated } from '#shared/domain/errors.ts';
 import { assertPublishableScope, chargeMintAttempt } from '#shared/domain/publishable-keys.ts';
 import type { MintRateLimiter } from '#shared/domain/publishable-keys.ts';
 import { assertOrganizationAccess } from '#shared/domain/tenancy.ts';
-import type { OrganizationStore } from '#shared/domain/tenancy.ts';
 import { logger } from '#shared/log/logger.ts';
 import { recordRequest } from '#shared/observability/metrics.ts';
 import { tracer } from '#shared/observability/tracer.ts';
-import { CachedOrganizationStore, DynamoOrganizationStore } from '#shared/store/organizations.ts';
 import { DynamoMintRateLimiter } from '#shared/store/publishable-keys.ts';
+import { organizationStore } from '#shared/wiring/organizations.ts';
 import { corsHeadersForPublishable } from './cors.ts';
 import { classifyError, errorResponse, internalErrorResponse } from './errors.ts';
 import type { ApiRequest } from './request.ts';
@@ -27,12 +26,6 @@ export type ApiRouteHandler = (request: ApiRequest, options: { signal: AbortSign
 
 interface ApiContext extends Context {
   api: ApiRequest;
-}
-
-let organizationStore: OrganizationStore | undefined;
-function organizations(): OrganizationStore {
-  organizationStore ??= new CachedOrganizationStore(new DynamoOrganizationStore(dynamo, config.tableName));
-  return organizationStore;
 }
 
 let rateLimiter: MintRateLimiter | undefined;
@@ -108,7 +101,7 @@ function tenancy(route: RouteDefinition): MiddlewareObj<APIGatewayProxyEvent, AP
         assertPublishableScope(publishable, { organizationId, locationId: pathParameters.location_id, origin: headers.origin });
         await chargeMintAttempt(publishable, mintRateLimiter(), new Date());
       } else if (route.auth !== 'none' && caller && organizationId) {
-        await assertOrganizationAccess(caller, organizationId, organizations());
+        await assertOrganizationAccess(caller, organizationId, organizationStore());
       }
     },
   };

@@ -4,10 +4,9 @@ import { KmsVault } from '#shared/aws/kms-vault.ts';
 import { PaypalBillingAgreements, paypalCredentialsFromEnvironment } from '#shared/aws/paypal.ts';
 import { config } from '#shared/config.ts';
 import type { BillingAgreements } from '#shared/domain/paymethods/ports.ts';
-import type { OrganizationStore } from '#shared/domain/tenancy.ts';
 import type { Vault } from '#shared/domain/vault.ts';
 import { DynamoOneTimeTokenStore } from '#shared/store/one-time-tokens.ts';
-import { CachedOrganizationStore, DynamoOrganizationStore } from '#shared/store/organizations.ts';
+import { organizationStore } from './organizations.ts';
 import { DynamoPaymethodStore } from '#shared/store/paymethods.ts';
 
 import { once } from './once.ts';
@@ -17,7 +16,6 @@ export { idempotencyStore } from './idempotency.ts';
 export const paymethodStore = /* @__PURE__ */ once(() => new DynamoPaymethodStore(dynamo, config.tableName));
 export const oneTimeTokenStore = /* @__PURE__ */ once(() => new DynamoOneTimeTokenStore(dynamo, config.tableName));
 export const vault = /* @__PURE__ */ once((): Vault => new KmsVault(kms, config.vaultKeyId));
-export const organizationStore = /* @__PURE__ */ once((): OrganizationStore => new CachedOrganizationStore(new DynamoOrganizationStore(dynamo, config.tableName)));
 export const billingAgreements = /* @__PURE__ */ once(
   (): BillingAgreements => new PaypalBillingAgreements({ apiUrl: process.env.PAYPAL_API_URL ?? 'https://api-m.paypal.com', credentials: paypalCredentialsFromEnvironment() }),
 );
