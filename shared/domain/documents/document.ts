@@ -3,7 +3,7 @@
  * contract fixes. No AWS and no HTTP here.
  */
 import type { z } from 'zod';
-import type { documentListViewSchema, documentViewSchema } from './view-schemas.ts';
+import type { documentListViewSchema, documentViewSchema } from '#shared/http/schemas/documents.ts';
 
 export const DOCUMENT_TYPES = ['jpeg', 'png', 'tiff', 'txt', 'bmp', 'wav', 'mp3'] as const;
 export type DocumentType = (typeof DOCUMENT_TYPES)[number];
