@@ -1,5 +1,5 @@
 import { documentDeps } from '#shared/aws/document-deps.ts';
-import { documentView } from '#shared/domain/documents/document.ts';
+import { documentView } from '#shared/http/documents.ts';
 import { createUploadSession } from '#shared/domain/documents/upload-session.ts';
 import { apiHandler } from '#shared/http/api-handler.ts';
 import { idempotent } from '#shared/http/idempotency.ts';

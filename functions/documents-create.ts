@@ -1,6 +1,7 @@
 import { documentDeps } from '#shared/aws/document-deps.ts';
 import { createDocument } from '#shared/domain/documents/create-document.ts';
-import { MAX_FILE_BYTES, MAX_METADATA_BYTES, documentView } from '#shared/domain/documents/document.ts';
+import { MAX_FILE_BYTES, MAX_METADATA_BYTES } from '#shared/domain/documents/document.ts';
+import { documentView } from '#shared/http/documents.ts';
 import { apiHandler } from '#shared/http/api-handler.ts';
 import { recordBusinessMetric } from '#shared/observability/metrics.ts';
 import { idempotent } from '#shared/http/idempotency.ts';

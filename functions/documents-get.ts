@@ -1,5 +1,5 @@
 import { documentDeps } from '#shared/aws/document-deps.ts';
-import { documentView } from '#shared/domain/documents/document.ts';
+import { documentView } from '#shared/http/documents.ts';
 import { getDocument } from '#shared/domain/documents/read-documents.ts';
 import { apiHandler } from '#shared/http/api-handler.ts';
 import { documentUrl } from '#shared/http/links.ts';

@@ -1,6 +1,6 @@
 import { documentDeps } from '#shared/aws/document-deps.ts';
 import type { DocumentResource, DocumentType } from '#shared/domain/documents/document.ts';
-import { documentListView } from '#shared/domain/documents/document.ts';
+import { documentListView } from '#shared/http/documents.ts';
 import { listDocuments } from '#shared/domain/documents/read-documents.ts';
 import { apiHandler } from '#shared/http/api-handler.ts';
 import type { DocumentListFilter } from '#shared/http/documents.ts';
