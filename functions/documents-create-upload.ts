@@ -1,4 +1,4 @@
-import { documentDeps } from '#shared/aws/document-deps.ts';
+import { documentDeps } from '#shared/wiring/documents.ts';
 import { documentView } from '#shared/http/documents.ts';
 import { createUploadSession } from '#shared/domain/documents/upload-session.ts';
 import { apiHandler } from '#shared/http/api-handler.ts';

@@ -1,4 +1,4 @@
-import { documentDeps } from '#shared/aws/document-deps.ts';
+import { documentDeps } from '#shared/wiring/documents.ts';
 import { createDocument } from '#shared/domain/documents/create-document.ts';
 import { MAX_FILE_BYTES, MAX_METADATA_BYTES } from '#shared/domain/documents/document.ts';
 import { documentView } from '#shared/http/documents.ts';

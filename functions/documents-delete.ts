@@ -1,4 +1,4 @@
-import { documentDeps } from '#shared/aws/document-deps.ts';
+import { documentDeps } from '#shared/wiring/documents.ts';
 import { deleteDocument } from '#shared/domain/documents/delete-document.ts';
 import { apiHandler } from '#shared/http/api-handler.ts';
 import { deleted } from '#shared/http/response.ts';

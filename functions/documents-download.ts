@@ -1,4 +1,4 @@
-import { documentDeps } from '#shared/aws/document-deps.ts';
+import { documentDeps } from '#shared/wiring/documents.ts';
 import { documentDownloadUrl } from '#shared/domain/documents/read-documents.ts';
 import { apiHandler } from '#shared/http/api-handler.ts';
 import { redirect } from '#shared/http/response.ts';

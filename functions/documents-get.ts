@@ -1,4 +1,4 @@
-import { documentDeps } from '#shared/aws/document-deps.ts';
+import { documentDeps } from '#shared/wiring/documents.ts';
 import { documentView } from '#shared/http/documents.ts';
 import { getDocument } from '#shared/domain/documents/read-documents.ts';
 import { apiHandler } from '#shared/http/api-handler.ts';

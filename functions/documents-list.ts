@@ -1,4 +1,4 @@
-import { documentDeps } from '#shared/aws/document-deps.ts';
+import { documentDeps } from '#shared/wiring/documents.ts';
 import type { DocumentResource, DocumentType } from '#shared/domain/documents/document.ts';
 import { documentListView } from '#shared/http/documents.ts';
 import { listDocuments } from '#shared/domain/documents/read-documents.ts';

@@ -1,9 +1,9 @@
 import { config } from '#shared/config.ts';
 import type { DocumentDeps } from '#shared/domain/documents/ports.ts';
 import { DynamoDocumentRepository } from '#shared/store/documents.ts';
-import { S3DocumentFiles } from './document-files.ts';
-import { dynamo } from './dynamodb.ts';
-import { s3 } from './s3.ts';
+import { S3DocumentFiles } from '#shared/aws/document-files.ts';
+import { dynamo } from '#shared/aws/dynamodb.ts';
+import { s3 } from '#shared/aws/s3.ts';
 
 /** The document adapters, built once per container on the module-scope clients. */
 export function documentDeps(): DocumentDeps {
