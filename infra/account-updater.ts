@@ -12,6 +12,7 @@ import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { join } from 'node:path';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
+import { VAULT_ENCRYPTION_PURPOSE } from '#shared/names.ts';
 import type { EnvironmentSettings } from './environments.ts';
 import { serviceFunction } from './functions.ts';
 import { grantKeyUsage, scopedKey } from './keys.ts';
@@ -99,7 +100,7 @@ export class AccountUpdater extends Construct {
     ingest.addToRolePolicy(new PolicyStatement({ actions: ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem'], resources: [table] }));
     // Sealing (GenerateDataKey) and opening (Decrypt), only under the vault's own encryption context.
     grantKeyUsage(props.vaultKey, ingest, ['kms:GenerateDataKey', 'kms:Decrypt'], {
-      StringEquals: { 'kms:EncryptionContext:purpose': 'paymethod-vault' },
+      StringEquals: { 'kms:EncryptionContext:purpose': VAULT_ENCRYPTION_PURPOSE },
     });
     ingest.addToRolePolicy(new PolicyStatement({ actions: ['s3:GetObject'], resources: [this.reports.arnForObjects(`${INBOX}*`)] }));
     ingest.addToRolePolicy(new PolicyStatement({ actions: ['s3:PutObject'], resources: [this.reports.arnForObjects(`${RESULTS}*`)] }));

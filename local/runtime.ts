@@ -4,7 +4,12 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { KMSClient } from '@aws-sdk/client-kms';
 import { KmsSecretHasher } from '#shared/aws/credential-hasher.ts';
+import type { FunctionContainer } from '#shared/container.ts';
+import { functionContainer, runInContainer } from '#shared/container.ts';
 import { s3Triggers } from '#shared/events.ts';
+import type { S3Trigger } from '#shared/events.ts';
+import type { FunctionResources } from '#shared/function-environment.ts';
+import { accessFor, AUTHORIZER_ACCESS, functionEnvironment } from '#shared/function-environment.ts';
 import { routes as routeTable } from '#shared/http/routes.ts';
 import type { RouteDefinition } from '#shared/http/routes.ts';
 import { DynamoCredentialStore } from '#shared/store/credentials.ts';
@@ -50,6 +55,7 @@ export interface LocalRuntimeOptions {
   dataDir?: string;
   seed?: Seed;
   routes?: readonly RouteDefinition[];
+  s3Triggers?: readonly S3Trigger[];
   functionsDir?: string;
   log?: (line: Record<string, unknown>) => void;
 }
@@ -57,7 +63,10 @@ export interface LocalRuntimeOptions {
 export interface LocalRuntime {
   url: string;
   port: number;
-  /** The environment handlers run with; CLIs apply the same to reach the same stores. */
+  /**
+   * Every variable any handler gets (each handler gets only its own function's,
+   * see functionContainers); CLIs apply it to reach the same stores.
+   */
   handlerEnvironment: Record<string, string>;
   /** Credentials issued at start: the LOCAL_SEED ones, or one demo credential. */
   issuedCredentials: IssuedCredential[];
@@ -103,7 +112,8 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     const macKey = kmsStandin.keys[LOCAL_NAMES.credentialMacKeyAlias];
     if (!vaultKey || !macKey) throw new Error('KMS stand-in did not create the local keys');
 
-    const handlerEnvironment: Record<string, string> = {
+    // What Lambda and CDK give every function; the rest each function gets from its declared access.
+    const platformEnvironment: Record<string, string> = {
       AWS_REGION: 'us-east-1',
       AWS_ACCESS_KEY_ID: localCredentials.accessKeyId,
       AWS_SECRET_ACCESS_KEY: localCredentials.secretAccessKey,
@@ -112,24 +122,38 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       AWS_ENDPOINT_URL_KMS: kmsStandin.url,
       S3_FORCE_PATH_STYLE: 'true',
       ENVIRONMENT_NAME: LOCAL_NAMES.environmentName,
-      TABLE_NAME: LOCAL_NAMES.tableName,
-      DOCUMENTS_BUCKET: LOCAL_NAMES.documentsBucket,
-      REPORTS_BUCKET: LOCAL_NAMES.reportsBucket,
-      VAULT_KEY_ID: vaultKey.arn,
-      CREDENTIAL_MAC_KEY_ID: macKey.arn,
-      PAYPAL_API_URL: paypalStandin.url,
-      // The stand-in accepts any Basic client credentials; in AWS they come from Secrets Manager (PAYPAL_SECRET_ARN).
-      PAYPAL_CLIENT_ID: 'local-paypal-client',
-      PAYPAL_CLIENT_SECRET: 'local-paypal-secret',
       POWERTOOLS_SERVICE_NAME: 'payments-api',
       // No X-Ray daemon and no CloudWatch agent here: the same handler code, with tracing and EMF metrics off.
       POWERTOOLS_TRACE_ENABLED: 'false',
       POWERTOOLS_METRICS_DISABLED: 'true',
     };
-    // Handlers run in this process and read their configuration from the environment, as in Lambda.
+    const resources: FunctionResources = {
+      tableName: LOCAL_NAMES.tableName,
+      vaultKeyId: vaultKey.arn,
+      documentsBucket: LOCAL_NAMES.documentsBucket,
+      credentialMacKeyId: macKey.arn,
+      // The stand-in accepts any Basic client credentials; in AWS they come from Secrets Manager.
+      paypal: { apiUrl: paypalStandin.url, credentials: { clientId: 'local-paypal-client', clientSecret: 'local-paypal-secret' } },
+    };
+    const routes = options.routes ?? routeTable;
+    const triggers = options.s3Triggers ?? s3Triggers;
+    const containers = functionContainers({ routes, triggers, platformEnvironment, resources });
+    const invokeAs = <R>(functionName: string, invoke: () => Promise<R>): Promise<R> => {
+      const container = containers.get(functionName);
+      if (!container) throw new Error(`no function named ${functionName}`);
+      return runInContainer(container, invoke);
+    };
+    const handlerEnvironment: Record<string, string> = {
+      ...platformEnvironment,
+      ...Object.assign({}, ...[...containers.values()].map((container) => container.environment)),
+      // The Account Updater's CLIs write reports here.
+      REPORTS_BUCKET: LOCAL_NAMES.reportsBucket,
+    };
+    // Handlers run in this process, each inside its own function's container (see functionContainers);
+    // the process itself holds only what every function gets.
     delete process.env.AWS_PROFILE;
     delete process.env.AWS_SESSION_TOKEN;
-    Object.assign(process.env, handlerEnvironment);
+    Object.assign(process.env, platformEnvironment);
 
     const clientConfig = { region: 'us-east-1', credentials: localCredentials };
     const dynamodbClient = new DynamoDBClient({ ...clientConfig, endpoint: dynamodbLocal.endpoint });
@@ -153,8 +177,9 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     let localRoutes: NonNullable<ApiGatewayEmulatorOptions['localRoutes']> = async () => false;
     const api = await startApiGatewayEmulator({
       localRoutes: (req, res) => localRoutes(req, res),
-      routes: options.routes ?? routeTable,
+      routes,
       functionsDir: options.functionsDir ?? path.join(REPO_ROOT, 'functions'),
+      invokeAs,
       port: options.port,
       stage: LOCAL_NAMES.stage,
       binaryMediaTypes: ['multipart/form-data'],
@@ -167,9 +192,10 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     // S3 notifications: the same trigger table CDK reads, driving the same handlers.
     const s3Events = routeS3Events({
       server: s3Local.server,
-      triggers: s3Triggers,
+      triggers,
       buckets: { documents: LOCAL_NAMES.documentsBucket },
       functionsDir: options.functionsDir ?? path.join(REPO_ROOT, 'functions'),
+      invokeAs,
       log: options.log,
     });
     closers.push(s3Events.close);
@@ -200,6 +226,26 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     await closeAll();
     throw error;
   }
+}
+
+/**
+ * One container per function, as Lambda gives each function its own: the
+ * platform's variables plus exactly those its declared access calls for (the
+ * same derivation CDK uses), and its own adapters. A handler that reads a
+ * variable its route did not declare fails here as it would in AWS.
+ */
+export function functionContainers(options: {
+  routes: readonly RouteDefinition[];
+  triggers: readonly S3Trigger[];
+  platformEnvironment: Record<string, string>;
+  resources: FunctionResources;
+}): Map<string, FunctionContainer> {
+  const accesses = [
+    ...options.routes.map((route) => [route.handler, accessFor(route)] as const),
+    ...options.triggers.map((trigger) => [trigger.handler, trigger.access] as const),
+    ['authorizer', AUTHORIZER_ACCESS] as const,
+  ];
+  return new Map(accesses.map(([name, access]) => [name, functionContainer({ ...options.platformEnvironment, ...functionEnvironment(access, options.resources) })]));
 }
 
 async function seedDemoOrganization(deps: Parameters<typeof applySeed>[1]): Promise<IssuedCredential[]> {

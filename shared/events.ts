@@ -5,6 +5,7 @@
  * imports handler code.
  */
 import type { RouteAccess } from './http/routes.ts';
+import { UPLOAD_OBJECT_PREFIX } from './names.ts';
 
 export interface S3Trigger {
   /** Kebab-case name of the handler module in `functions/` and of the Lambda function. */
@@ -19,10 +20,6 @@ export interface S3Trigger {
   readonly summary: string;
 }
 
-/** Upload sessions post their file under this prefix; finalized files move to DOCUMENT_OBJECT_PREFIX. */
-export const UPLOAD_OBJECT_PREFIX = 'uploads/';
-/** Where accepted files live, one key per document: `documents/<org>/<doc>`. */
-export const DOCUMENT_OBJECT_PREFIX = 'documents/';
 
 export const s3Triggers: readonly S3Trigger[] = [
   {

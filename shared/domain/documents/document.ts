@@ -2,6 +2,8 @@
  * The document aggregate: what is stored and the limits the contract fixes.
  * No AWS and no HTTP here; what clients see is shared/http/documents.ts.
  */
+import { DOCUMENT_OBJECT_PREFIX, UPLOAD_OBJECT_PREFIX } from '#shared/names.ts';
+
 export const DOCUMENT_TYPES = ['jpeg', 'png', 'tiff', 'txt', 'bmp', 'wav', 'mp3'] as const;
 export type DocumentType = (typeof DOCUMENT_TYPES)[number];
 
@@ -60,16 +62,17 @@ export function utcDate(instant: string): string {
 }
 
 export function documentObjectKey(organizationId: string, documentId: string): string {
-  return `documents/${organizationId}/${documentId}`;
+  return `${DOCUMENT_OBJECT_PREFIX}${organizationId}/${documentId}`;
 }
 
 export function uploadObjectKey(organizationId: string, documentId: string): string {
-  return `uploads/${organizationId}/${documentId}`;
+  return `${UPLOAD_OBJECT_PREFIX}${organizationId}/${documentId}`;
 }
 
 /** The organization and document an upload key names, or undefined for any other key. */
 export function parseUploadObjectKey(key: string): { organizationId: string; documentId: string } | undefined {
-  const match = /^uploads\/(org_[A-Za-z0-9_-]+)\/(doc_[A-Za-z0-9]+)$/.exec(key);
+  if (!key.startsWith(UPLOAD_OBJECT_PREFIX)) return undefined;
+  const match = /^(org_[A-Za-z0-9_-]+)\/(doc_[A-Za-z0-9]+)$/.exec(key.slice(UPLOAD_OBJECT_PREFIX.length));
   return match?.[1] && match[2] ? { organizationId: match[1], documentId: match[2] } : undefined;
 }
 
