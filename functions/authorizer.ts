@@ -2,10 +2,6 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy from '@middy/core';
 import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
-import { KmsSecretHasher } from '#shared/aws/credential-hasher.ts';
-import { dynamo } from '#shared/aws/dynamodb.ts';
-import { kms } from '#shared/aws/kms.ts';
-import { config } from '#shared/config.ts';
 import { authenticate } from '#shared/domain/credentials.ts';
 import { NotAuthenticated } from '#shared/domain/errors.ts';
 import { authenticatePublishableKey, parseBearerPublishableKey } from '#shared/domain/publishable-keys.ts';
@@ -14,14 +10,7 @@ import { routes } from '#shared/http/routes.ts';
 import { logger } from '#shared/log/logger.ts';
 import { recordAuthenticationRefused } from '#shared/observability/metrics.ts';
 import { tracer } from '#shared/observability/tracer.ts';
-import { DynamoCredentialStore } from '#shared/store/credentials.ts';
-import { DynamoPublishableKeyStore } from '#shared/store/publishable-keys.ts';
-
-const deps = {
-  credentials: new DynamoCredentialStore(dynamo, config.tableName),
-  hasher: new KmsSecretHasher(kms, config.credentialMacKeyId),
-  publishableKeys: new DynamoPublishableKeyStore(dynamo, config.tableName),
-};
+import { authenticationDeps } from '#shared/wiring/authentication.ts';
 
 /**
  * REQUEST authorizer, behind two API Gateway authorizers (see AUTHORIZERS in the
@@ -45,7 +34,7 @@ export const handler = middy<APIGatewayRequestAuthorizerEvent, APIGatewayAuthori
     try {
       if (parseBearerPublishableKey(request.authorization) !== undefined) {
         if (guardedAuthKind(event) !== 'publishable-or-secret') throw new NotAuthenticated();
-        const scope = await authenticatePublishableKey(request, deps);
+        const scope = await authenticatePublishableKey(request, authenticationDeps());
         return {
           principalId: scope.publishableKey,
           policyDocument: allow(publishableRouteArns(event.methodArn)),
@@ -60,7 +49,7 @@ export const handler = middy<APIGatewayRequestAuthorizerEvent, APIGatewayAuthori
           },
         };
       }
-      const caller = await authenticate(request, deps);
+      const caller = await authenticate(request, authenticationDeps());
       return {
         principalId: caller.accessId,
         policyDocument: allow([stageWideArn(event.methodArn)]),

@@ -2,12 +2,11 @@ import { documentDeps } from '#shared/wiring/documents.ts';
 import { documentView } from '#shared/http/documents.ts';
 import { createUploadSession } from '#shared/domain/documents/upload-session.ts';
 import { apiHandler } from '#shared/http/api-handler.ts';
+import { pathParams } from '#shared/http/request.ts';
 import { idempotent } from '#shared/http/idempotency.ts';
 import { idempotencyStore } from '#shared/wiring/idempotency.ts';
 import { documentUrl } from '#shared/http/links.ts';
 import { created } from '#shared/http/response.ts';
-
-const deps = documentDeps();
 
 const NAME = 'documents-create-upload';
 
@@ -16,7 +15,7 @@ const NAME = 'documents-create-upload';
  * files up to 8,000,000 bytes; the documents-finalize function takes it from there.
  */
 export const handler = apiHandler(NAME, idempotent(NAME, async (request) => {
-  const organizationId = request.pathParameters.organization_id as string;
-  const session = await createUploadSession({ organizationId, body: request.body }, deps);
+  const { organization_id: organizationId } = pathParams(request, 'organization_id');
+  const session = await createUploadSession({ organizationId, body: request.body }, documentDeps());
   return created({ ...documentView(session.document), upload: session.upload }, { self: documentUrl(request, organizationId, session.document.document_id) });
 }, idempotencyStore));

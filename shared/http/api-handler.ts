@@ -3,17 +3,14 @@ import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy from '@middy/core';
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import { dynamo } from '#shared/aws/dynamodb.ts';
-import { config } from '#shared/config.ts';
 import { NotAuthenticated } from '#shared/domain/errors.ts';
 import { assertPublishableScope, chargeMintAttempt } from '#shared/domain/publishable-keys.ts';
-import type { MintRateLimiter } from '#shared/domain/publishable-keys.ts';
 import { assertOrganizationAccess } from '#shared/domain/tenancy.ts';
 import { logger } from '#shared/log/logger.ts';
 import { recordRequest } from '#shared/observability/metrics.ts';
 import { tracer } from '#shared/observability/tracer.ts';
-import { DynamoMintRateLimiter } from '#shared/store/publishable-keys.ts';
 import { organizationStore } from '#shared/wiring/organizations.ts';
+import { mintRateLimiter } from '#shared/wiring/tokenization.ts';
 import { corsHeadersForPublishable } from './cors.ts';
 import { classifyError, errorResponse, internalErrorResponse } from './errors.ts';
 import type { ApiRequest } from './request.ts';
@@ -26,12 +23,6 @@ export type ApiRouteHandler = (request: ApiRequest, options: { signal: AbortSign
 
 interface ApiContext extends Context {
   api: ApiRequest;
-}
-
-let rateLimiter: MintRateLimiter | undefined;
-function mintRateLimiter(): MintRateLimiter {
-  rateLimiter ??= new DynamoMintRateLimiter(dynamo, config.tableName);
-  return rateLimiter;
 }
 
 /**

@@ -6,20 +6,20 @@ import { s3 } from '#shared/aws/s3.ts';
 import { config } from '#shared/config.ts';
 import type { ApplyDeps } from '#shared/domain/account-updater/apply.ts';
 import { DynamoAccountUpdaterStore } from '#shared/store/account-updater.ts';
+import { once } from './once.ts';
 
 /**
  * The Account Updater's adapters, shared by the Lambda functions and the CLIs
  * (which apply their target's environment before importing this). Built on
  * first use: the export never builds the vault, so it needs no key grant.
  */
-let store: DynamoAccountUpdaterStore | undefined;
-let vault: KmsVault | undefined;
-const accountUpdaterStore = () => (store ??= new DynamoAccountUpdaterStore(dynamo, config.tableName));
+const accountUpdaterStore = /* @__PURE__ */ once(() => new DynamoAccountUpdaterStore(dynamo, config.tableName));
+const vault = /* @__PURE__ */ once(() => new KmsVault(kms, config.vaultKeyId));
 
 export const clock = (): Date => new Date();
 
 export function applyDeps(): ApplyDeps {
-  return { store: accountUpdaterStore(), vault: (vault ??= new KmsVault(kms, config.vaultKeyId)), clock };
+  return { store: accountUpdaterStore(), vault: vault(), clock };
 }
 
 export function exportDeps() {
