@@ -137,8 +137,9 @@ async function main(): Promise<void> {
     const exported = await child(['--phase', 'export', '--month', month], env);
 
     // 5. One report page and what it cost, next to the table's size.
-    const reads: Array<{ consumedCapacity?: number }> = [];
-    const store = new DynamoPaymethodStore(dynamo, table, { onRead: (report) => reads.push(report) });
+    const { capacityRecordingClient } = await import('../test/support/consumed-capacity.ts');
+    const { client: measuredClient, reads } = capacityRecordingClient();
+    const store = new DynamoPaymethodStore(measuredClient, table);
     const today = new Date().toISOString().slice(0, 10);
     const page = await store.list({ organizationId: ORG, auUpdatedFrom: `${today}T00:00:00`, auUpdatedTo: `${today}T23:59:59` }, { pageSize: 50, pageIndex: 0 });
     const locationPage = await store.list({ organizationId: ORG, locationId: 'loc_bench7', auUpdatedFrom: `${today}T00:00:00`, auUpdatedTo: `${today}T23:59:59` }, { pageSize: 50, pageIndex: 0 });

@@ -3,6 +3,7 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { CredentialStore, StoredCredential } from '#shared/domain/credentials.ts';
 import { Conflict } from '#shared/domain/errors.ts';
 import { keys, withoutKeys } from './keys.ts';
+import { isConditionFailure } from './write-conflicts.ts';
 
 export class DynamoCredentialStore implements CredentialStore {
   constructor(
@@ -27,7 +28,7 @@ export class DynamoCredentialStore implements CredentialStore {
         }),
       );
     } catch (error) {
-      if ((error as Error).name === 'ConditionalCheckFailedException') {
+      if (isConditionFailure(error)) {
         throw new Conflict('CREDENTIAL_EXISTS', `api_access_id ${credential.api_access_id} is already in use`);
       }
       throw error;

@@ -5,11 +5,11 @@ import type { AvailableDocument, StoredDocument } from '#shared/domain/documents
 import type { DocumentListQuery, DocumentPage, DocumentRepository } from '#shared/domain/documents/ports.ts';
 import { InvalidRequest } from '#shared/domain/errors.ts';
 import { DOCUMENT_INDEX_ATTRIBUTES, documentListPartition, documentListSortKeyBounds, keys, withoutKeys } from './keys.ts';
+import { isConditionFailure } from './write-conflicts.ts';
 
 type Item = Record<string, unknown>;
 type Partition = ReturnType<typeof documentListPartition>;
 
-const isConditionFailure = (error: unknown) => (error as Error).name === 'ConditionalCheckFailedException';
 const epochSeconds = (date: Date) => Math.floor(date.getTime() / 1000);
 
 /**

@@ -2,6 +2,7 @@ import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/l
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { ClaimOutcome, IdempotencyClaim, IdempotencyStore, StoredResponse } from '#shared/domain/idempotency.ts';
 import { keys } from './keys.ts';
+import { isConditionFailure } from './write-conflicts.ts';
 
 /**
  * `IDEM#<org>#<key>` items. A claim is one conditional put of an in-progress
@@ -39,7 +40,7 @@ export class DynamoIdempotencyStore implements IdempotencyStore {
       );
       return { kind: 'claimed' };
     } catch (error) {
-      if ((error as Error).name !== 'ConditionalCheckFailedException') throw error;
+      if (!isConditionFailure(error)) throw error;
       // A strongly consistent read of the item we collided with (the document client does not
       // unmarshall ReturnValuesOnConditionCheckFailure items, and this path is the rare one).
       const existing = (await this.client.send(new GetCommand({ TableName: this.tableName, Key: key, ConsistentRead: true }))).Item;
@@ -76,7 +77,7 @@ export class DynamoIdempotencyStore implements IdempotencyStore {
         }),
       );
     } catch (error) {
-      if ((error as Error).name !== 'ConditionalCheckFailedException') throw error;
+      if (!isConditionFailure(error)) throw error;
     }
   }
 }

@@ -1,29 +1,17 @@
-import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient, QueryCommandInput, TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
-import { Conflict, NotFound } from '#shared/domain/errors.ts';
+import { Conflict } from '#shared/domain/errors.ts';
 import type { Paymethod } from '#shared/domain/paymethods/model.ts';
 import type { NewPaymethod, Page, PageRequest, PaymethodQuery, PaymethodRepository } from '#shared/domain/paymethods/ports.ts';
 import type { SealedSecret } from '#shared/domain/vault.ts';
 import { decodeCursor, encodeCursor, queryFingerprint } from './cursor.ts';
 import { keys, withoutKeys } from './keys.ts';
+import { cancellationReasons } from './write-conflicts.ts';
 import type { IndexName } from './table.ts';
 import { GLOBAL_SECONDARY_INDEXES } from './table.ts';
 
 type Item = Record<string, unknown>;
 type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
-
-/** What one read cost; lets tests and benchmarks prove list cost does not grow with the table. */
-export interface ReadReport {
-  operation: 'GetItem' | 'Query';
-  index?: IndexName;
-  consumedCapacity?: number;
-  scannedCount?: number;
-}
-
-export interface PaymethodStoreOptions {
-  /** When set, reads ask DynamoDB for their consumed capacity and report it here. */
-  onRead?: (report: ReadReport) => void;
-}
 
 /** Attribute that holds the sealed account number; it never leaves this module. */
 const SECRET_ATTRIBUTE = 'vault';
@@ -45,7 +33,7 @@ export function paymethodItemKeys(record: Pick<Paymethod, 'paymethod_token' | 'o
   };
 }
 
-/** The full item as stored; exported so tests can seed tables in bulk with the real layout. */
+/** The full item as stored. */
 export function paymethodItem(record: Paymethod, secret: SealedSecret | undefined): Item {
   return { ...paymethodItemKeys(record), entity: ENTITY, ...record, ...(secret ? { [SECRET_ATTRIBUTE]: secret } : {}) };
 }
@@ -106,7 +94,6 @@ export class DynamoPaymethodStore implements PaymethodRepository {
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,
-    private readonly options: PaymethodStoreOptions = {},
   ) {}
 
   async get(paymethodToken: string): Promise<Paymethod | undefined> {
@@ -185,17 +172,6 @@ export class DynamoPaymethodStore implements PaymethodRepository {
     }
   }
 
-  /**
-   * Account Updater results (the AU feature writes them through here): sets
-   * the card's au_* members and the sparse AU index keys in one update.
-   */
-  async recordAccountUpdate(paymethodToken: string, update: { au_code: string; au_description: string; au_updated_date: Date }): Promise<void> {
-    const current = await this.get(paymethodToken);
-    if (!current?.card) throw new NotFound(`no card paymethod ${paymethodToken}`);
-    const card = { ...current.card, au_code: update.au_code, au_description: update.au_description, au_updated_date: update.au_updated_date.toISOString() };
-    await this.client.send(new UpdateCommand(this.overwrite(current, { ...current, card, version: current.version + 1 })));
-  }
-
   async list(query: PaymethodQuery, page: PageRequest): Promise<Page<Paymethod>> {
     const plan = planQuery(query);
     const fingerprint = queryFingerprint([plan.index, plan.partition, plan.from, plan.to, plan.filters]);
@@ -253,18 +229,12 @@ export class DynamoPaymethodStore implements PaymethodRepository {
       ScanIndexForward: false, // newest first
       Limit: limit,
       ...(startKey ? { ExclusiveStartKey: startKey } : {}),
-      ...(this.options.onRead ? { ReturnConsumedCapacity: 'TOTAL' as const } : {}),
     };
-    const result = await this.client.send(new QueryCommand(input));
-    this.options.onRead?.({ operation: 'Query', index: plan.index, consumedCapacity: result.ConsumedCapacity?.CapacityUnits, scannedCount: result.ScannedCount });
-    return result;
+    return this.client.send(new QueryCommand(input));
   }
 
   private async getItem(key: Item, consistent = false): Promise<Item | undefined> {
-    const result = await this.client.send(
-      new GetCommand({ TableName: this.tableName, Key: key, ConsistentRead: consistent, ...(this.options.onRead ? { ReturnConsumedCapacity: 'TOTAL' as const } : {}) }),
-    );
-    this.options.onRead?.({ operation: 'GetItem', consumedCapacity: result.ConsumedCapacity?.CapacityUnits, scannedCount: result.Item ? 1 : 0 });
+    const result = await this.client.send(new GetCommand({ TableName: this.tableName, Key: key, ConsistentRead: consistent }));
     return result.Item;
   }
 
@@ -349,9 +319,9 @@ export class DynamoPaymethodStore implements PaymethodRepository {
       await this.client.send(new TransactWriteCommand({ TransactItems: items }));
       return 'ok';
     } catch (error) {
-      if ((error as Error).name !== 'TransactionCanceledException') throw error;
-      const reasons = (error as { CancellationReasons?: Array<{ Code?: string }> }).CancellationReasons ?? [];
-      return items.map((_item, index) => reasons[index]?.Code);
+      const reasons = cancellationReasons(error, items.length);
+      if (!reasons) throw error;
+      return reasons;
     }
   }
 }
