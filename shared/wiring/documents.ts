@@ -2,14 +2,21 @@ import { S3DocumentFiles } from '#shared/aws/document-files.ts';
 import { dynamo } from '#shared/aws/dynamodb.ts';
 import { s3 } from '#shared/aws/s3.ts';
 import { config } from '#shared/config.ts';
-import type { DocumentDeps } from '#shared/domain/documents/ports.ts';
+import type { DocumentDeps, DocumentFiles } from '#shared/domain/documents/ports.ts';
 import { DynamoDocumentRepository } from '#shared/store/documents.ts';
 import { once } from './once.ts';
 
-/** The document adapters, on the module-scope clients. */
-export const documentDeps = /* @__PURE__ */ once(
-  (): DocumentDeps => ({
-    documents: new DynamoDocumentRepository(dynamo, config.tableName),
-    files: new S3DocumentFiles(s3, config.documentsBucket, config.documentsKmsKeyId),
-  }),
-);
+const documentRepository = /* @__PURE__ */ once(() => new DynamoDocumentRepository(dynamo, config.tableName));
+const documentFiles = /* @__PURE__ */ once((): DocumentFiles => new S3DocumentFiles(s3, config.documentsBucket, config.documentsKmsKeyId));
+
+/**
+ * The document adapters. The file store is built when a use case first touches
+ * it: the read routes (get, list) are granted no bucket access and have no
+ * DOCUMENTS_BUCKET, so building it up front would fail them.
+ */
+export const documentDeps = (): DocumentDeps => ({
+  documents: documentRepository(),
+  get files() {
+    return documentFiles();
+  },
+});
