@@ -75,8 +75,6 @@ const settingsSchema = z.strictObject({
   paypalApiUrl: z.url({ protocol: /^https$/ }),
 });
 
-export type EnvironmentContext = z.input<typeof settingsSchema>;
-
 /**
  * The settings of environment `name` from the `environments` context object.
  * `overrides` are plain `-c key=value` context values: `alarmEmail` only.
