@@ -19,8 +19,9 @@ export interface CallBudget {
 /**
  * Same region, single-digit-millisecond p99 on a warm connection: a second
  * without a connection or two without a byte is a stall, not load. Three
- * attempts fit the request budget twice over; DynamoDB's throttling retries
- * are what the third is for.
+ * silent attempts (6 s plus backoff) still fit the 7.5 s request budget;
+ * DynamoDB's throttling retries are what the third is for. Transactions carry
+ * a ClientRequestToken, so retrying one that landed is answered as a success.
  */
 export const DYNAMODB_BUDGET: CallBudget = { connectionTimeoutMs: 1_000, socketTimeoutMs: 2_000, requestTimeoutMs: 3_000, maxAttempts: 3 };
 /** KMS answers in tens of milliseconds; its own p99 under quota pressure is below a second. */

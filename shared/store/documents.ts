@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { commitWrite } from '#shared/aws/outcome.ts';
@@ -48,7 +48,7 @@ export class DynamoDocumentRepository implements DocumentRepository {
     }
     const answered = idempotencyCompletionWrite(this.tableName, options.completion, document);
     try {
-      await commitWrite(() => this.client.send(new TransactWriteCommand({ TransactItems: [{ Put: put }, answered.item] })));
+      await commitWrite(() => this.client.send(new TransactWriteCommand({ TransactItems: [{ Put: put }, answered.item], ClientRequestToken: randomUUID() })));
     } catch (error) {
       const reasons = (error as { CancellationReasons?: Array<{ Code?: string }> }).CancellationReasons;
       if (reasons?.[1]?.Code === 'ConditionalCheckFailed') throw idempotencyKeyLost();

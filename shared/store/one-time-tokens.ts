@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { commitWrite } from '#shared/aws/outcome.ts';
@@ -42,7 +43,7 @@ export class DynamoOneTimeTokenStore implements OneTimeTokenRepository {
     }
     const answered = idempotencyCompletionWrite(this.tableName, completion, token);
     try {
-      await commitWrite(() => this.client.send(new TransactWriteCommand({ TransactItems: [{ Put: put }, answered.item] })));
+      await commitWrite(() => this.client.send(new TransactWriteCommand({ TransactItems: [{ Put: put }, answered.item], ClientRequestToken: randomUUID() })));
     } catch (error) {
       // The token id is new and random: only the key's fence fails a condition here (anything else is a transient conflict).
       const reasons = (error as { CancellationReasons?: Array<{ Code?: string }> }).CancellationReasons;

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient, QueryCommandInput, TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { commitWrite } from '#shared/aws/outcome.ts';
@@ -361,7 +362,8 @@ export class DynamoPaymethodStore implements PaymethodRepository {
   private async transact(items: TransactItem[]): Promise<'ok' | Array<string | undefined>> {
     try {
       // The commit point of every paymethod write: a timeout after sending is OutcomeUnknown, never a plain 503.
-      await commitWrite(() => this.client.send(new TransactWriteCommand({ TransactItems: items })));
+      // The token makes the SDK's retry of an attempt that did land succeed instead of failing its own conditions.
+      await commitWrite(() => this.client.send(new TransactWriteCommand({ TransactItems: items, ClientRequestToken: randomUUID() })));
       return 'ok';
     } catch (error) {
       if ((error as Error).name !== 'TransactionCanceledException') throw error;
