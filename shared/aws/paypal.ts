@@ -2,6 +2,7 @@ import { InvalidRequest, Unavailable } from '#shared/domain/errors.ts';
 import type { BillingAgreements } from '#shared/domain/paymethods/ports.ts';
 import { clientBudget, KMS_BUDGET } from './client-config.ts';
 import { remainingMs } from './deadline.ts';
+import { parsePaypalSecret } from './paypal-secret.ts';
 
 export interface PaypalClientCredentials {
   clientId: string;
@@ -102,8 +103,9 @@ export function paypalCredentialsFromEnvironment(environment: NodeJS.ProcessEnv 
     // Secrets Manager sits on the create path once per container: the same bounds as KMS.
     const client = new SecretsManagerClient(clientBudget(KMS_BUDGET));
     const { SecretString } = await client.send(new GetSecretValueCommand({ SecretId: secretArn }));
-    const parsed = JSON.parse(SecretString ?? '{}') as { client_id?: unknown; client_secret?: unknown };
-    if (typeof parsed.client_id !== 'string' || typeof parsed.client_secret !== 'string') throw new Error('PayPal secret must hold client_id and client_secret');
-    return { clientId: parsed.client_id, clientSecret: parsed.client_secret };
+    const secret = parsePaypalSecret(SecretString);
+    // A fresh stack's placeholder, or a hand-edited secret of another shape: an operator's task, not the client's.
+    if (!secret) throw new Unavailable('PayPal is not configured: store {"client_id", "client_secret"} with `admin set-paypal-credentials`');
+    return { clientId: secret.client_id, clientSecret: secret.client_secret };
   }
 }
