@@ -1,7 +1,8 @@
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy from '@middy/core';
-import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
+import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent, Context } from 'aws-lambda';
+import { AUTHORIZER_BUDGET_MS, withDeadline } from '#shared/aws/deadline.ts';
 import { KmsSecretHasher } from '#shared/aws/credential-hasher.ts';
 import { dynamo } from '#shared/aws/dynamodb.ts';
 import { kms } from '#shared/aws/kms.ts';
@@ -35,7 +36,7 @@ const deps = {
  * publishable key it also carries the key's location, allowed origins and
  * budget, which the route's middleware checks against each request.
  */
-export const handler = middy<APIGatewayRequestAuthorizerEvent, APIGatewayAuthorizerResult>()
+const authorize = middy<APIGatewayRequestAuthorizerEvent, APIGatewayAuthorizerResult>()
   .use(injectLambdaContext(logger, { resetKeys: true }))
   // The policy and context are not secret, but they are per-caller: keep them out of traces.
   .use(captureLambdaHandler(tracer, { captureResponse: false }))
@@ -75,6 +76,9 @@ export const handler = middy<APIGatewayRequestAuthorizerEvent, APIGatewayAuthori
       throw error;
     }
   });
+
+/** Under its own deadline: a stalled store or KMS fails the authorizer (503) instead of eating the route's budget. */
+export const handler = (event: APIGatewayRequestAuthorizerEvent, context: Context) => withDeadline(AUTHORIZER_BUDGET_MS, () => authorize(event, context));
 
 function allow(resources: string[]): APIGatewayAuthorizerResult['policyDocument'] {
   return { Version: '2012-10-17', Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: resources }] };

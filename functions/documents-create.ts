@@ -1,6 +1,7 @@
 import { documentDeps } from '#shared/aws/document-deps.ts';
 import { createDocument } from '#shared/domain/documents/create-document.ts';
 import { MAX_FILE_BYTES, MAX_METADATA_BYTES, documentView } from '#shared/domain/documents/document.ts';
+import type { AvailableDocument } from '#shared/domain/documents/document.ts';
 import { apiHandler } from '#shared/http/api-handler.ts';
 import { recordBusinessMetric } from '#shared/observability/metrics.ts';
 import { idempotent } from '#shared/http/idempotency.ts';
@@ -18,13 +19,14 @@ const NAME = 'documents-create';
  * file in one multipart request. Requests bigger than the Lambda payload cap
  * never get here (413 from the gateway, naming the upload-session route).
  */
-export const handler = apiHandler(NAME, idempotent(NAME, async (request) => {
+export const handler = apiHandler(NAME, idempotent(NAME, async (request, { completion }) => {
   const organizationId = request.pathParameters.organization_id as string;
   const upload = await parseMultipartUpload(request.headers['content-type'], request.rawBody, {
     maxFileBytes: MAX_FILE_BYTES,
     maxJsonBytes: MAX_METADATA_BYTES,
   });
-  const document = await createDocument({ organizationId, metadata: upload.metadata, file: upload.file }, deps);
+  const answer = (document: AvailableDocument) => created(documentView(document), { self: documentUrl(request, organizationId, document.document_id) });
+  const document = await createDocument({ organizationId, metadata: upload.metadata, file: upload.file, completion: completion(answer) }, deps);
   recordBusinessMetric('DocumentsStored', 1, { document_type: document.type });
-  return created(documentView(document), { self: documentUrl(request, organizationId, document.document_id) });
+  return answer(document);
 }, idempotencyStore));

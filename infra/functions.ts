@@ -5,7 +5,7 @@ import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { join } from 'node:path';
-import { API_GATEWAY_TIMEOUT_MS } from '#shared/http/routes.ts';
+import { API_FUNCTION_TIMEOUT_SECONDS } from '#shared/aws/deadline.ts';
 import { METRICS_NAMESPACE, SERVICE_NAME } from '#shared/observability/catalog.ts';
 import type { EnvironmentSettings } from './environments.ts';
 
@@ -17,7 +17,7 @@ export interface ServiceFunctionProps {
   readonly environment: EnvironmentSettings;
   /** Directory holding package.json (for `#shared/*` imports) and package-lock.json. */
   readonly projectRoot: string;
-  /** Default: just under API Gateway's integration timeout. */
+  /** Default: above the request deadline (shared/aws/deadline.ts), well under API Gateway's 29 s. */
   readonly timeout?: Duration;
   /** esbuild `define`s (identifier -> JavaScript expression), e.g. a built asset inlined as a string. */
   readonly define?: Record<string, string>;
@@ -48,8 +48,8 @@ export function serviceFunction(scope: Construct, id: string, props: ServiceFunc
     runtime: Runtime.NODEJS_22_X,
     architecture: Architecture.ARM_64,
     memorySize: props.memorySize ?? 512,
-    // Ends before API Gateway gives up on the integration, so no work goes on after the client was answered.
-    timeout: props.timeout ?? Duration.seconds(API_GATEWAY_TIMEOUT_MS / 1000 - 1),
+    // The request deadline answers first (503 at worst); this only stops a run that escaped it, long before API Gateway's 29 s.
+    timeout: props.timeout ?? Duration.seconds(API_FUNCTION_TIMEOUT_SECONDS),
     role,
     logGroup,
     // Adds xray:PutTraceSegments and xray:PutTelemetryRecords to the role (X-Ray has no resource-level permissions).

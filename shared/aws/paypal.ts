@@ -1,5 +1,7 @@
 import { InvalidRequest, Unavailable } from '#shared/domain/errors.ts';
 import type { BillingAgreements } from '#shared/domain/paymethods/ports.ts';
+import { clientBudget, KMS_BUDGET } from './client-config.ts';
+import { remainingMs } from './deadline.ts';
 import { parsePaypalSecret } from './paypal-secret.ts';
 
 export interface PaypalClientCredentials {
@@ -56,12 +58,18 @@ export class PaypalBillingAgreements implements BillingAgreements {
     return body.access_token;
   }
 
+  /**
+   * One attempt, no retry (creating an agreement is not idempotent on PayPal's
+   * side), cut at 5 s or at the request deadline, whichever comes first.
+   */
   private async post(path: string, init: { headers: Record<string, string>; body: string }): Promise<Response> {
+    const left = remainingMs();
+    if (left !== undefined && left <= 0) throw new Unavailable('PayPal could not be called before the request deadline; retry later');
     try {
       return await (this.options.fetch ?? fetch)(`${this.options.apiUrl.replace(/\/+$/, '')}${path}`, {
         method: 'POST',
         ...init,
-        signal: AbortSignal.timeout(this.options.timeoutMs ?? 5_000),
+        signal: AbortSignal.timeout(Math.min(this.options.timeoutMs ?? 5_000, left ?? Infinity)),
       });
     } catch (error) {
       throw new Unavailable('PayPal is unreachable; retry later', 1, { cause: error });
@@ -92,7 +100,8 @@ export function paypalCredentialsFromEnvironment(environment: NodeJS.ProcessEnv 
       return { clientId, clientSecret };
     }
     const { SecretsManagerClient, GetSecretValueCommand } = await import('@aws-sdk/client-secrets-manager');
-    const client = new SecretsManagerClient({});
+    // Secrets Manager sits on the create path once per container: the same bounds as KMS.
+    const client = new SecretsManagerClient(clientBudget(KMS_BUDGET));
     const { SecretString } = await client.send(new GetSecretValueCommand({ SecretId: secretArn }));
     const secret = parsePaypalSecret(SecretString);
     // A fresh stack's placeholder, or a hand-edited secret of another shape: an operator's task, not the client's.

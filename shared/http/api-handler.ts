@@ -3,6 +3,7 @@ import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy from '@middy/core';
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { REQUEST_BUDGET_MS, withDeadline } from '#shared/aws/deadline.ts';
 import { dynamo } from '#shared/aws/dynamodb.ts';
 import { config } from '#shared/config.ts';
 import { NotAuthenticated } from '#shared/domain/errors.ts';
@@ -41,10 +42,13 @@ function mintRateLimiter(): MintRateLimiter {
  * for publishable keys -> request shaping (headers, path prefixes, JSON body,
  * caller) -> tenancy -> the route's use case -> the error mapper, registered
  * last so it sees every failure (and so the metrics see the status it chose).
+ * Everything from the middleware on runs under the request deadline
+ * (shared/aws/deadline.ts): every dependency call stops at it, so the answer
+ * (503 at worst) comes within 10 s whatever a dependency does.
  */
 export function apiHandler(routeOrHandlerName: string | RouteDefinition, run: ApiRouteHandler) {
   const route = typeof routeOrHandlerName === 'string' ? routeNamed(routeOrHandlerName) : routeOrHandlerName;
-  return middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, ApiContext>({ timeoutEarlyInMillis: 1_000 })
+  const handler = middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, ApiContext>({ timeoutEarlyInMillis: 1_000 })
     .use(injectLambdaContext(logger, { resetKeys: true }))
     .use(captureLambdaHandler(tracer, { captureResponse: false }))
     .use(routeMetrics(route))
@@ -53,6 +57,7 @@ export function apiHandler(routeOrHandlerName: string | RouteDefinition, run: Ap
     .use(tenancy(route))
     .use(errorEnvelope())
     .handler(async (_event, context, { signal }) => toProxyResult(await run(context.api, { signal }), context.api.requestId));
+  return (event: APIGatewayProxyEvent, context: Context) => withDeadline(REQUEST_BUDGET_MS, () => handler(event, context as ApiContext));
 }
 
 /**

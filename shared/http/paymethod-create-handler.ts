@@ -1,4 +1,5 @@
 import { createPaymethod } from '#shared/domain/paymethods/create.ts';
+import type { Paymethod } from '#shared/domain/paymethods/model.ts';
 import type { CreateForm } from '#shared/domain/paymethods/validation.ts';
 import { recordBusinessMetric } from '#shared/observability/metrics.ts';
 import { createDeps, idempotencyStore } from '#shared/wiring/paymethods.ts';
@@ -16,8 +17,9 @@ export function paymethodCreateHandler(handlerName: string, form: CreateForm) {
     handlerName,
     idempotent(
       handlerName,
-      async (request) => {
+      async (request, { completion }) => {
         const path = request.pathParameters;
+        const answer = (paymethod: Paymethod) => created(paymethodWriteView(paymethod), paymethodLinks(request.baseUrl, paymethod));
         const paymethod = await createPaymethod(
           {
             form,
@@ -26,11 +28,12 @@ export function paymethodCreateHandler(handlerName: string, form: CreateForm) {
             locationId: path.location_id,
             customerToken: path.customer_token,
             body: request.body ?? {},
+            completion: completion(answer),
           },
           createDeps(),
         );
         recordBusinessMetric('PaymethodsCreated', 1, { paymethod_type: paymethod.paymethod_type });
-        return created(paymethodWriteView(paymethod), paymethodLinks(request.baseUrl, paymethod));
+        return answer(paymethod);
       },
       idempotencyStore,
     ),

@@ -1,9 +1,12 @@
-import { createHash } from 'node:crypto';
-import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { createHash, randomUUID } from 'node:crypto';
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { commitWrite } from '#shared/aws/outcome.ts';
+import type { IdempotencyCompletion } from '#shared/domain/idempotency.ts';
 import type { AvailableDocument, StoredDocument } from '#shared/domain/documents/document.ts';
 import type { DocumentListQuery, DocumentPage, DocumentRepository } from '#shared/domain/documents/ports.ts';
 import { InvalidRequest } from '#shared/domain/errors.ts';
+import { idempotencyCompletionWrite, idempotencyKeyLost } from './idempotency.ts';
 import { DOCUMENT_INDEX_ATTRIBUTES, documentListPartition, documentListSortKeyBounds, keys, withoutKeys } from './keys.ts';
 
 type Item = Record<string, unknown>;
@@ -27,20 +30,31 @@ export class DynamoDocumentRepository implements DocumentRepository {
     private readonly tableName: string,
   ) {}
 
-  async put(document: StoredDocument, options: { expiresAt?: Date } = {}): Promise<void> {
-    await this.client.send(
-      new PutCommand({
-        TableName: this.tableName,
-        Item: {
-          ...document,
-          ...keys.document(document.organization_id, document.document_id),
-          ...(isListed(document) ? indexKeys(document) : {}),
-          ...(options.expiresAt ? { expires_at: epochSeconds(options.expiresAt) } : {}),
-        },
-        // Ids are random, so this never fires in practice; it keeps a bug from overwriting a document.
-        ConditionExpression: 'attribute_not_exists(pk)',
-      }),
-    );
+  async put(document: StoredDocument, options: { expiresAt?: Date; completion?: IdempotencyCompletion<StoredDocument> } = {}): Promise<void> {
+    const put = {
+      TableName: this.tableName,
+      Item: {
+        ...document,
+        ...keys.document(document.organization_id, document.document_id),
+        ...(isListed(document) ? indexKeys(document) : {}),
+        ...(options.expiresAt ? { expires_at: epochSeconds(options.expiresAt) } : {}),
+      },
+      // Ids are random, so this never fires in practice; it keeps a bug from overwriting a document.
+      ConditionExpression: 'attribute_not_exists(pk)',
+    };
+    if (!options.completion) {
+      await commitWrite(() => this.client.send(new PutCommand(put)));
+      return;
+    }
+    const answered = idempotencyCompletionWrite(this.tableName, options.completion, document);
+    try {
+      await commitWrite(() => this.client.send(new TransactWriteCommand({ TransactItems: [{ Put: put }, answered.item], ClientRequestToken: randomUUID() })));
+    } catch (error) {
+      const reasons = (error as { CancellationReasons?: Array<{ Code?: string }> }).CancellationReasons;
+      if (reasons?.[1]?.Code === 'ConditionalCheckFailed') throw idempotencyKeyLost();
+      throw error;
+    }
+    options.completion.committed(answered.response);
   }
 
   async get(organizationId: string, documentId: string): Promise<StoredDocument | undefined> {

@@ -1,10 +1,14 @@
+import { randomUUID } from 'node:crypto';
 import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient, QueryCommandInput, TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { commitWrite } from '#shared/aws/outcome.ts';
 import { Conflict, NotFound } from '#shared/domain/errors.ts';
+import type { IdempotencyCompletion } from '#shared/domain/idempotency.ts';
 import type { Paymethod } from '#shared/domain/paymethods/model.ts';
 import type { NewPaymethod, Page, PageRequest, PaymethodQuery, PaymethodRepository } from '#shared/domain/paymethods/ports.ts';
 import type { SealedSecret } from '#shared/domain/vault.ts';
 import { decodeCursor, encodeCursor, queryFingerprint } from './cursor.ts';
+import { idempotencyCompletionWrite, idempotencyKeyLost } from './idempotency.ts';
 import { keys, withoutKeys } from './keys.ts';
 import type { IndexName } from './table.ts';
 import { GLOBAL_SECONDARY_INDEXES } from './table.ts';
@@ -114,7 +118,11 @@ export class DynamoPaymethodStore implements PaymethodRepository {
     return item ? toPaymethod(item) : undefined;
   }
 
-  async create(record: NewPaymethod, secret: SealedSecret | undefined, options: { consumeOneTimeToken?: string; now: Date }): Promise<Paymethod> {
+  async create(
+    record: NewPaymethod,
+    secret: SealedSecret | undefined,
+    options: { consumeOneTimeToken?: string; now: Date; completion?: IdempotencyCompletion<Paymethod> },
+  ): Promise<Paymethod> {
     for (let attempt = 1; ; attempt += 1) {
       const transaction: TransactItem[] = [];
       let isDefault = false;
@@ -142,8 +150,15 @@ export class DynamoPaymethodStore implements PaymethodRepository {
           },
         });
       }
+      const idempotencyIndex = transaction.length;
+      const completion = options.completion && idempotencyCompletionWrite(this.tableName, options.completion, paymethod);
+      if (completion) transaction.push(completion.item);
       const outcome = await this.transact(transaction);
-      if (outcome === 'ok') return paymethod;
+      if (outcome === 'ok') {
+        if (completion) options.completion?.committed(completion.response);
+        return paymethod;
+      }
+      if (completion && outcome[idempotencyIndex] === 'ConditionalCheckFailed') throw idempotencyKeyLost();
       if (options.consumeOneTimeToken && outcome[ottIndex] === 'ConditionalCheckFailed') {
         throw new Conflict('ONE_TIME_TOKEN_USED', 'the one-time token has already been used');
       }
@@ -346,7 +361,9 @@ export class DynamoPaymethodStore implements PaymethodRepository {
   /** 'ok', or the cancellation reason code of each transaction item. */
   private async transact(items: TransactItem[]): Promise<'ok' | Array<string | undefined>> {
     try {
-      await this.client.send(new TransactWriteCommand({ TransactItems: items }));
+      // The commit point of every paymethod write: a timeout after sending is OutcomeUnknown, never a plain 503.
+      // The token makes the SDK's retry of an attempt that did land succeed instead of failing its own conditions.
+      await commitWrite(() => this.client.send(new TransactWriteCommand({ TransactItems: items, ClientRequestToken: randomUUID() })));
       return 'ok';
     } catch (error) {
       if ((error as Error).name !== 'TransactionCanceledException') throw error;

@@ -1,3 +1,4 @@
+import { API_FUNCTION_TIMEOUT_SECONDS } from '#shared/aws/deadline.ts';
 import { GLOBAL_SECONDARY_INDEXES } from '#shared/store/table.ts';
 import { Match } from 'aws-cdk-lib/assertions';
 import type { Template } from 'aws-cdk-lib/assertions';
@@ -238,7 +239,7 @@ describe('PaymentsApiStack (fixture routes, dev)', () => {
     }
   });
 
-  it('runs every function on Node.js 22, arm64, 512 MB, 28 s, source maps, its own log group', () => {
+  it('runs every function on Node.js 22, arm64, 512 MB, the API timeout, source maps, its own log group', () => {
     const logGroups = resourcesOfType(template, 'AWS::Logs::LogGroup');
     for (const [id, fn] of Object.entries(resourcesOfType(template, 'AWS::Lambda::Function')).filter(([id]) => !isAccountUpdaterFunction(id))) {
       if (id.startsWith('BucketNotificationsHandler')) continue; // CDK's own custom resource
@@ -247,7 +248,7 @@ describe('PaymentsApiStack (fixture routes, dev)', () => {
         Runtime: 'nodejs22.x',
         Architectures: ['arm64'],
         MemorySize: 512,
-        Timeout: finalizer ? 60 : 28,
+        Timeout: finalizer ? 60 : API_FUNCTION_TIMEOUT_SECONDS,
         Environment: { Variables: { NODE_OPTIONS: '--enable-source-maps', ENVIRONMENT_NAME: 'sandbox' } },
       });
       const { Ref: logGroupId } = (fn.Properties.LoggingConfig as { LogGroup: { Ref: string } }).LogGroup;

@@ -1,5 +1,6 @@
 import { Conflict, InvalidRequest, NotFound } from '../errors.ts';
 import { isOrganizationId, newToken } from '../ids.ts';
+import type { IdempotencyCompletion } from '../idempotency.ts';
 import type { Caller, OrganizationStore } from '../tenancy.ts';
 import { assertOrganizationAccess } from '../tenancy.ts';
 import type { SealedSecret, Vault } from '../vault.ts';
@@ -27,6 +28,8 @@ export interface CreatePaymethodCommand {
   /** From the path (rule 1: the path's customer wins). */
   customerToken?: string;
   body: Record<string, unknown>;
+  /** The Idempotency-Key's answer, stored in the record's own transaction. */
+  completion?: IdempotencyCompletion<Paymethod>;
 }
 
 interface Instrument {
@@ -71,7 +74,7 @@ export async function createPaymethod(command: CreatePaymethodCommand, deps: Cre
     created_at: now.toISOString(),
     updated_at: now.toISOString(),
   });
-  return deps.paymethods.create(record, secret, { consumeOneTimeToken: instrument.oneTimeToken, now });
+  return deps.paymethods.create(record, secret, { consumeOneTimeToken: instrument.oneTimeToken, now, completion: command.completion });
 }
 
 async function resolveInstrument(

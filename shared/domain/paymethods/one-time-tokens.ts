@@ -1,3 +1,4 @@
+import type { IdempotencyCompletion } from '../idempotency.ts';
 import { newToken } from '../ids.ts';
 import type { Vault } from '../vault.ts';
 import { cardDetails, echeckDetails } from './create.ts';
@@ -20,7 +21,7 @@ export interface MintOneTimeTokenDeps {
  * and location. Its number is sealed like a paymethod's, bound to the token.
  */
 export async function mintOneTimeToken(
-  command: { organizationId: string; locationId: string; body: Record<string, unknown> },
+  command: { organizationId: string; locationId: string; body: Record<string, unknown>; completion?: IdempotencyCompletion<OneTimeToken> },
   deps: MintOneTimeTokenDeps,
 ): Promise<OneTimeToken> {
   const now = deps.clock();
@@ -37,6 +38,6 @@ export async function mintOneTimeToken(
     created_at: now.toISOString(),
     expires_at: new Date(now.getTime() + ONE_TIME_TOKEN_LIFETIME_MS).toISOString(),
   };
-  await deps.oneTimeTokens.create(record, secret);
+  await deps.oneTimeTokens.create(record, secret, command.completion);
   return record;
 }
