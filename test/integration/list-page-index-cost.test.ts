@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { BatchWriteCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -18,6 +19,7 @@ import { unique } from '../support/paymethods.ts';
 const PAGE_SIZE = 50;
 const RECORDS = 2_600;
 const PAGES_MEASURED = [0, 10, 50] as const;
+const RUN = randomBytes(5).toString('hex');
 
 describe('bare page_index cost', () => {
   const org = unique('org_pages');
@@ -31,7 +33,8 @@ describe('bare page_index cost', () => {
   let sequence = 0;
   function record(): Paymethod {
     sequence += 1;
-    const token = `mth_${String(sequence).padStart(22, '0')}`;
+    // Tokens unique to this run: other files seed tokens of the same shape into the same table at the same time.
+    const token = `mth_${RUN}${String(sequence).padStart(12, '0')}`;
     const created = new Date(Date.UTC(2025, 0, 1) + sequence * 1000).toISOString();
     return {
       paymethod_token: token,
