@@ -1,6 +1,9 @@
 import { GLOBAL_SECONDARY_INDEXES, TTL_ATTRIBUTE } from './table.ts';
 import type { IndexName } from './table.ts';
 
+/** The only items list functions may write (their IAM grant is conditioned on this key prefix). */
+export const PAGE_BOUNDARY_KEY_PREFIX = 'PAGE#';
+
 /**
  * Every key the service writes is built here, so the layout can be read in
  * one place (docs/data-model.md explains each pattern).
@@ -50,6 +53,11 @@ export const keys = {
   /** Which organizations have updates in a month: the export's starting point, instead of a Scan. */
   auMonth: (month: string, organizationId: string) => ({ pk: `AUMONTH#${month}`, sk: `ORG#${organizationId}` }),
   idempotency: (organizationId: string, key: string) => ({ pk: `IDEM#${organizationId}#${key}`, sk: 'IDEM' }),
+  /**
+   * Where page `pageIndex` of one list query starts (see page-boundaries.ts): one partition per query
+   * fingerprint and page size, so a partition only takes the writes of paging that one query.
+   */
+  pageBoundary: (fingerprint: string, pageSize: number, pageIndex: number) => ({ pk: `${PAGE_BOUNDARY_KEY_PREFIX}${fingerprint}#${pageSize}`, sk: `P#${String(pageIndex).padStart(9, '0')}` }),
 
   /** The organization is part of the key: another organization's id cannot even address the item. */
   document: (organizationId: string, documentId: string) => ({ pk: `DOC#${organizationId}#${documentId}`, sk: 'DOC' }),

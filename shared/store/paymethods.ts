@@ -10,6 +10,8 @@ import type { SealedSecret } from '#shared/domain/vault.ts';
 import { decodeCursor, encodeCursor, queryFingerprint } from './cursor.ts';
 import { idempotencyCompletionWrite, idempotencyKeyLost } from './idempotency.ts';
 import { keys, withoutKeys } from './keys.ts';
+import type { PagedList } from './page-boundaries.ts';
+import { PageBoundaries, collect } from './page-boundaries.ts';
 import type { IndexName } from './table.ts';
 import { GLOBAL_SECONDARY_INDEXES } from './table.ts';
 
@@ -107,11 +109,15 @@ export function planQuery(query: PaymethodQuery): QueryPlan {
 }
 
 export class DynamoPaymethodStore implements PaymethodRepository {
+  private readonly pageBoundaries: PageBoundaries;
+
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,
     private readonly options: PaymethodStoreOptions = {},
-  ) {}
+  ) {
+    this.pageBoundaries = new PageBoundaries(client, tableName);
+  }
 
   async get(paymethodToken: string): Promise<Paymethod | undefined> {
     const item = await this.getItem(keys.paymethod(paymethodToken));
@@ -214,25 +220,24 @@ export class DynamoPaymethodStore implements PaymethodRepository {
   async list(query: PaymethodQuery, page: PageRequest): Promise<Page<Paymethod>> {
     const plan = planQuery(query);
     const fingerprint = queryFingerprint([plan.index, plan.partition, plan.from, plan.to, plan.filters]);
-    const position = page.cursor === undefined ? undefined : decodeCursor(page.cursor, fingerprint, page.pageIndex);
-    let startKey: Item | undefined = position && {
-      ...keys.paymethod(position.token),
-      [plan.partitionAttribute]: plan.partition,
-      [plan.sortAttribute]: position.sortValue,
+    const list: PagedList = {
+      fingerprint: `mth-${fingerprint}`,
+      queryOnePage: async ({ startKey, limit, ascending }) => {
+        const result = await this.query(plan, limit, startKey, ascending);
+        return { items: result.Items ?? [], lastEvaluatedKey: result.LastEvaluatedKey };
+      },
+      positionOf: (item) => ({ ...keys.paymethod(item.paymethod_token as string), [plan.partitionAttribute]: plan.partition, [plan.sortAttribute]: item[plan.sortAttribute] }),
+      sortValueOf: (item) => item[plan.sortAttribute] as string,
     };
-    // Without a cursor the page is found by skipping the pages before it (cost grows with page_index).
-    let toSkip = position ? 0 : page.pageIndex * page.pageSize;
-    const wanted = page.pageSize + 1; // one more than the page tells whether a next page exists
-    const collected: Item[] = [];
-    do {
-      const limit = Math.min(toSkip + wanted - collected.length, 1000);
-      const result = await this.query(plan, limit, startKey);
-      for (const item of result.Items ?? []) {
-        if (toSkip > 0) toSkip -= 1;
-        else if (collected.length < wanted) collected.push(item);
-      }
-      startKey = result.LastEvaluatedKey;
-    } while (startKey && collected.length < wanted);
+    // one more than the page tells whether a next page exists
+    let collected: Item[];
+    if (page.cursor !== undefined) {
+      const position = decodeCursor(page.cursor, fingerprint, page.pageIndex);
+      const startKey = { ...keys.paymethod(position.token), [plan.partitionAttribute]: plan.partition, [plan.sortAttribute]: position.sortValue };
+      collected = (await collect(list.queryOnePage, startKey, page.pageSize + 1)).items;
+    } else {
+      collected = await this.pageBoundaries.readBarePage(list, page.pageIndex, page.pageSize);
+    }
 
     const items = collected.slice(0, page.pageSize);
     const last = items.at(-1);
@@ -243,7 +248,7 @@ export class DynamoPaymethodStore implements PaymethodRepository {
     return { items: items.map(toPaymethod), ...(nextCursor ? { nextCursor } : {}) };
   }
 
-  private async query(plan: QueryPlan, limit: number, startKey: Item | undefined) {
+  private async query(plan: QueryPlan, limit: number, startKey: Item | undefined, ascending = false) {
     const names: Record<string, string> = { '#pk': plan.partitionAttribute };
     if (plan.from !== undefined || plan.to !== undefined) names['#sk'] = plan.sortAttribute;
     const values: Record<string, unknown> = { ':pk': plan.partition };
@@ -265,7 +270,7 @@ export class DynamoPaymethodStore implements PaymethodRepository {
       ...(filters.length > 0 ? { FilterExpression: filters.join(' AND ') } : {}),
       ExpressionAttributeNames: names,
       ExpressionAttributeValues: values,
-      ScanIndexForward: false, // newest first
+      ScanIndexForward: ascending, // lists are newest first; page boundaries read back towards newer items
       Limit: limit,
       ...(startKey ? { ExclusiveStartKey: startKey } : {}),
       ...(this.options.onRead ? { ReturnConsumedCapacity: 'TOTAL' as const } : {}),

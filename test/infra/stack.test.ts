@@ -457,5 +457,6 @@ function expectedActions(route: (typeof routes)[number]): string[] {
     ...(access.vault ?? []).flatMap((usage) => vaultActions[usage]!),
     ...(access.documents ?? []).flatMap((usage) => documentActions[usage]!),
     ...(access.paypal ? ['secretsmanager:DescribeSecret', 'secretsmanager:GetSecretValue'] : []),
+    ...(access.pageBoundaries ? ['dynamodb:BatchWriteItem'] : []),
   ])].sort();
 }
