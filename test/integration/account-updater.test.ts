@@ -90,6 +90,7 @@ describe('Account Updater: applying a file with the CLI against the running serv
         { line: 14, paymethod_token: bad, reason: 'malformed expiry: expire_month must be 1 to 12' },
         { line: 15, paymethod_token: echeck, reason: 'not a card: the paymethod is an echeck' },
       ],
+      error_count: 9,
       notes: [
         { line: 4, paymethod_token: c, reason: 'superseded by line 5' },
         { line: 6, paymethod_token: suppressed, reason: 'suppressed: suppress_account_updater is true' },
@@ -134,7 +135,7 @@ describe('Account Updater: applying a file with the CLI against the running serv
 
   it("applies another organization's card when the file is not scoped", async () => {
     const file = await updateFile('unscoped.csv', `${HEADER}\n${cards.other},exp,,9,2034\n`);
-    expect(await apply(file)).toEqual({ applied: 1, skipped: 0, errors: [], notes: [] });
+    expect(await apply(file)).toEqual({ applied: 1, skipped: 0, errors: [], error_count: 0, notes: [] });
     const answer = await call(`${locationPath(UNRELATED.organizationId, loc)}/paymethods/${cards.other}`, { as: UNRELATED });
     expect(answer.body.card).toMatchObject({ expire_month: 9, expire_year: 2034, au_code: 'exp' });
   });
