@@ -9,15 +9,15 @@
  */
 import { AU_HEADER } from '#shared/domain/account-updater/rows.ts';
 
-/** Rows per batch: one chunk invocation applies them in about a second in AWS (16 conditional writes in flight). */
+/** Rows per batch: one chunk invocation applies them in one to two seconds in AWS (8 conditional writes in flight). */
 export const BATCH_ROWS = 1_000;
 /**
- * Batches in flight in AWS. 5 batches of 1,000 rows at ~1,000 rows/s each
- * make the design throughput of 5,000 rows/s; 10 leaves room for slow
- * batches without exceeding any partition's 1,000 writes a second
- * (docs/account-updater.md).
+ * Batches in flight in AWS: 6 batches x 8 writes in flight at ~10 ms a
+ * conditional write is at most 4,800 rows/s, the design throughput for one
+ * organization, which the write shards spread to at most 600 writes/s per
+ * key (docs/account-updater.md has the arithmetic).
  */
-export const MAX_CONCURRENT_BATCHES = 10;
+export const MAX_CONCURRENT_BATCHES = 6;
 /** Above this share of batches failing after their retries, the map stops; the merge still writes the summary. */
 export const TOLERATED_FAILURE_PERCENTAGE = 5;
 /** Batch results and the Map's own result files: one folder per execution. */

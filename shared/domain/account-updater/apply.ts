@@ -20,7 +20,7 @@ export interface BatchDeps {
   cards: CardUpdates;
   log: AccountUpdateLog;
   vault: Vault;
-  /** Conditional writes in flight at once within the batch (default 16). */
+  /** Conditional writes in flight at once within the batch (default 8; the state machine's MaxConcurrency multiplies it). */
   concurrency?: number;
 }
 
@@ -91,7 +91,7 @@ class Batch {
         await this.applyRow(row, found.get(row.paymethodToken));
       }
     };
-    await Promise.all(Array.from({ length: Math.min(this.deps.concurrency ?? 16, rows.length) }, worker));
+    await Promise.all(Array.from({ length: Math.min(this.deps.concurrency ?? 8, rows.length) }, worker));
   }
 
   async writeHistory(): Promise<void> {
