@@ -109,7 +109,7 @@ describe('Account Updater monthly export', () => {
       // The sharded month and the same updates in one unsharded partition give the same bytes.
       expect(await read(`au-reports/${unshardedOrg}/${MONTH}.csv`)).toBe(files[`au-reports/${orgs[0]}/${MONTH}.csv`]);
     }
-  });
+  }, 180_000);
 
   it('writes nothing for a month without updates', async () => {
     const result = await npmScript('au:export', '--month', '1999-01');

@@ -112,7 +112,7 @@ describe('Account Updater: applying a file with the CLI against the running serv
     expect(again).toMatchObject({ applied: 0, skipped: 5 });
     expect(again.errors).toEqual(summary.errors);
     expect((await cardOf(loc, a)).au_updated_date).toBe(cardA.au_updated_date);
-  });
+  }, 180_000);
 
   it('serves the report from the sparse indexes, at organization and location level', async () => {
     const { a, b, c, suppressed, bad, echeck } = cards;
@@ -138,7 +138,7 @@ describe('Account Updater: applying a file with the CLI against the running serv
     expect(await apply(file)).toEqual({ applied: 1, skipped: 0, errors: [], error_count: 0, notes: [] });
     const answer = await call(`${locationPath(UNRELATED.organizationId, loc)}/paymethods/${cards.other}`, { as: UNRELATED });
     expect(answer.body.card).toMatchObject({ expire_month: 9, expire_year: 2034, au_code: 'exp' });
-  });
+  }, 180_000);
 
   it('refuses empty files, a wrong header and a missing file as a whole, with a JSON error', async () => {
     const empty = await npmScript('au:apply', await updateFile('empty.csv', ''));
@@ -155,5 +155,5 @@ describe('Account Updater: applying a file with the CLI against the running serv
     expect(JSON.parse(missing.stderr)).toMatchObject({ error: 'USAGE' });
     const badOrg = await npmScript('au:apply', await updateFile('x.csv', `${HEADER}\n`), '--org', '200');
     expect(badOrg.code).toBe(2);
-  });
+  }, 180_000);
 });
