@@ -23,7 +23,7 @@ export interface AccountUpdaterProps {
   readonly projectRoot: string;
   readonly functionsDir: string;
   readonly table: ITable;
-  /** The paymethod vault key: the ingest function seals new numbers with it (and opens stored ones to compare). */
+  /** The paymethod vault key: the chunk function seals new numbers with it (and opens stored ones to compare). */
   readonly vaultKey: IKey;
   /** EventBridge schedule expression; default from the `auExportSchedule` context, else 06:00 UTC on day 1. */
   readonly exportSchedule?: string;

@@ -13,11 +13,20 @@ describe('Account Updater state machine definition', () => {
   }, 120_000); // compiling the validator's JSON schemas takes seconds
 
   it('is a Distributed Map over the CSV in batches, each retried alone, merged even when the map fails', () => {
-    const map = definition.States[STATE.apply] as Record<string, any>;
+    type Retrying = { Retry: unknown[] };
+    const map = definition.States[STATE.apply] as {
+      ItemProcessor: { ProcessorConfig: unknown; States: Record<string, Retrying> };
+      ItemReader: unknown;
+      ItemBatcher: { MaxItemsPerBatch: number };
+      ToleratedFailurePercentage: number;
+      ResultWriter: { Parameters: unknown };
+      Catch: unknown;
+      Next: string;
+    };
     expect(map.ItemProcessor.ProcessorConfig).toEqual({ Mode: 'DISTRIBUTED', ExecutionType: 'STANDARD' });
     expect(map.ItemReader).toMatchObject({ Resource: 'arn:aws:states:::s3:getObject', ReaderConfig: { InputType: 'CSV', CSVHeaderLocation: 'GIVEN', CSVHeaders: [...AU_HEADER] } });
     expect(map.ItemBatcher.MaxItemsPerBatch).toBe(BATCH_ROWS);
-    expect(map.ItemProcessor.States[STATE.batch].Retry.length).toBeGreaterThan(0);
+    expect(map.ItemProcessor.States[STATE.batch]!.Retry.length).toBeGreaterThan(0);
     expect(map.ToleratedFailurePercentage).toBeGreaterThan(0);
     expect(map.ResultWriter.Parameters).toEqual({ Bucket: 'reports', Prefix: 'au-runs/' });
     expect(map.Catch).toEqual([expect.objectContaining({ Next: STATE.merge })]);
