@@ -80,6 +80,8 @@ export function accountUpdaterDefinition(resources: DefinitionResources): StateM
             [STATE.batch]: {
               Type: 'Task',
               Resource: resources.chunkFunctionArn,
+              // The chunk function's own timeout: a batch that outlives it is retried, not waited for.
+              TimeoutSeconds: 300,
               // A batch is idempotent (see apply.ts): each retries alone, the others never start again.
               Retry: [
                 { ErrorEquals: LAMBDA_TRANSIENT, IntervalSeconds: 2, MaxAttempts: 4, BackoffRate: 2, JitterStrategy: 'FULL' },
