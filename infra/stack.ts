@@ -131,7 +131,9 @@ export class PaymentsApiStack extends Stack {
 
     const accountUpdater = new AccountUpdater(this, 'AccountUpdater', { environment, projectRoot: PROJECT_ROOT, functionsDir, table, vaultKey, accessLogs });
     monitoring.watchFunctions([
-      { name: 'au-ingest', fn: accountUpdater.ingestFunction },
+      { name: 'au-check', fn: accountUpdater.checkFunction },
+      { name: 'au-chunk', fn: accountUpdater.chunkFunction },
+      { name: 'au-merge', fn: accountUpdater.mergeFunction },
       { name: 'au-export', fn: accountUpdater.exportFunction },
     ]);
     monitoring.alarmOnQueueDepth(accountUpdater.deadLetterQueue, { name: 'au-dlq' });
@@ -151,7 +153,8 @@ export class PaymentsApiStack extends Stack {
 
     applyNagSuppressions({
       api: restApi,
-      otherFunctions: [...triggered.functions.map(({ fn }) => fn), accountUpdater.ingestFunction, accountUpdater.exportFunction],
+      otherFunctions: [...triggered.functions.map(({ fn }) => fn), accountUpdater.checkFunction, accountUpdater.chunkFunction, accountUpdater.mergeFunction, accountUpdater.exportFunction],
+      stateMachines: [accountUpdater.applyStateMachine],
       paypalSecret,
       deadLetterQueues: [triggered.deadLetterQueue, accountUpdater.deadLetterQueue],
     });

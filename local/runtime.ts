@@ -173,6 +173,10 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       log: options.log,
     });
     closers.push(s3Events.close);
+    // Account Updater inbox: the same state machine definition and handlers as the stack's EventBridge rule starts.
+    const { routeInboxToEngine } = await import('./au-engine.ts');
+    const inbox = routeInboxToEngine(s3Local.server as never, LOCAL_NAMES.reportsBucket, { functionsDir: options.functionsDir ?? path.join(REPO_ROOT, 'functions'), log: options.log });
+    closers.push(inbox.close);
 
     let demo: LocalRuntime['demo'];
     const merchantCredential = issuedCredentials[0];
