@@ -14,6 +14,9 @@ export interface RuntimeFile {
   adminToken: string;
 }
 
+/** The runtime's loopback admin endpoint that flushes the emulator's authorizer cache (POST, Bearer adminToken). */
+export const ADMIN_FLUSH_PATH = '/__local/authorizer-cache/flush';
+
 export function runtimeFilePath(projectDir: string, port: number): string {
   return path.join(projectDir, '.local', `runtime-${port}.json`);
 }

@@ -26,6 +26,7 @@ import { startDynamoDbLocal } from './dynamodb-local.ts';
 import { startKmsStandin } from './kms-standin.ts';
 import { startPaypalStandin } from './paypal-standin.ts';
 import { assertPortFree, localCredentials, localPorts } from './ports.ts';
+import { ADMIN_FLUSH_PATH } from './runtime-file.ts';
 import { ensureTable } from './provision.ts';
 import { routeS3Events } from './s3-events.ts';
 import { startS3Local } from './s3-local.ts';
@@ -215,8 +216,6 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     throw error;
   }
 }
-
-export const ADMIN_FLUSH_PATH = '/__local/authorizer-cache/flush';
 
 /**
  * The local counterpart of API Gateway's FlushStageAuthorizersCache, for the
