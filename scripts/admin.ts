@@ -6,6 +6,7 @@
  * npm run --silent admin -- create-publishable-key org_<id> loc_<id> --origin https://shop.example [--origin ...] [--mints-per-minute <n>] [--stack <name>]
  * npm run --silent admin -- list-publishable-keys org_<id> [loc_<id>] [--stack <name>]
  * npm run --silent admin -- revoke-publishable-key pk_... [--stack <name>]
+ * npm run --silent admin -- set-paypal-credentials --client-id <id> --stack <name>   (client secret on stdin)
  */
 import { parseArgs } from 'node:util';
 import { NotFound } from '#shared/domain/errors.ts';
@@ -19,7 +20,8 @@ const USAGE = `usage:
   admin revoke-credentials <api_access_id> [--stack <name>]
   admin create-publishable-key org_<id> loc_<id> --origin <https://origin> [--origin ...] [--mints-per-minute <n>] [--stack <name>]
   admin list-publishable-keys org_<id> [loc_<id>] [--stack <name>]
-  admin revoke-publishable-key pk_... [--stack <name>]`;
+  admin revoke-publishable-key pk_... [--stack <name>]
+  admin set-paypal-credentials --client-id <id> --stack <name>   (the client secret on standard input)`;
 
 /** Positional arguments after the command: how many are required, how many allowed. */
 const COMMANDS: Readonly<Record<string, { required: number; allowed: number }>> = {
@@ -30,6 +32,7 @@ const COMMANDS: Readonly<Record<string, { required: number; allowed: number }>> 
   'create-publishable-key': { required: 2, allowed: 2 },
   'list-publishable-keys': { required: 1, allowed: 2 },
   'revoke-publishable-key': { required: 1, allowed: 1 },
+  'set-paypal-credentials': { required: 0, allowed: 0 },
 };
 
 let invoked: string | undefined;
@@ -44,6 +47,7 @@ await runCli(
           stack: { type: 'string' },
           origin: { type: 'string', multiple: true },
           'mints-per-minute': { type: 'string' },
+          'client-id': { type: 'string' },
         },
       });
     } catch (error) {
@@ -54,6 +58,22 @@ await runCli(
     const shape = command === undefined ? undefined : COMMANDS[command];
     if (!command || !shape) throw new UsageError(command ? `unknown command ${command}\n${USAGE}` : USAGE);
     if (args.length < shape.required || args.length > shape.allowed) throw new UsageError(USAGE);
+    if (command === 'set-paypal-credentials') {
+      const target = parsed.values.stack ? await applyTarget(parsed.values.stack) : undefined;
+      const { setPaypalCredentials } = await import('./paypal-credentials.ts');
+      return setPaypalCredentials({
+        clientId: parsed.values['client-id'],
+        secretArn: target ? process.env.PAYPAL_SECRET_ARN : undefined,
+        stdin: process.stdin,
+        secrets: {
+          async putSecretValue(input) {
+            const { SecretsManagerClient, PutSecretValueCommand } = await import('@aws-sdk/client-secrets-manager');
+            return new SecretsManagerClient({}).send(new PutSecretValueCommand(input));
+          },
+        },
+      });
+    }
+    if (parsed.values['client-id']) throw new UsageError(`--client-id belongs to set-paypal-credentials\n${USAGE}`);
     const publishable = command === 'create-publishable-key';
     if (command !== 'create-organization' && parsed.values.parent) throw new UsageError(`--parent belongs to create-organization\n${USAGE}`);
     if (!publishable && (parsed.values.origin || parsed.values['mints-per-minute'])) throw new UsageError(`--origin and --mints-per-minute belong to create-publishable-key\n${USAGE}`);
