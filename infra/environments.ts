@@ -35,6 +35,11 @@ export interface EnvironmentSettings {
   readonly credentialIssuers: readonly string[];
   /** PayPal REST API base: the sandbox for dev, live for prod. */
   readonly paypalApiUrl: string;
+  /**
+   * Optional WAF rate-based rule on the stage (infra/waf.ts): at most `limit`
+   * requests per source address per `evaluationWindowSeconds`. Unset: no WAF.
+   */
+  readonly wafRateLimit?: { readonly limit: number; readonly evaluationWindowSeconds: number };
 }
 
 export interface AlarmSettings {
@@ -66,6 +71,12 @@ const settingsSchema = z.strictObject({
   reservedConcurrency: z.record(z.string().regex(/^[a-z0-9-]+$/), z.number().int().min(1)).default({}),
   credentialIssuers: z.array(z.string().regex(/^arn:aws[a-z-]*:iam::\d{12}:role\/.+$/, 'must be an IAM role ARN')).default([]),
   paypalApiUrl: z.url({ protocol: /^https$/ }),
+  wafRateLimit: z
+    .strictObject({
+      limit: z.number().int().min(10).max(2_000_000_000),
+      evaluationWindowSeconds: z.union([z.literal(60), z.literal(120), z.literal(300), z.literal(600)]).default(300),
+    })
+    .optional(),
 });
 
 export type EnvironmentContext = z.input<typeof settingsSchema>;
@@ -104,5 +115,6 @@ export function environmentSettings(
     reservedConcurrency: settings.reservedConcurrency,
     credentialIssuers: settings.credentialIssuers,
     paypalApiUrl: settings.paypalApiUrl,
+    ...(settings.wafRateLimit ? { wafRateLimit: settings.wafRateLimit } : {}),
   };
 }

@@ -24,6 +24,7 @@ import type { EnvironmentSettings } from './environments.ts';
 import { grantKeyUsage, scopedKey } from './keys.ts';
 import { Monitoring } from './monitoring.ts';
 import { applyNagSuppressions } from './nag.ts';
+import { ApiRateLimit } from './waf.ts';
 
 export interface PaymentsApiStackProps extends StackProps {
   readonly environment: EnvironmentSettings;
@@ -139,8 +140,14 @@ export class PaymentsApiStack extends Stack {
     monitoring.alarmOnQueueDepth(accountUpdater.deadLetterQueue, { name: 'au-dlq' });
     monitoring.alarmOnAccountUpdaterExportFailure(accountUpdater.exportFunction);
 
+    if (environment.wafRateLimit) {
+      new ApiRateLimit(this, 'RateLimit', { stage: api.deploymentStage, responseEnvironment: environment.responseEnvironment, ...environment.wafRateLimit });
+    }
+
     // Plain outputs, no exports: CLIs read them with DescribeStacks.
     output(this, 'ApiUrl', api.url, 'Stage URL; routes live under <ApiUrl>v3/');
+    output(this, 'RestApiId', api.restApiId, 'admin revoke-* flushes this API stage\'s authorizer cache');
+    output(this, 'StageName', api.deploymentStage.stageName);
     output(this, 'TableName', table.tableName);
     output(this, 'DocumentsBucketName', documents.bucketName);
     output(this, 'ReportsBucketName', accountUpdater.reports.bucketName);

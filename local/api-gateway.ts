@@ -15,6 +15,7 @@ import type { GatewayResponseKind } from '#shared/http/gateway-responses.ts';
 import { GATEWAY_RESPONSES, METHOD_NOT_ALLOWED } from '#shared/http/gateway-responses.ts';
 import type { HttpMethod, RouteDefinition } from '#shared/http/routes.ts';
 import { LOCAL_ACCOUNT_ID, lambdaContext } from './lambda-context.ts';
+import { LOCAL_HOST } from './ports.ts';
 import {
   AUTHORIZERS,
   API_GATEWAY_MAX_HEADER_BYTES,
@@ -54,6 +55,8 @@ export interface ApiGatewayEmulatorOptions {
 export interface ApiGatewayEmulator {
   url: string;
   port: number;
+  /** Drops every cached authorizer answer, as API Gateway's FlushStageAuthorizersCache does. */
+  flushAuthorizerCache(): void;
   close(): Promise<void>;
 }
 
@@ -171,12 +174,13 @@ export async function startApiGatewayEmulator(options: ApiGatewayEmulatorOptions
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(options.port, options.host ?? '0.0.0.0', () => resolve());
+    server.listen(options.port, options.host ?? LOCAL_HOST, () => resolve());
   });
   const port = (server.address() as AddressInfo).port;
   return {
     url: `http://localhost:${port}`,
     port,
+    flushAuthorizerCache: () => authorizerCache.clear(),
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

@@ -15,6 +15,7 @@ import { recordRequest } from '#shared/observability/metrics.ts';
 import { tracer } from '#shared/observability/tracer.ts';
 import { DynamoMintRateLimiter } from '#shared/store/publishable-keys.ts';
 import { organizationStore } from '#shared/wiring/organizations.ts';
+import { failedAuthenticationThrottle } from './auth-throttle.ts';
 import { corsHeadersForPublishable } from './cors.ts';
 import { classifyError, errorResponse, internalErrorResponse } from './errors.ts';
 import type { ApiRequest } from './request.ts';
@@ -53,6 +54,7 @@ export function apiHandler(routeOrHandlerName: string | RouteDefinition, run: Ap
     .use(captureLambdaHandler(tracer, { captureResponse: false }))
     .use(routeMetrics(route))
     .use(publishableCors())
+    .use(failedAuthenticationThrottle())
     .use(apiRequest(route))
     .use(tenancy(route))
     .use(errorEnvelope())

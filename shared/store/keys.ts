@@ -11,6 +11,13 @@ export const PAGE_BOUNDARY_KEY_PREFIX = 'PAGE#';
 export const keys = {
   organization: (organizationId: string) => ({ pk: `ORG#${organizationId}`, sk: 'ORG' }),
   credential: (accessId: string) => ({ pk: `CRED#${accessId}`, sk: 'CRED' }),
+  /** An organization's active credentials, newest first (gsi2); revoking removes the entry. */
+  credentialByOrganization: (organizationId: string, createdAt: string, accessId: string) => ({
+    gsi2pk: `ORG#${organizationId}#CRED`,
+    gsi2sk: `${createdAt}#${accessId}`,
+  }),
+  /** Failed authentications from one source address in one clock minute; TTL removes it. */
+  authFailures: (sourceIp: string, minute: number) => ({ pk: `AUTHFAIL#${sourceIp}#${minute}`, sk: 'AUTHFAIL' }),
 
   paymethod: (paymethodToken: string) => ({ pk: `MTH#${paymethodToken}`, sk: 'MTH' }),
   /** Newest-first orderings: ISO timestamps sort as text; the token breaks ties. */
@@ -49,6 +56,11 @@ export const keys = {
   publishableKeyByLocation: (organizationId: string, locationId: string, createdAt: string, publishableKey: string) => ({
     gsi1pk: `LOC#${organizationId}#${locationId}#PUBKEY`,
     gsi1sk: `${createdAt}#${publishableKey}`,
+  }),
+  /** An organization's active publishable keys, newest first (gsi2); revoking removes the entry. */
+  publishableKeyByOrganization: (organizationId: string, createdAt: string, publishableKey: string) => ({
+    gsi2pk: `ORG#${organizationId}#PUBKEY`,
+    gsi2sk: `${createdAt}#${publishableKey}`,
   }),
   /** One counter per publishable key per clock minute; TTL removes it. */
   mintCounter: (publishableKey: string, minute: number) => ({ pk: `RATE#${publishableKey}#${minute}`, sk: 'RATE' }),

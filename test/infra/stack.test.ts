@@ -306,14 +306,17 @@ describe('PaymentsApiStack (fixture routes, dev)', () => {
     });
   });
 
-  it('lets the authorizer read the table and generate MACs with the credential key, nothing else', () => {
+  it('lets the authorizer read the table, update only failure counters and credentials, and generate MACs with the credential key, nothing else', () => {
     const { AuthorizerUri } = Object.values(resourcesOfType(template, 'AWS::ApiGateway::Authorizer'))[0]!.Properties;
     const functionId = Object.keys(resourcesOfType(template, 'AWS::Lambda::Function'))
       .find((id) => JSON.stringify(AuthorizerUri).includes(`"Fn::GetAtt":["${id}","Arn"]`))!;
     const statements = roleStatements(template, functionId);
 
-    expect(actionsOf(statements)).toEqual([...LOGS, ...XRAY, ...READ, 'kms:GenerateMac'].sort());
+    expect(actionsOf(statements)).toEqual([...LOGS, ...XRAY, ...READ, 'dynamodb:UpdateItem', 'kms:GenerateMac'].sort());
     expect(statements.find((statement) => statement.Action === 'kms:GenerateMac')?.Resource).toEqual({ 'Fn::GetAtt': [macKeyId(template), 'Arn'] });
+    expect(statements.find((statement) => statement.Action === 'dynamodb:UpdateItem')?.Condition).toEqual({
+      'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['AUTHFAIL#*', 'CRED#*'] },
+    });
     expect(environmentOf(template, functionId)).toMatchObject({
       TABLE_NAME: refTo(template, 'AWS::DynamoDB::Table'),
       CREDENTIAL_MAC_KEY_ID: { Ref: macKeyId(template) },
