@@ -35,9 +35,6 @@ export const REASONS = {
     'Objects under one prefix of the Account Updater reports bucket: au-inbox/* (the ingest function reads update files '
     + 'whose names the card networks choose), au-results/* (it writes each file\'s summary beside it), au-reports/* (the '
     + 'export writes au-reports/org_<id>/<yyyy-mm>.csv for every organization). Each role gets only its own prefixes and actions.',
-  runtime:
-    'Node.js 22 is deliberate: bundles target node22 and the test suite runs the handlers on it; it is a supported '
-    + 'Lambda runtime. Moving to a newer Node.js is a planned change with its own testing, not a side effect of a CDK upgrade.',
   apiGatewayCloudWatchRole:
     'AmazonAPIGatewayPushToCloudWatchLogs is the AWS managed policy for the region-wide API Gateway account setting that '
     + 'access and execution logging require; only apigateway.amazonaws.com can assume the role, and it can only write logs.',
@@ -89,7 +86,6 @@ export function applyNagSuppressions({ api, otherFunctions = [], paypalSecret, d
   }
 
   for (const fn of functions) {
-    NagSuppressions.addResourceSuppressions(fn.node.defaultChild as CfnResource, [{ id: 'AwsSolutions-L1', reason: REASONS.runtime }]);
     NagSuppressions.addResourceSuppressions(fn.role as IRole, [
       { id: 'AwsSolutions-IAM5', reason: REASONS.xray, appliesTo: ['Resource::*'] },
       {
