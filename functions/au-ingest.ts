@@ -1,4 +1,3 @@
-import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy from '@middy/core';
 import type { S3Event } from 'aws-lambda';
 import { putJson, s3ObjectSource } from '#shared/aws/reports.ts';
@@ -6,7 +5,7 @@ import { s3 } from '#shared/aws/s3.ts';
 import { applyAccountUpdates } from '#shared/domain/account-updater/apply.ts';
 import { decodeS3Key, inboxFile } from '#shared/domain/account-updater/inbox.ts';
 import { InvalidRequest } from '#shared/domain/errors.ts';
-import { logger } from '#shared/log/logger.ts';
+import { injectLambdaContext, logger } from '#shared/log/logger.ts';
 import { applyDeps } from '#shared/wiring/account-updater.ts';
 
 /**

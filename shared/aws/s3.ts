@@ -6,4 +6,9 @@ import { tracer } from '#shared/observability/tracer.ts';
  * Marked pure so esbuild drops the client from bundles whose handler never uses it.
  * Built once per container; the endpoint comes from AWS_ENDPOINT_URL_S3 when set. Traced in Lambda.
  */
-export const s3 = /* @__PURE__ */ tracer.captureAWSv3Client(/* @__PURE__ */ new S3Client({ forcePathStyle: config.s3ForcePathStyle }));
+export const s3 = /* @__PURE__ */ tracer.captureAWSv3Client(/* @__PURE__ */ new S3Client(/* @__PURE__ */ clientConfig()));
+
+// A call rather than an inline `config.s3ForcePathStyle`: esbuild keeps a pure call whose arguments read a property.
+function clientConfig() {
+  return { forcePathStyle: config.s3ForcePathStyle };
+}
