@@ -40,8 +40,8 @@ export function apiMiddlewareStack(route: RouteDefinition, run: ApiRouteHandler,
     .use(routeMetrics(route))
     .use(publishableCors())
     .use(apiRequest(route))
-    .use(tenancy ?? {})
-    .use(errorEnvelope())
+    // middy refuses a middleware with no hook: public routes simply have no tenancy step.
+    .use(tenancy ? [tenancy, errorEnvelope()] : [errorEnvelope()])
     .handler(async (_event, context, { signal }) => toProxyResult(await run(context.api, { signal }), context.api.requestId));
 }
 
