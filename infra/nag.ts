@@ -35,9 +35,6 @@ export const REASONS = {
     'Objects under one prefix of the Account Updater reports bucket: au-inbox/* (the ingest function reads update files '
     + 'whose names the card networks choose), au-results/* (it writes each file\'s summary beside it), au-reports/* (the '
     + 'export writes au-reports/org_<id>/<yyyy-mm>.csv for every organization). Each role gets only its own prefixes and actions.',
-  apiGatewayCloudWatchRole:
-    'AmazonAPIGatewayPushToCloudWatchLogs is the AWS managed policy for the region-wide API Gateway account setting that '
-    + 'access and execution logging require; only apigateway.amazonaws.com can assume the role, and it can only write logs.',
   requestValidation:
     'Requests are validated in each function with zod (every field, unknown members rejected, all issues reported in '
     + 'the contract\'s 400 envelope). API Gateway models would duplicate those schemas and answer in another format.',
@@ -101,14 +98,6 @@ export function applyNagSuppressions({ api, otherFunctions = [], paypalSecret, d
     ], true);
   }
 
-  const cloudWatchRole = restApi.node.tryFindChild('CloudWatchRole');
-  if (cloudWatchRole) {
-    NagSuppressions.addResourceSuppressions(cloudWatchRole, [{
-      id: 'AwsSolutions-IAM4',
-      reason: REASONS.apiGatewayCloudWatchRole,
-      appliesTo: ['Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs'],
-    }], true);
-  }
   NagSuppressions.addResourceSuppressions(restApi.node.defaultChild as CfnResource, [{ id: 'AwsSolutions-APIG2', reason: REASONS.requestValidation }]);
   NagSuppressions.addResourceSuppressions(restApi.deploymentStage.node.defaultChild as CfnResource, [{ id: 'AwsSolutions-APIG3', reason: REASONS.waf }]);
 
