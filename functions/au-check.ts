@@ -1,4 +1,3 @@
-import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy from '@middy/core';
 import { checkUpdateFile } from '#shared/account-updater/csv.ts';
 import type { RunInput } from '#shared/account-updater/state-machine.ts';
@@ -6,7 +5,7 @@ import { putJson, s3ObjectSource } from '#shared/aws/reports.ts';
 import { s3 } from '#shared/aws/s3.ts';
 import { errorsKeyOf, inboxFile } from '#shared/domain/account-updater/inbox.ts';
 import { InvalidRequest } from '#shared/domain/errors.ts';
-import { logger } from '#shared/log/logger.ts';
+import { injectLambdaContext, logger } from '#shared/log/logger.ts';
 
 /** The state machine's first step; `organization_id`/`result_key` are given by `au:apply`, derived from the key otherwise. */
 interface CheckEvent {

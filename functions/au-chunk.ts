@@ -1,9 +1,8 @@
-import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy from '@middy/core';
 import { sourceRows } from '#shared/account-updater/batch-items.ts';
 import type { BatchEvent } from '#shared/account-updater/state-machine.ts';
 import { applyBatch } from '#shared/domain/account-updater/apply.ts';
-import { logger } from '#shared/log/logger.ts';
+import { injectLambdaContext, logger } from '#shared/log/logger.ts';
 import { batchDeps } from '#shared/wiring/account-updater.ts';
 
 /**

@@ -1,10 +1,9 @@
-import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy from '@middy/core';
 import type { RunInput } from '#shared/account-updater/state-machine.ts';
 import { putJson } from '#shared/aws/reports.ts';
 import { s3 } from '#shared/aws/s3.ts';
 import { mergeRun } from '#shared/domain/account-updater/merge.ts';
-import { logger } from '#shared/log/logger.ts';
+import { injectLambdaContext, logger } from '#shared/log/logger.ts';
 import { mergeDeps } from '#shared/wiring/account-updater.ts';
 
 /**

@@ -1,5 +1,3 @@
-import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy from '@middy/core';
 import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent, Context } from 'aws-lambda';
 import { AUTHORIZER_BUDGET_MS, withDeadline } from '#shared/aws/deadline.ts';
@@ -12,9 +10,9 @@ import { authenticateRequest, RecentlyVerified } from '#shared/domain/authentica
 import { NotAuthenticated } from '#shared/domain/errors.ts';
 import type { RouteAuth } from '#shared/http/routes.ts';
 import { routes } from '#shared/http/routes.ts';
-import { logger } from '#shared/log/logger.ts';
+import { injectLambdaContext, logger } from '#shared/log/logger.ts';
 import { recordAuthenticationRefused } from '#shared/observability/metrics.ts';
-import { tracer } from '#shared/observability/tracer.ts';
+import { captureLambdaHandler, tracer } from '#shared/observability/tracer.ts';
 import { DynamoAuthFailureCounter, DynamoCredentialStore } from '#shared/store/credentials.ts';
 import { DynamoPublishableKeyStore } from '#shared/store/publishable-keys.ts';
 

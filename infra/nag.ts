@@ -42,9 +42,6 @@ export const REASONS = {
     'The Account Updater state machine\'s role: lambda:InvokeFunction on its three functions (CDK grants the ARN and '
     + 'ARN:* for versions), states:DescribeExecution/StopExecution on its own executions (Distributed Map child '
     + 'executions are created at run time), X-Ray and log delivery actions that accept only "*".',
-  runtime:
-    'Node.js 22 is deliberate: bundles target node22 and the test suite runs the handlers on it; it is a supported '
-    + 'Lambda runtime. Moving to a newer Node.js is a planned change with its own testing, not a side effect of a CDK upgrade.',
   requestValidation:
     'Requests are validated in each function with zod (every field, unknown members rejected, all issues reported in '
     + 'the contract\'s 400 envelope). API Gateway models would duplicate those schemas and answer in another format.',
@@ -99,7 +96,6 @@ export function applyNagSuppressions({ api, otherFunctions = [], paypalSecret, d
   }
 
   for (const fn of functions) {
-    NagSuppressions.addResourceSuppressions(fn.node.defaultChild as CfnResource, [{ id: 'AwsSolutions-L1', reason: REASONS.runtime }]);
     NagSuppressions.addResourceSuppressions(fn.role as IRole, [
       { id: 'AwsSolutions-IAM5', reason: REASONS.xray, appliesTo: ['Resource::*'] },
       {
