@@ -401,28 +401,13 @@ export const updateBodySchema = z.pipe(
       ...commonMembers,
       card: z.optional(
         z.strictObject(
-          {
-            ...storableUpdateMembers(),
-            card_verification_value: cardMembers.card_verification_value,
-            customer_accounting_code: cardMembers.customer_accounting_code,
-            account_number: notUpdatable,
-            card_type: notUpdatable,
-            one_time_token: notUpdatable,
-          },
+          { ...cardMembers, account_number: notUpdatable, card_type: notUpdatable, one_time_token: notUpdatable },
           OBJECT,
         ).check(z.superRefine((card, ctx) => checkExpiry(card, ctx), ALWAYS)),
       ),
       echeck: z.optional(
         z.strictObject(
-          {
-            account_holder: echeckMembers.account_holder,
-            routing_number: echeckMembers.routing_number,
-            account_type: echeckMembers.account_type,
-            sec_code: echeckMembers.sec_code,
-            item_description: echeckMembers.item_description,
-            account_number: notUpdatable,
-            one_time_token: notUpdatable,
-          },
+          { ...echeckMembers, account_number: notUpdatable, one_time_token: notUpdatable },
           OBJECT,
         ).check(z.superRefine((echeck, ctx) => requireAll(echeck, ECHECK_REQUIRED_ON_UPDATE, ctx), ALWAYS)),
       ),
@@ -444,11 +429,6 @@ export const updateBodySchema = z.pipe(
     return { ...common, ...(card ? { card: withoutRefused(storable(card)) } : {}), ...(echeck ? { echeck: withoutRefused(echeck) } : {}) };
   }),
 );
-
-function storableUpdateMembers() {
-  const { name_on_card, expire_month, expire_year, procurement_card, suppress_account_updater } = cardMembers;
-  return { name_on_card, expire_month, expire_year, procurement_card, suppress_account_updater };
-}
 
 function withoutRefused<T extends { account_number?: unknown; card_type?: unknown; one_time_token?: unknown }>(members: T) {
   const { account_number: _number, card_type: _type, one_time_token: _token, ...changes } = members;
