@@ -199,12 +199,12 @@ function failed(ctx: Ctx, member: string): boolean {
   return ctx.issues.some((issue) => issue.path?.[0] === member);
 }
 
-function requireAll(value: object, members: readonly string[], ctx: Ctx): void {
-  for (const member of members) if ((value as Record<string, unknown>)[member] === undefined) ctx.addIssue({ code: 'custom', path: [member], message: 'is required' });
+function requireAll<T extends object>(value: T, members: ReadonlyArray<keyof T & string>, ctx: Ctx): void {
+  for (const member of members) if (value[member] === undefined) ctx.addIssue({ code: 'custom', path: [member], message: 'is required' });
 }
 
-function refuseAll(value: object, members: readonly string[], message: string, ctx: Ctx): void {
-  for (const member of members) if ((value as Record<string, unknown>)[member] !== undefined) ctx.addIssue({ code: 'custom', path: [member], message });
+function refuseAll<T extends object>(value: T, members: ReadonlyArray<keyof T & string>, message: string, ctx: Ctx): void {
+  for (const member of members) if (value[member] !== undefined) ctx.addIssue({ code: 'custom', path: [member], message });
 }
 
 /**
