@@ -28,12 +28,6 @@ export interface EnvironmentSettings {
    */
   readonly reservedConcurrency: Readonly<Record<string, number>>;
   /**
-   * Whether this stack sets the region's API Gateway CloudWatch Logs role (an
-   * account-level setting that access and execution logging need). Turn it off
-   * where another stack already manages that setting.
-   */
-  readonly apiGatewayCloudWatchRole: boolean;
-  /**
    * IAM principals (role ARNs) allowed to issue credentials with the admin CLI
    * (kms:GenerateMac on the credential key). Empty: any IAM principal of the
    * account whose own IAM policy allows kms:GenerateMac on that key.
@@ -73,7 +67,6 @@ const settingsSchema = z.strictObject({
     p99LatencyMs: positiveInteger,
   }),
   reservedConcurrency: z._default(z.record(z.string().check(z.regex(/^[a-z0-9-]+$/)), z.int().check(z.minimum(1))), {}),
-  apiGatewayCloudWatchRole: z._default(z.boolean(), true),
   credentialIssuers: z._default(z.array(z.string().check(z.regex(/^arn:aws[a-z-]*:iam::\d{12}:role\/.+$/, 'must be an IAM role ARN'))), []),
   paypalApiUrl: z.url({ protocol: /^https$/ }),
 });
@@ -113,7 +106,6 @@ export function environmentSettings(
     throttling: settings.throttling,
     alarms: { ...settings.alarms, email },
     reservedConcurrency: settings.reservedConcurrency,
-    apiGatewayCloudWatchRole: settings.apiGatewayCloudWatchRole,
     credentialIssuers: settings.credentialIssuers,
     paypalApiUrl: settings.paypalApiUrl,
   };

@@ -10,6 +10,7 @@ import type { Construct } from 'constructs';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
+import { PAYPAL_UNSET_CLIENT_ID } from '#shared/aws/paypal-secret.ts';
 import { s3Triggers } from '#shared/events.ts';
 import type { S3Trigger } from '#shared/events.ts';
 import { routes as routeTable } from '#shared/http/routes.ts';
@@ -70,9 +71,16 @@ export class PaymentsApiStack extends Stack {
     grantCredentialIssuers(credentialMacKey, environment);
     const accessLogs = createAccessLogsBucket(this, environment);
     const documents = createDocumentsBucket(this, environment, vaultKey, accessLogs);
-    // The cloud team stores PayPal's REST client credentials here: {"client_id": "...", "client_secret": "..."}.
+    // PayPal's REST client credentials, created in their JSON shape with a placeholder client_id (PayPal
+    // creates answer 503 "not configured" until `admin set-paypal-credentials` stores the real pair).
+    // A generated value is never rewritten by later deploys, unlike a literal one.
     const paypalSecret = new Secret(this, 'PaypalCredentials', {
       description: `Payments ${environment.name}: PayPal REST client credentials (JSON client_id, client_secret)`,
+      generateSecretString: {
+        secretStringTemplate: JSON.stringify({ client_id: PAYPAL_UNSET_CLIENT_ID }),
+        generateStringKey: 'client_secret',
+        excludePunctuation: true,
+      },
       removalPolicy: environment.removalPolicy,
     });
     const resources = {
@@ -136,6 +144,7 @@ export class PaymentsApiStack extends Stack {
     output(this, 'ReportsBucketName', accountUpdater.reports.bucketName);
     output(this, 'VaultKeyId', vaultKey.keyId);
     output(this, 'CredentialMacKeyId', credentialMacKey.keyId);
+    output(this, 'PaypalSecretArn', paypalSecret.secretArn, 'PayPal client credentials; set with: npm run --silent admin -- set-paypal-credentials --stack <this stack>');
     output(this, 'EnvironmentName', environment.responseEnvironment, 'response.environment (ENVIRONMENT_NAME)');
     output(this, 'AlarmTopicArn', monitoring.topic.topicArn, 'Subscribe on-call here');
     output(this, 'DashboardName', monitoring.dashboard.dashboardName);
