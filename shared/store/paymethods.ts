@@ -50,7 +50,8 @@ export function paymethodItem(record: Paymethod, secret: SealedSecret | undefine
   return { ...paymethodItemKeys(record), entity: ENTITY, ...record, ...(secret ? { [SECRET_ATTRIBUTE]: secret } : {}) };
 }
 
-function toPaymethod(item: Item): Paymethod {
+/** The record an item holds: keys, the entity marker and the sealed number stay behind. */
+export function paymethodFromItem(item: Item): Paymethod {
   const { [SECRET_ATTRIBUTE]: _secret, entity: _entity, ...rest } = withoutKeys(item);
   return rest as unknown as Paymethod;
 }
@@ -111,7 +112,7 @@ export class DynamoPaymethodStore implements PaymethodRepository {
 
   async get(paymethodToken: string): Promise<Paymethod | undefined> {
     const item = await this.getItem(keys.paymethod(paymethodToken));
-    return item ? toPaymethod(item) : undefined;
+    return item ? paymethodFromItem(item) : undefined;
   }
 
   async create(record: NewPaymethod, secret: SealedSecret | undefined, options: { consumeOneTimeToken?: string; now: Date }): Promise<Paymethod> {
@@ -225,7 +226,7 @@ export class DynamoPaymethodStore implements PaymethodRepository {
       collected.length > page.pageSize && last
         ? encodeCursor({ token: last.paymethod_token as string, sortValue: last[plan.sortAttribute] as string, pageIndex: page.pageIndex + 1 }, fingerprint)
         : undefined;
-    return { items: items.map(toPaymethod), ...(nextCursor ? { nextCursor } : {}) };
+    return { items: items.map(paymethodFromItem), ...(nextCursor ? { nextCursor } : {}) };
   }
 
   private async query(plan: QueryPlan, limit: number, startKey: Item | undefined) {
@@ -308,7 +309,7 @@ export class DynamoPaymethodStore implements PaymethodRepository {
     const plan = planQuery({ organizationId: current.organization_id, customerToken: current.customer_token });
     const result = await this.query(plan, 2, undefined);
     const other = (result.Items ?? []).find((item) => item.paymethod_token !== current.paymethod_token);
-    return other ? toPaymethod(other) : undefined;
+    return other ? paymethodFromItem(other) : undefined;
   }
 
   /** SET every member and index key of `next`, REMOVE what it no longer has; checked against `current`'s version. */
