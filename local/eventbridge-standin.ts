@@ -135,6 +135,8 @@ export async function startEventBridgeStandin(options: EventBridgeStandinOptions
     url: `http://127.0.0.1:${port}`,
     async writeTo(target: string) {
       await mkdir(path.dirname(target), { recursive: true });
+      // Exists from now on, so a reader can follow it before the first event.
+      await appendFile(target, '', 'utf8');
       file = target;
       const pending = held;
       held = '';

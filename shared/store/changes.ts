@@ -2,9 +2,8 @@ import { createHash } from 'node:crypto';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { StoredChange } from '#shared/domain/events/domain-events.ts';
-import { documentFromItem } from './documents.ts';
 import { EVENT_ITEM_KEYS } from './keys.ts';
-import { paymethodFromItem } from './paymethods.ts';
+import { documentFromItem, paymethodFromItem } from './records.ts';
 
 type Image = Record<string, AttributeValue>;
 

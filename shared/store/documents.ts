@@ -4,7 +4,8 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { AvailableDocument, StoredDocument } from '#shared/domain/documents/document.ts';
 import type { DocumentListQuery, DocumentPage, DocumentRepository } from '#shared/domain/documents/ports.ts';
 import { InvalidRequest } from '#shared/domain/errors.ts';
-import { DOCUMENT_INDEX_ATTRIBUTES, documentListPartition, documentListSortKeyBounds, keys, withoutKeys } from './keys.ts';
+import { DOCUMENT_INDEX_ATTRIBUTES, documentListPartition, documentListSortKeyBounds, keys } from './keys.ts';
+import { documentFromItem } from './records.ts';
 
 type Item = Record<string, unknown>;
 type Partition = ReturnType<typeof documentListPartition>;
@@ -185,10 +186,6 @@ function indexKeys(document: AvailableDocument): Record<string, string> {
   return keys.documentIndexes(document.organization_id, document.type, document.resource, document.received_at, document.document_id);
 }
 
-/** The record an item holds, without its keys. */
-export function documentFromItem(item: Item): StoredDocument {
-  return withoutKeys(item) as unknown as StoredDocument;
-}
 
 interface ListPlan {
   partition: Partition;

@@ -5,7 +5,8 @@ import type { Paymethod } from '#shared/domain/paymethods/model.ts';
 import type { NewPaymethod, Page, PageRequest, PaymethodQuery, PaymethodRepository } from '#shared/domain/paymethods/ports.ts';
 import type { SealedSecret } from '#shared/domain/vault.ts';
 import { decodeCursor, encodeCursor, queryFingerprint } from './cursor.ts';
-import { keys, withoutKeys } from './keys.ts';
+import { keys } from './keys.ts';
+import { PAYMETHOD_ENTITY, SECRET_ATTRIBUTE, paymethodFromItem } from './records.ts';
 import type { IndexName } from './table.ts';
 import { GLOBAL_SECONDARY_INDEXES } from './table.ts';
 
@@ -25,9 +26,6 @@ export interface PaymethodStoreOptions {
   onRead?: (report: ReadReport) => void;
 }
 
-/** Attribute that holds the sealed account number; it never leaves this module. */
-const SECRET_ATTRIBUTE = 'vault';
-const ENTITY = 'paymethod';
 const MAX_WRITE_ATTEMPTS = 3;
 
 /** Every index key (table and GSIs) a paymethod item carries, derived from the record alone. */
@@ -47,14 +45,9 @@ export function paymethodItemKeys(record: Pick<Paymethod, 'paymethod_token' | 'o
 
 /** The full item as stored; exported so tests can seed tables in bulk with the real layout. */
 export function paymethodItem(record: Paymethod, secret: SealedSecret | undefined): Item {
-  return { ...paymethodItemKeys(record), entity: ENTITY, ...record, ...(secret ? { [SECRET_ATTRIBUTE]: secret } : {}) };
+  return { ...paymethodItemKeys(record), entity: PAYMETHOD_ENTITY, ...record, ...(secret ? { [SECRET_ATTRIBUTE]: secret } : {}) };
 }
 
-/** The record an item holds: keys, the entity marker and the sealed number stay behind. */
-export function paymethodFromItem(item: Item): Paymethod {
-  const { [SECRET_ATTRIBUTE]: _secret, entity: _entity, ...rest } = withoutKeys(item);
-  return rest as unknown as Paymethod;
-}
 
 interface QueryPlan {
   index: IndexName;

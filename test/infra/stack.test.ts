@@ -1,3 +1,4 @@
+import { streamTriggers } from '#shared/events.ts';
 import { GLOBAL_SECONDARY_INDEXES } from '#shared/store/table.ts';
 import { Match } from 'aws-cdk-lib/assertions';
 import type { Template } from 'aws-cdk-lib/assertions';
@@ -157,8 +158,8 @@ describe('PaymentsApiStack (fixture routes, dev)', () => {
   it('shares resources between routes and creates one function per route', () => {
     const paths = [...resourceIdsByPath(template).keys()];
     expect(paths.filter((path) => path === '/v3/organizations/{organization_id}/paymethods/{paymethod_token}')).toHaveLength(1);
-    // Plus the authorizer, the upload finalizer, CDK's bucket-notification custom resource and the Account Updater's two.
-    template.resourceCountIs('AWS::Lambda::Function', fixtureRoutes.length + 3 + ACCOUNT_UPDATER_FUNCTIONS);
+    // Plus the authorizer, the upload finalizer, CDK's bucket-notification custom resource, the Account Updater's two and the event publisher.
+    template.resourceCountIs('AWS::Lambda::Function', fixtureRoutes.length + 3 + ACCOUNT_UPDATER_FUNCTIONS + streamTriggers.length);
     const functionIds = new Set(fixtureRoutes.map((route) => routeFunctionId(template, route)));
     expect(functionIds.size).toBe(fixtureRoutes.length);
   });
@@ -380,7 +381,7 @@ describe('PaymentsApiStack (prod)', () => {
 
 describe('PaymentsApiStack (route table edge cases)', () => {
   it('still synthesizes a deployable API with no routes, and no authorizer', () => {
-    const template = synthesize(settings('dev'), { routes: [], s3Triggers: [], functionsDir });
+    const template = synthesize(settings('dev'), { routes: [], s3Triggers: [], streamTriggers: [], functionsDir });
     // Only the Account Updater's functions and the bucket-notification custom resource remain.
     template.resourceCountIs('AWS::Lambda::Function', ACCOUNT_UPDATER_FUNCTIONS + 1);
     template.resourceCountIs('AWS::ApiGateway::Authorizer', 0);

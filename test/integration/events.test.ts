@@ -8,6 +8,7 @@ import type { ApiAnswer, Identity } from '../support/api.ts';
 import { npmScript } from '../support/cli.ts';
 import { documentsPath, runtimeStores, upload } from '../support/documents.ts';
 import type { RuntimeStores } from '../support/documents.ts';
+import { eventDetailSchemas } from '#shared/http/schemas/events.ts';
 import { awaitEvent, ofType, readEvents, recordOf } from '../support/events.ts';
 import type { PublishedEvent } from '../support/events.ts';
 import { CARD, CARD_NUMBER, ECHECK, ECHECK_NUMBER, customerPath, locationPath, unique } from '../support/paymethods.ts';
@@ -38,6 +39,11 @@ function expectWellFormed(event: PublishedEvent, source: string): void {
   expect(event.detail.event_id).toMatch(/^evt_[0-9a-f]{32}$/);
   expect(event.detail.organization_id).toBe(org.organizationId);
   expect(new Date(event.detail.occurred_at).toISOString()).toBe(event.detail.occurred_at);
+  // The published schema of its detail-type, strict: no member beyond the ones documented.
+  const schema = eventDetailSchemas[event['detail-type'] as keyof typeof eventDetailSchemas];
+  expect(schema, event['detail-type']).toBeDefined();
+  const parsed = schema.safeParse(event.detail);
+  expect(parsed.success, JSON.stringify(parsed.error?.issues)).toBe(true);
   for (const secret of [CARD_NUMBER, ECHECK_NUMBER, '"vault"', '"pk"', '"gsi1pk"', 'ciphertext', '"links"', '"response"']) expect(event.raw).not.toContain(secret);
 }
 
