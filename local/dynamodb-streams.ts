@@ -21,6 +21,8 @@ import { localCredentials } from './ports.ts';
 
 export interface StreamPollerOptions {
   endpoint: string;
+  /** A client of one's own (tests inject faults and shard layouts); built from `endpoint` otherwise. */
+  client?: DynamoDBStreamsClient;
   streamArn: string;
   triggers: readonly StreamTrigger[];
   functionsDir: string;
@@ -49,7 +51,7 @@ const GET_RECORDS_LIMIT = 1000;
  * open shard has its position, so no change committed after this resolves is missed.
  */
 export async function startStreamPoller(options: StreamPollerOptions): Promise<StreamPoller> {
-  const client = new DynamoDBStreamsClient({ endpoint: options.endpoint, region: 'us-east-1', credentials: localCredentials });
+  const client = options.client ?? new DynamoDBStreamsClient({ endpoint: options.endpoint, region: 'us-east-1', credentials: localCredentials });
   const log = options.log ?? (() => {});
   const idlePollMs = options.idlePollMs ?? 100;
   const handlers = new Map<string, Promise<Handler>>();
@@ -208,7 +210,7 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<S
       wake();
       await discover;
       await Promise.allSettled([...readers]);
-      client.destroy();
+      if (!options.client) client.destroy();
     },
   };
 }
