@@ -98,8 +98,9 @@ export class PaymentsRestApi extends Construct {
       // Callers are merchant and partner servers: an edge (CloudFront) hop buys them nothing.
       endpointConfiguration: { types: [EndpointType.REGIONAL] },
       binaryMediaTypes: ['multipart/form-data'],
-      // Access and execution logging need the region's API Gateway CloudWatch Logs role (an account setting).
-      cloudWatchRole: environment.apiGatewayCloudWatchRole,
+      // Access and execution logging need the region's API Gateway CloudWatch Logs role, an account
+      // setting owned by its own stack (infra/account-settings.ts), never by an environment's stack.
+      cloudWatchRole: false,
       deployOptions: {
         stageName: environment.name,
         throttlingRateLimit: environment.throttling.rateLimit,

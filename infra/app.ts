@@ -1,21 +1,4 @@
 import { App } from 'aws-cdk-lib';
-import { environmentSettings } from './environments.ts';
-import { PaymentsApiStack } from './stack.ts';
+import { definePaymentsApp } from './payments-app.ts';
 
-const app = new App();
-const context = (key: string): string | undefined => {
-  const value = app.node.tryGetContext(key) as unknown;
-  return typeof value === 'string' && value !== '' ? value : undefined;
-};
-const environment = environmentSettings(context('environment') ?? 'dev', app.node.tryGetContext('environments'), {
-  alarmEmail: context('alarmEmail'),
-});
-
-new PaymentsApiStack(app, `PaymentsApi-${environment.name}`, {
-  environment,
-  // Without credentials the CLI leaves CDK_DEFAULT_ACCOUNT unset: synthesize an
-  // environment-agnostic template instead of failing, so synth works offline.
-  env: process.env.CDK_DEFAULT_ACCOUNT
-    ? { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION }
-    : undefined,
-});
+definePaymentsApp(new App());

@@ -28,12 +28,6 @@ export interface EnvironmentSettings {
    */
   readonly reservedConcurrency: Readonly<Record<string, number>>;
   /**
-   * Whether this stack sets the region's API Gateway CloudWatch Logs role (an
-   * account-level setting that access and execution logging need). Turn it off
-   * where another stack already manages that setting.
-   */
-  readonly apiGatewayCloudWatchRole: boolean;
-  /**
    * IAM principals (role ARNs) allowed to issue credentials with the admin CLI
    * (kms:GenerateMac on the credential key). Empty: any IAM principal of the
    * account whose own IAM policy allows kms:GenerateMac on that key.
@@ -70,7 +64,6 @@ const settingsSchema = z.strictObject({
     p99LatencyMs: z.number().int().positive(),
   }),
   reservedConcurrency: z.record(z.string().regex(/^[a-z0-9-]+$/), z.number().int().min(1)).default({}),
-  apiGatewayCloudWatchRole: z.boolean().default(true),
   credentialIssuers: z.array(z.string().regex(/^arn:aws[a-z-]*:iam::\d{12}:role\/.+$/, 'must be an IAM role ARN')).default([]),
   paypalApiUrl: z.url({ protocol: /^https$/ }),
 });
@@ -109,7 +102,6 @@ export function environmentSettings(
     throttling: settings.throttling,
     alarms: { ...settings.alarms, email },
     reservedConcurrency: settings.reservedConcurrency,
-    apiGatewayCloudWatchRole: settings.apiGatewayCloudWatchRole,
     credentialIssuers: settings.credentialIssuers,
     paypalApiUrl: settings.paypalApiUrl,
   };

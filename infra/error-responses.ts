@@ -25,20 +25,24 @@ function errorBody(environment: string, spec: GatewayResponseSpec): string {
 }
 
 /**
- * Gateway response headers take static values and request parameters only, not
- * context variables, so they cannot carry X-Request-Id (API Gateway's own
- * x-amzn-RequestId header still does).
+ * Every answer API Gateway gives itself (401 from the authorizer, 403, 429
+ * throttling, 5xx, unknown paths...) carries the envelope and X-Request-Id, the
+ * same request id the functions answer with and the access log records, so a
+ * merchant can quote it for any error.
  */
 export function addGatewayErrorResponses(api: RestApi, environment: string): void {
   for (const [kind, spec] of Object.entries(GATEWAY_RESPONSES) as [GatewayResponseKind, GatewayResponseSpec][]) {
     api.addGatewayResponse(kind, {
       type: ResponseType.of(kind),
       statusCode: String(spec.statusCode),
-      responseHeaders: staticValues({ 'Content-Type': 'application/json', ...spec.headers }),
+      responseHeaders: { ...staticValues({ 'Content-Type': 'application/json', ...spec.headers }), ...REQUEST_ID_HEADER },
       templates: { 'application/json': errorBody(environment, spec) },
     });
   }
 }
+
+/** An unquoted mapping value names a context variable: API Gateway's request id (`$context.requestId`). */
+const REQUEST_ID_HEADER = { 'X-Request-Id': 'context.requestId' } as const;
 
 /** Request types the mock maps; any other Content-Type is refused (see PassthroughBehavior.NEVER). */
 const MOCK_REQUEST_TYPES = ['application/json', 'multipart/form-data'];
@@ -51,8 +55,7 @@ export function addMockErrorMethod(resource: IResource, environment: string, spe
   const status = String(spec.statusCode);
   const headers: Record<string, string> = {
     ...staticValues({ 'Content-Type': 'application/json', ...spec.headers }),
-    // Unlike gateway responses, integration responses may map context variables.
-    'X-Request-Id': 'context.requestId',
+    ...REQUEST_ID_HEADER,
   };
   const integration = new MockIntegration({
     requestTemplates: Object.fromEntries(MOCK_REQUEST_TYPES.map((type) => [type, JSON.stringify({ statusCode: spec.statusCode })])),

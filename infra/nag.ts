@@ -40,9 +40,6 @@ export const REASONS = {
   runtime:
     'Node.js 22 is deliberate: bundles target node22 and the test suite runs the handlers on it; it is a supported '
     + 'Lambda runtime. Moving to a newer Node.js is a planned change with its own testing, not a side effect of a CDK upgrade.',
-  apiGatewayCloudWatchRole:
-    'AmazonAPIGatewayPushToCloudWatchLogs is the AWS managed policy for the region-wide API Gateway account setting that '
-    + 'access and execution logging require; only apigateway.amazonaws.com can assume the role, and it can only write logs.',
   requestValidation:
     'Requests are validated in each function with zod (every field, unknown members rejected, all issues reported in '
     + 'the contract\'s 400 envelope). API Gateway models would duplicate those schemas and answer in another format.',
@@ -115,14 +112,6 @@ export function applyNagSuppressions({ api, otherFunctions = [], streamReaders =
     NagSuppressions.addResourceSuppressions(fn.role as IRole, [{ id: 'AwsSolutions-IAM5', reason: REASONS.streamList, appliesTo: ['Resource::*'] }], true);
   }
 
-  const cloudWatchRole = restApi.node.tryFindChild('CloudWatchRole');
-  if (cloudWatchRole) {
-    NagSuppressions.addResourceSuppressions(cloudWatchRole, [{
-      id: 'AwsSolutions-IAM4',
-      reason: REASONS.apiGatewayCloudWatchRole,
-      appliesTo: ['Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs'],
-    }], true);
-  }
   NagSuppressions.addResourceSuppressions(restApi.node.defaultChild as CfnResource, [{ id: 'AwsSolutions-APIG2', reason: REASONS.requestValidation }]);
   NagSuppressions.addResourceSuppressions(restApi.deploymentStage.node.defaultChild as CfnResource, [{ id: 'AwsSolutions-APIG3', reason: REASONS.waf }]);
 

@@ -10,6 +10,7 @@ import type { Construct } from 'constructs';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
+import { PAYPAL_UNSET_CLIENT_ID } from '#shared/aws/paypal-secret.ts';
 import { s3Triggers, streamTriggers } from '#shared/events.ts';
 import type { S3Trigger, StreamTrigger } from '#shared/events.ts';
 import { routes as routeTable } from '#shared/http/routes.ts';
@@ -77,9 +78,16 @@ export class PaymentsApiStack extends Stack {
     grantCredentialIssuers(credentialMacKey, environment);
     const accessLogs = createAccessLogsBucket(this, environment);
     const documents = createDocumentsBucket(this, environment, vaultKey, accessLogs);
-    // The cloud team stores PayPal's REST client credentials here: {"client_id": "...", "client_secret": "..."}.
+    // PayPal's REST client credentials, created in their JSON shape with a placeholder client_id (PayPal
+    // creates answer 503 "not configured" until `admin set-paypal-credentials` stores the real pair).
+    // A generated value is never rewritten by later deploys, unlike a literal one.
     const paypalSecret = new Secret(this, 'PaypalCredentials', {
       description: `Payments ${environment.name}: PayPal REST client credentials (JSON client_id, client_secret)`,
+      generateSecretString: {
+        secretStringTemplate: JSON.stringify({ client_id: PAYPAL_UNSET_CLIENT_ID }),
+        generateStringKey: 'client_secret',
+        excludePunctuation: true,
+      },
       removalPolicy: environment.removalPolicy,
     });
     const resources = {
@@ -159,6 +167,7 @@ export class PaymentsApiStack extends Stack {
     output(this, 'ReportsBucketName', accountUpdater.reports.bucketName);
     output(this, 'VaultKeyId', vaultKey.keyId);
     output(this, 'CredentialMacKeyId', credentialMacKey.keyId);
+    output(this, 'PaypalSecretArn', paypalSecret.secretArn, 'PayPal client credentials; set with: npm run --silent admin -- set-paypal-credentials --stack <this stack>');
     output(this, 'EventBusName', domainEvents.bus.eventBusName, 'Domain events (docs/events.md): rules on this bus receive them');
     output(this, 'EventBusArn', domainEvents.bus.eventBusArn);
     output(this, 'EnvironmentName', environment.responseEnvironment, 'response.environment (ENVIRONMENT_NAME)');

@@ -2,6 +2,7 @@
  * npm run --silent admin -- create-organization org_<id> [--parent org_<id>] [--stack <name>]
  * npm run --silent admin -- create-credentials org_<id> [--stack <name>]
  * npm run --silent admin -- create-publishable-key org_<id> loc_<id> --origin https://shop.example [--origin ...] [--mints-per-minute <n>] [--stack <name>]
+ * npm run --silent admin -- set-paypal-credentials --client-id <id> --stack <name>   (client secret on stdin)
  */
 import { parseArgs } from 'node:util';
 import { runCli, UsageError } from './cli.ts';
@@ -10,9 +11,10 @@ import { applyTarget } from './target.ts';
 const USAGE = `usage:
   admin create-organization org_<id> [--parent org_<id>] [--stack <name>]
   admin create-credentials org_<id> [--stack <name>]
-  admin create-publishable-key org_<id> loc_<id> --origin <https://origin> [--origin ...] [--mints-per-minute <n>] [--stack <name>]`;
+  admin create-publishable-key org_<id> loc_<id> --origin <https://origin> [--origin ...] [--mints-per-minute <n>] [--stack <name>]
+  admin set-paypal-credentials --client-id <id> --stack <name>   (the client secret on standard input)`;
 
-const COMMANDS = ['create-organization', 'create-credentials', 'create-publishable-key'];
+const COMMANDS = ['create-organization', 'create-credentials', 'create-publishable-key', 'set-paypal-credentials'];
 
 await runCli(async () => {
   let parsed;
@@ -24,6 +26,7 @@ await runCli(async () => {
         stack: { type: 'string' },
         origin: { type: 'string', multiple: true },
         'mints-per-minute': { type: 'string' },
+        'client-id': { type: 'string' },
       },
     });
   } catch (error) {
@@ -31,6 +34,23 @@ await runCli(async () => {
   }
   const [command, organizationId, ...rest] = parsed.positionals;
   if (!command || !COMMANDS.includes(command)) throw new UsageError(command ? `unknown command ${command}\n${USAGE}` : USAGE);
+  if (command === 'set-paypal-credentials') {
+    if (organizationId) throw new UsageError(USAGE);
+    const target = parsed.values.stack ? await applyTarget(parsed.values.stack) : undefined;
+    const { setPaypalCredentials } = await import('./paypal-credentials.ts');
+    return setPaypalCredentials({
+      clientId: parsed.values['client-id'],
+      secretArn: target ? process.env.PAYPAL_SECRET_ARN : undefined,
+      stdin: process.stdin,
+      secrets: {
+        async putSecretValue(input) {
+          const { SecretsManagerClient, PutSecretValueCommand } = await import('@aws-sdk/client-secrets-manager');
+          return new SecretsManagerClient({}).send(new PutSecretValueCommand(input));
+        },
+      },
+    });
+  }
+  if (parsed.values['client-id']) throw new UsageError(`--client-id belongs to set-paypal-credentials\n${USAGE}`);
   const publishable = command === 'create-publishable-key';
   const [locationId, ...extra] = publishable ? rest : [undefined, ...rest];
   if (!organizationId || (publishable && !locationId) || extra.length > 0) throw new UsageError(USAGE);

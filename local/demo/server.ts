@@ -34,6 +34,7 @@ export async function demoRoutes(options: DemoOptions): Promise<(req: http.Incom
     organizationId: options.publishableKey.organization_id,
     locationId: options.publishableKey.location_id,
     scriptUrl: `/v3/js/tokenize.js?v=${options.scriptVersion}`,
+    allowedOrigins: options.publishableKey.allowed_origins,
   };
   // JSON inside <script>: '<' escaped so no value can close the element.
   const html = page.replace('{{CONFIG}}', JSON.stringify(config).replace(/</g, '\\u003c'));

@@ -1,5 +1,6 @@
 import { InvalidRequest, Unavailable } from '#shared/domain/errors.ts';
 import type { BillingAgreements } from '#shared/domain/paymethods/ports.ts';
+import { parsePaypalSecret } from './paypal-secret.ts';
 
 export interface PaypalClientCredentials {
   clientId: string;
@@ -93,8 +94,9 @@ export function paypalCredentialsFromEnvironment(environment: NodeJS.ProcessEnv 
     const { SecretsManagerClient, GetSecretValueCommand } = await import('@aws-sdk/client-secrets-manager');
     const client = new SecretsManagerClient({});
     const { SecretString } = await client.send(new GetSecretValueCommand({ SecretId: secretArn }));
-    const parsed = JSON.parse(SecretString ?? '{}') as { client_id?: unknown; client_secret?: unknown };
-    if (typeof parsed.client_id !== 'string' || typeof parsed.client_secret !== 'string') throw new Error('PayPal secret must hold client_id and client_secret');
-    return { clientId: parsed.client_id, clientSecret: parsed.client_secret };
+    const secret = parsePaypalSecret(SecretString);
+    // A fresh stack's placeholder, or a hand-edited secret of another shape: an operator's task, not the client's.
+    if (!secret) throw new Unavailable('PayPal is not configured: store {"client_id", "client_secret"} with `admin set-paypal-credentials`');
+    return { clientId: secret.client_id, clientSecret: secret.client_secret };
   }
 }

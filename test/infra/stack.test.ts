@@ -53,7 +53,8 @@ const EXPECTED_ACTIONS: Record<string, string[]> = {
 };
 
 const RETRY_AFTER = expect.stringMatching(/^'\d+'$/);
-const ENVELOPE_HEADERS = { 'gatewayresponse.header.Content-Type': "'application/json'" };
+// Every gateway response names API Gateway's request id, as every function answer does.
+const ENVELOPE_HEADERS = { 'gatewayresponse.header.Content-Type': "'application/json'", 'gatewayresponse.header.X-Request-Id': 'context.requestId' };
 
 function envelope(environment: string, code: string) {
   return {
@@ -345,7 +346,7 @@ describe('PaymentsApiStack (fixture routes, dev)', () => {
   it('outputs what the CLIs need, without exports', () => {
     const outputs = template.toJSON().Outputs as Record<string, { Value: unknown; Export?: unknown }>;
     expect(Object.keys(outputs).sort()).toEqual([
-      'AlarmTopicArn', 'ApiUrl', 'CredentialMacKeyId', 'DashboardName', 'DocumentsBucketName', 'EnvironmentName', 'ReportsBucketName', 'TableName', 'VaultKeyId',
+      'AlarmTopicArn', 'ApiUrl', 'CredentialMacKeyId', 'DashboardName', 'DocumentsBucketName', 'EnvironmentName', 'PaypalSecretArn', 'ReportsBucketName', 'TableName', 'VaultKeyId',
     ]);
     expect(Object.values(outputs).every((output) => output.Export === undefined)).toBe(true);
     expect(outputs.EnvironmentName!.Value).toBe('sandbox');

@@ -4,16 +4,17 @@
  * only the one-time token to "the merchant's server" (POST /demo/merchant/pay).
  */
 import type * as Tokenize from '../../../client/tokenize.ts';
+import { CARD_FIELDS as FIELDS, cardProblems, originProblem } from './card-checks.ts';
+import type { CardField as Field, CardProblem } from './card-checks.ts';
 
 interface CheckoutConfig {
   publishableKey: string;
   organizationId: string;
   locationId: string;
   scriptUrl: string;
+  /** The publishable key's origins: the page says at once when it is open elsewhere. */
+  allowedOrigins: string[];
 }
-
-const FIELDS = ['name_on_card', 'card_type', 'account_number', 'expire_month', 'expire_year', 'card_verification_value'] as const;
-type Field = (typeof FIELDS)[number];
 
 const config = JSON.parse(byId('checkout-config').textContent ?? '{}') as CheckoutConfig;
 const form = byId<HTMLFormElement>('card-form');
@@ -21,6 +22,8 @@ const submit = byId<HTMLButtonElement>('tokenize-button');
 const payButton = byId<HTMLButtonElement>('pay-button');
 let oneTimeToken: string | undefined;
 const library = import(config.scriptUrl) as Promise<typeof Tokenize>;
+const wrongOrigin = originProblem(location.origin, config.allowedOrigins);
+if (wrongOrigin) showOriginNotice(wrongOrigin);
 
 form.addEventListener('submit', (event) => {
   event.preventDefault();
@@ -35,15 +38,22 @@ async function tokenizeCard(): Promise<void> {
   payButton.disabled = true;
   oneTimeToken = undefined;
   const value = (name: Field) => (byId<HTMLInputElement>(name).value ?? '').trim();
+  const form = Object.fromEntries(FIELDS.map((name) => [name, value(name)])) as Record<Field, string>;
+  // People type spaces and dashes; the API takes digits.
+  form.account_number = form.account_number.replace(/[\s-]/g, '');
+  const problems = cardProblems(form, new Date());
+  if (problems.length > 0) {
+    showFieldProblems(problems, []);
+    return;
+  }
   const card: Tokenize.CardDetails = {
-    name_on_card: value('name_on_card'),
-    card_type: value('card_type'),
-    // People type spaces and dashes; the API takes digits.
-    account_number: value('account_number').replace(/[\s-]/g, ''),
-    expire_month: value('expire_month'),
-    expire_year: value('expire_year'),
+    name_on_card: form.name_on_card,
+    card_type: form.card_type,
+    account_number: form.account_number,
+    expire_month: form.expire_month,
+    expire_year: form.expire_year,
   };
-  if (value('card_verification_value')) card.card_verification_value = value('card_verification_value');
+  if (form.card_verification_value) card.card_verification_value = form.card_verification_value;
 
   submit.disabled = true;
   setText('status', 'Tokenizing…');
@@ -59,7 +69,9 @@ async function tokenizeCard(): Promise<void> {
     byId('token-result').hidden = false;
     setText('status', '');
     payButton.disabled = false;
-    // The number stays on screen for the shopper to correct; the merchant never receives it.
+    // The token stands for the card now: nothing sensitive stays in the form (or in the page's memory).
+    byId<HTMLInputElement>('account_number').value = '';
+    byId<HTMLInputElement>('card_verification_value').value = '';
     byId('token-heading').focus();
   } catch (error) {
     setText('status', '');
@@ -104,28 +116,51 @@ async function payWithToken(): Promise<void> {
 }
 
 function showErrors(error: Tokenize.TokenizeError): void {
+  const fieldProblems: CardProblem[] = [];
   const general: string[] = [];
-  let first: HTMLElement | undefined;
   for (const item of error.errors?.length ? error.errors : [{ message: error.message }]) {
     const field = FIELDS.find((name) => item.field === `card.${name}`);
-    if (!field) {
-      general.push(item.field ? `${item.field} ${item.message}` : item.message);
-      continue;
-    }
+    if (field) fieldProblems.push({ field, message: item.message });
+    else general.push(item.field ? `${item.field} ${item.message}` : item.message);
+  }
+  // A refused origin reads as FORBIDDEN, or as a network error where CORS hides the answer: say why.
+  if ((error.response_code === 'FORBIDDEN' || error.response_code === 'NETWORK_ERROR') && wrongOrigin) {
+    general.push(`open this page at ${config.allowedOrigins.join(' or ')} instead (see the note above)`);
+  }
+  showFieldProblems(fieldProblems, general.length > 0 ? [`${titleOf(error.response_code)}: ${general.join('; ')}`] : []);
+}
+
+/** Marks each failing field (inline, accessibly) and shows general messages above the form; focuses what to fix. */
+function showFieldProblems(problems: readonly CardProblem[], general: readonly string[]): void {
+  let first: HTMLElement | undefined;
+  for (const { field, message: text } of problems) {
     const input = byId(field);
     const message = byId(`${field}-error`);
-    message.textContent = `${labelOf(field)} ${item.message}.`;
+    message.textContent = `${labelOf(field)} ${text}.`;
     message.hidden = false;
     input.setAttribute('aria-invalid', 'true');
     first ??= input;
   }
   const box = byId('form-error');
   if (general.length > 0) {
-    box.textContent = `${titleOf(error.response_code)}: ${general.join('; ')}`;
+    box.textContent = general.join(' ');
     box.hidden = false;
   }
   // The field to fix, or the message saying why nothing can be fixed here.
   (first ?? box).focus();
+}
+
+function showOriginNotice(text: string): void {
+  const notice = byId('origin-notice');
+  const allowed = config.allowedOrigins[0];
+  notice.textContent = `${text} `;
+  if (allowed) {
+    const link = document.createElement('a');
+    link.href = `${allowed}${location.pathname}`;
+    link.textContent = `Open the demo at ${allowed}${location.pathname}`;
+    notice.append(link, '.');
+  }
+  notice.hidden = false;
 }
 
 function clearErrors(): void {
