@@ -99,7 +99,8 @@ describe('PaymentsApiStack (fixture routes, dev)', () => {
         TimeToLiveSpecification: { AttributeName: 'expires_at', Enabled: true },
         SSESpecification: { SSEEnabled: true },
         DeletionProtectionEnabled: false,
-        StreamSpecification: Match.absent(),
+        // Both images of every write: the domain event publisher reads them (test/infra/domain-events.test.ts).
+        StreamSpecification: { StreamViewType: 'NEW_AND_OLD_IMAGES' },
       },
     });
   });
@@ -243,6 +244,7 @@ describe('PaymentsApiStack (fixture routes, dev)', () => {
     const logGroups = resourcesOfType(template, 'AWS::Logs::LogGroup');
     for (const [id, fn] of Object.entries(resourcesOfType(template, 'AWS::Lambda::Function')).filter(([id]) => !isAccountUpdaterFunction(id))) {
       if (id.startsWith('BucketNotificationsHandler')) continue; // CDK's own custom resource
+      if (id.startsWith('DomainEvents')) continue; // 256 MB, 60 s: test/infra/domain-events.test.ts
       const finalizer = id.includes('DocumentsFinalize');
       expect(fn.Properties, id).toMatchObject({
         Runtime: 'nodejs22.x',
@@ -346,7 +348,7 @@ describe('PaymentsApiStack (fixture routes, dev)', () => {
   it('outputs what the CLIs need, without exports', () => {
     const outputs = template.toJSON().Outputs as Record<string, { Value: unknown; Export?: unknown }>;
     expect(Object.keys(outputs).sort()).toEqual([
-      'AlarmTopicArn', 'ApiUrl', 'CredentialMacKeyId', 'DashboardName', 'DocumentsBucketName', 'EnvironmentName', 'PaypalSecretArn', 'ReportsBucketName', 'TableName', 'VaultKeyId',
+      'AlarmTopicArn', 'ApiUrl', 'CredentialMacKeyId', 'DashboardName', 'DocumentsBucketName', 'EnvironmentName', 'EventBusArn', 'EventBusName', 'PaypalSecretArn', 'ReportsBucketName', 'TableName', 'VaultKeyId',
     ]);
     expect(Object.values(outputs).every((output) => output.Export === undefined)).toBe(true);
     expect(outputs.EnvironmentName!.Value).toBe('sandbox');
