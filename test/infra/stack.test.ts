@@ -1,4 +1,5 @@
 import { API_FUNCTION_TIMEOUT_SECONDS } from '#shared/aws/deadline.ts';
+import { streamTriggers } from '#shared/events.ts';
 import { GLOBAL_SECONDARY_INDEXES } from '#shared/store/table.ts';
 import { Match } from 'aws-cdk-lib/assertions';
 import type { Template } from 'aws-cdk-lib/assertions';
@@ -99,7 +100,8 @@ describe('PaymentsApiStack (fixture routes, dev)', () => {
         TimeToLiveSpecification: { AttributeName: 'expires_at', Enabled: true },
         SSESpecification: { SSEEnabled: true },
         DeletionProtectionEnabled: false,
-        StreamSpecification: Match.absent(),
+        // Both images of every write: the domain event publisher reads them (test/infra/domain-events.test.ts).
+        StreamSpecification: { StreamViewType: 'NEW_AND_OLD_IMAGES' },
       },
     });
   });
@@ -159,8 +161,8 @@ describe('PaymentsApiStack (fixture routes, dev)', () => {
   it('shares resources between routes and creates one function per route', () => {
     const paths = [...resourceIdsByPath(template).keys()];
     expect(paths.filter((path) => path === '/v3/organizations/{organization_id}/paymethods/{paymethod_token}')).toHaveLength(1);
-    // Plus the authorizer, the upload finalizer, CDK's bucket-notification custom resource and the Account Updater's two.
-    template.resourceCountIs('AWS::Lambda::Function', fixtureRoutes.length + 3 + ACCOUNT_UPDATER_FUNCTIONS);
+    // Plus the authorizer, the upload finalizer, CDK's bucket-notification custom resource, the Account Updater's two and the event publisher.
+    template.resourceCountIs('AWS::Lambda::Function', fixtureRoutes.length + 3 + ACCOUNT_UPDATER_FUNCTIONS + streamTriggers.length);
     const functionIds = new Set(fixtureRoutes.map((route) => routeFunctionId(template, route)));
     expect(functionIds.size).toBe(fixtureRoutes.length);
   });
@@ -243,6 +245,7 @@ describe('PaymentsApiStack (fixture routes, dev)', () => {
     const logGroups = resourcesOfType(template, 'AWS::Logs::LogGroup');
     for (const [id, fn] of Object.entries(resourcesOfType(template, 'AWS::Lambda::Function')).filter(([id]) => !isAccountUpdaterFunction(id))) {
       if (id.startsWith('BucketNotificationsHandler')) continue; // CDK's own custom resource
+      if (id.startsWith('DomainEvents')) continue; // 256 MB, 60 s: test/infra/domain-events.test.ts
       const finalizer = id.includes('DocumentsFinalize');
       expect(fn.Properties, id).toMatchObject({
         Runtime: 'nodejs24.x',
@@ -351,7 +354,7 @@ describe('PaymentsApiStack (fixture routes, dev)', () => {
   it('outputs what the CLIs need, without exports', () => {
     const outputs = template.toJSON().Outputs as Record<string, { Value: unknown; Export?: unknown }>;
     expect(Object.keys(outputs).sort()).toEqual([
-      'AlarmTopicArn', 'ApiUrl', 'CredentialMacKeyId', 'DashboardName', 'DocumentsBucketName', 'EnvironmentName', 'PaypalSecretArn', 'ReportsBucketName', 'TableName', 'VaultKeyId',
+      'AlarmTopicArn', 'ApiUrl', 'CredentialMacKeyId', 'DashboardName', 'DocumentsBucketName', 'EnvironmentName', 'EventBusArn', 'EventBusName', 'PaypalSecretArn', 'ReportsBucketName', 'TableName', 'VaultKeyId',
     ]);
     expect(Object.values(outputs).every((output) => output.Export === undefined)).toBe(true);
     expect(outputs.EnvironmentName!.Value).toBe('sandbox');
@@ -387,7 +390,7 @@ describe('PaymentsApiStack (prod)', () => {
 
 describe('PaymentsApiStack (route table edge cases)', () => {
   it('still synthesizes a deployable API with no routes, and no authorizer', () => {
-    const template = synthesize(settings('dev'), { routes: [], s3Triggers: [], functionsDir });
+    const template = synthesize(settings('dev'), { routes: [], s3Triggers: [], streamTriggers: [], functionsDir });
     // Only the Account Updater's functions and the bucket-notification custom resource remain.
     template.resourceCountIs('AWS::Lambda::Function', ACCOUNT_UPDATER_FUNCTIONS + 1);
     template.resourceCountIs('AWS::ApiGateway::Authorizer', 0);
