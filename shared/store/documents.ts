@@ -7,7 +7,7 @@ import type { AvailableDocument, StoredDocument } from '#shared/domain/documents
 import type { DocumentListQuery, DocumentPage, DocumentRepository } from '#shared/domain/documents/ports.ts';
 import { InvalidRequest } from '#shared/domain/errors.ts';
 import { idempotencyCompletionWrite, idempotencyKeyLost } from './idempotency.ts';
-import { DOCUMENT_INDEX_ATTRIBUTES, documentListPartition, documentListSortKeyBounds, keys, withoutKeys } from './keys.ts';
+import { DOCUMENT_INDEX_ATTRIBUTES, documentListPartition, documentListSortKeyBounds, keys } from './keys.ts';
 import type { PagedList } from './page-boundaries.ts';
 import { PageBoundaries, collect } from './page-boundaries.ts';
 import { documentFromItem } from './records.ts';
