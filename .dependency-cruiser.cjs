@@ -44,14 +44,16 @@ module.exports = {
       severity: 'error',
       comment: 'shared/store (DynamoDB repositories) and shared/aws (KMS, S3, PayPal adapters) are siblings: neither builds the other.',
       from: { path: '^shared/store/' },
-      to: { path: '^shared/aws/' },
+      // outcome.ts builds nothing: it tells a write that failed from one whose outcome is unknown, for every adapter.
+      to: { path: '^shared/aws/', pathNot: '^shared/aws/outcome\\.ts$' },
     },
     {
       name: 'http-builds-no-adapters',
       severity: 'error',
       comment: 'The HTTP layer gets its adapters from shared/wiring, the one place they are built.',
       from: { path: '^shared/http/' },
-      to: { path: ADAPTERS },
+      // deadline.ts builds nothing: the API stack opens the request's deadline, which every adapter's calls then respect.
+      to: { path: ADAPTERS, pathNot: '^shared/aws/deadline\\.ts$' },
     },
     {
       name: 'wiring-knows-no-http',
@@ -79,9 +81,10 @@ module.exports = {
       severity: 'error',
       comment:
         'The CDK app reads the route table and shared names, never handler code, adapters, the SDK or the local runtime ' +
-        '(paypal-secret.ts is the secret\'s JSON shape, which the stack\'s placeholder and the adapter share; it imports nothing).',
+        '(paypal-secret.ts is the secret\'s JSON shape, which the stack\'s placeholder and the adapter share; it imports nothing; ' +
+        'deadline.ts holds the request budgets the functions\' timeouts are set above, and imports only node:async_hooks).',
       from: { path: '^infra/' },
-      to: { path: ['^(functions|local|scripts|test|bench)/', '^shared/(aws|wiring|domain)/', 'node_modules/@aws-sdk/'], pathNot: '^shared/aws/paypal-secret\\.ts$' },
+      to: { path: ['^(functions|local|scripts|test|bench)/', '^shared/(aws|wiring|domain)/', 'node_modules/@aws-sdk/'], pathNot: '^shared/aws/(paypal-secret|deadline)\\.ts$' },
     },
     {
       name: 'local-runtime-is-not-deployed-code',

@@ -1,15 +1,14 @@
-import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy from '@middy/core';
-import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
-import { authenticate } from '#shared/domain/credentials.ts';
+import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent, Context } from 'aws-lambda';
+import { AUTHORIZER_BUDGET_MS, withDeadline } from '#shared/aws/deadline.ts';
+import type { AuthDecision } from '#shared/domain/authentication.ts';
+import { authenticateRequest } from '#shared/domain/authentication.ts';
 import { NotAuthenticated } from '#shared/domain/errors.ts';
-import { authenticatePublishableKey, parseBearerPublishableKey } from '#shared/domain/publishable-keys.ts';
 import type { RouteAuth } from '#shared/http/routes.ts';
 import { routes } from '#shared/http/routes.ts';
-import { logger } from '#shared/log/logger.ts';
+import { injectLambdaContext, logger } from '#shared/log/logger.ts';
 import { recordAuthenticationRefused } from '#shared/observability/metrics.ts';
-import { tracer } from '#shared/observability/tracer.ts';
+import { captureLambdaHandler, tracer } from '#shared/observability/tracer.ts';
 import { authenticationDeps } from '#shared/wiring/authentication.ts';
 
 /**
@@ -23,38 +22,30 @@ import { authenticationDeps } from '#shared/wiring/authentication.ts';
  * The context says which kind of credential it was (`credentialKind`); for a
  * publishable key it also carries the key's location, allowed origins and
  * budget, which the route's middleware checks against each request.
+ *
+ * Failed authentication is throttled per source address. A REQUEST authorizer
+ * can only allow, deny (403) or refuse (401); it cannot answer 429. So a
+ * throttled address's request is *allowed* with `credentialKind: throttled`
+ * and the instant its window ends, and the shared middleware answers 429 with
+ * Retry-After before anything else runs (or 401 once the window is over, as a
+ * cached answer may outlive it). The emulator passes the context on the same
+ * way, so local and AWS answer alike.
  */
-export const handler = middy<APIGatewayRequestAuthorizerEvent, APIGatewayAuthorizerResult>()
+const authorize = middy<APIGatewayRequestAuthorizerEvent, APIGatewayAuthorizerResult>()
   .use(injectLambdaContext(logger, { resetKeys: true }))
   // The policy and context are not secret, but they are per-caller: keep them out of traces.
   .use(captureLambdaHandler(tracer, { captureResponse: false }))
   .handler(async (event) => {
     const headers = Object.fromEntries(Object.entries(event.headers ?? {}).map(([name, value]) => [name.toLowerCase(), value]));
-    const request = { authorization: headers.authorization, organizationId: headers['x-service-auth-organization-id'] };
+    const request = {
+      authorization: headers.authorization,
+      organizationId: headers['x-service-auth-organization-id'],
+      sourceIp: event.requestContext?.identity?.sourceIp ?? 'unknown',
+      publishableAllowed: guardedAuthKind(event) === 'publishable-or-secret',
+    };
+    let decision: AuthDecision;
     try {
-      if (parseBearerPublishableKey(request.authorization) !== undefined) {
-        if (guardedAuthKind(event) !== 'publishable-or-secret') throw new NotAuthenticated();
-        const scope = await authenticatePublishableKey(request, authenticationDeps());
-        return {
-          principalId: scope.publishableKey,
-          policyDocument: allow(publishableRouteArns(event.methodArn)),
-          context: {
-            credentialKind: 'publishable',
-            organizationId: scope.organizationId,
-            accessId: scope.publishableKey,
-            locationId: scope.locationId,
-            // Context values are strings, numbers or booleans; origins contain no spaces.
-            allowedOrigins: scope.allowedOrigins.join(' '),
-            mintsPerMinute: scope.mintsPerMinute,
-          },
-        };
-      }
-      const caller = await authenticate(request, authenticationDeps());
-      return {
-        principalId: caller.accessId,
-        policyDocument: allow([stageWideArn(event.methodArn)]),
-        context: { credentialKind: 'secret', organizationId: caller.organizationId, accessId: caller.accessId },
-      };
+      decision = await authenticateRequest(request, authenticationDeps());
     } catch (error) {
       if (error instanceof NotAuthenticated) {
         logger.info('authentication refused');
@@ -63,7 +54,40 @@ export const handler = middy<APIGatewayRequestAuthorizerEvent, APIGatewayAuthori
       }
       throw error;
     }
+    if (decision.kind === 'throttled') {
+      logger.warn('authentication throttled for this source address', { until: decision.until });
+      recordAuthenticationRefused();
+      return {
+        principalId: 'throttled',
+        policyDocument: allow([stageWideArn(event.methodArn)]),
+        context: { credentialKind: 'throttled', throttledUntil: decision.until },
+      };
+    }
+    if (decision.kind === 'publishable') {
+      const { scope } = decision;
+      return {
+        principalId: scope.publishableKey,
+        policyDocument: allow(publishableRouteArns(event.methodArn)),
+        context: {
+          credentialKind: 'publishable',
+          organizationId: scope.organizationId,
+          accessId: scope.publishableKey,
+          locationId: scope.locationId,
+          // Context values are strings, numbers or booleans; origins contain no spaces.
+          allowedOrigins: scope.allowedOrigins.join(' '),
+          mintsPerMinute: scope.mintsPerMinute,
+        },
+      };
+    }
+    return {
+      principalId: decision.caller.accessId,
+      policyDocument: allow([stageWideArn(event.methodArn)]),
+      context: { credentialKind: 'secret', organizationId: decision.caller.organizationId, accessId: decision.caller.accessId },
+    };
   });
+
+/** Under its own deadline: a stalled store or KMS fails the authorizer (503) instead of eating the route's budget. */
+export const handler = (event: APIGatewayRequestAuthorizerEvent, context: Context) => withDeadline(AUTHORIZER_BUDGET_MS, () => authorize(event, context));
 
 function allow(resources: string[]): APIGatewayAuthorizerResult['policyDocument'] {
   return { Version: '2012-10-17', Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: resources }] };

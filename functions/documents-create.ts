@@ -1,6 +1,7 @@
 import { documentDeps } from '#shared/wiring/documents.ts';
 import { createDocument } from '#shared/domain/documents/create-document.ts';
 import { MAX_FILE_BYTES, MAX_METADATA_BYTES } from '#shared/domain/documents/document.ts';
+import type { AvailableDocument } from '#shared/domain/documents/document.ts';
 import { documentView } from '#shared/http/documents.ts';
 import { apiHandler } from '#shared/http/api-handler.ts';
 import { pathParams } from '#shared/http/request.ts';
@@ -18,13 +19,14 @@ const NAME = 'documents-create';
  * file in one multipart request. Requests bigger than the Lambda payload cap
  * never get here (413 from the gateway, naming the upload-session route).
  */
-export const handler = apiHandler(NAME, idempotent(NAME, async (request) => {
+export const handler = apiHandler(NAME, idempotent(NAME, async (request, { completion }) => {
   const { organization_id: organizationId } = pathParams(request, 'organization_id');
   const upload = await parseMultipartUpload(request.headers['content-type'], request.rawBody, {
     maxFileBytes: MAX_FILE_BYTES,
     maxJsonBytes: MAX_METADATA_BYTES,
   });
-  const document = await createDocument({ organizationId, metadata: upload.metadata, file: upload.file }, documentDeps());
+  const answer = (document: AvailableDocument) => created(documentView(document), { self: documentUrl(request, organizationId, document.document_id) });
+  const document = await createDocument({ organizationId, metadata: upload.metadata, file: upload.file, completion: completion(answer) }, documentDeps());
   recordBusinessMetric('DocumentsStored', 1, { document_type: document.type });
-  return created(documentView(document), { self: documentUrl(request, organizationId, document.document_id) });
+  return answer(document);
 }, idempotencyStore));

@@ -1,4 +1,4 @@
-import { documentDeps } from '#shared/wiring/documents.ts';
+import { documentRecordDeps } from '#shared/wiring/documents.ts';
 import type { DocumentResource, DocumentType } from '#shared/domain/documents/document.ts';
 import { documentListView } from '#shared/http/documents.ts';
 import { listDocuments } from '#shared/domain/documents/read-documents.ts';
@@ -17,7 +17,7 @@ export const handler = apiHandler('documents-list', async (request) => {
   const { organization_id: organizationId } = pathParams(request, 'organization_id');
   const { filters, pageSize, pageIndex, cursor } = parseListQuery(request.query, spec);
   const { type, resource, start_received_date: from, end_received_date: to } = filters as { type?: DocumentType; resource?: DocumentResource; start_received_date?: string; end_received_date?: string };
-  const page = await listDocuments({ organizationId, type, resource, from, to, pageSize, pageIndex, cursor }, documentDeps());
+  const page = await listDocuments({ organizationId, type, resource, from, to, pageSize, pageIndex, cursor }, documentRecordDeps());
   const next = page.nextCursor ? { pageIndex: pageIndex + 1, cursor: page.nextCursor } : undefined;
   return listResponse({
     results: page.documents.map(documentListView),

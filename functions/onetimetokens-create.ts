@@ -1,3 +1,4 @@
+import type { OneTimeToken } from '#shared/domain/paymethods/model.ts';
 import { mintOneTimeToken } from '#shared/domain/paymethods/one-time-tokens.ts';
 import { apiHandler } from '#shared/http/api-handler.ts';
 import { pathParams } from '#shared/http/request.ts';
@@ -13,11 +14,12 @@ export const handler = apiHandler(
   NAME,
   idempotent(
     NAME,
-    async (request) => {
+    async (request, { completion }) => {
       const { organization_id: organizationId, location_id: locationId } = pathParams(request, 'organization_id', 'location_id');
-      const token = await mintOneTimeToken({ organizationId, locationId, body: request.body ?? {} }, mintDeps());
       // There is no read route for tokens; the address names the token for clients that log Location.
-      return created(oneTimeTokenView(token), { self: `${request.baseUrl}${pathOf(NAME, request.pathParameters)}/${token.one_time_token}` });
+      const answer = (token: OneTimeToken) => created(oneTimeTokenView(token), { self: `${request.baseUrl}${pathOf(NAME, request.pathParameters)}/${token.one_time_token}` });
+      const token = await mintOneTimeToken({ organizationId, locationId, body: request.body ?? {}, completion: completion(answer) }, mintDeps());
+      return answer(token);
     },
     idempotencyStore,
   ),

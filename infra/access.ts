@@ -9,6 +9,7 @@ import type { FunctionAccess } from '#shared/function-environment.ts';
 import { functionEnvironment } from '#shared/function-environment.ts';
 import type { RouteAccess } from '#shared/http/routes.ts';
 import { DOCUMENT_OBJECT_PREFIX, UPLOAD_OBJECT_PREFIX, VAULT_ENCRYPTION_PURPOSE } from '#shared/names.ts';
+import { PAGE_BOUNDARY_KEY_PREFIX } from '#shared/store/keys.ts';
 import { grantKeyUsage } from './keys.ts';
 
 /** What route functions may be bound to. */
@@ -71,6 +72,14 @@ export function bindRoute(fn: LambdaFunction, access: FunctionAccess, resources:
   for (const [name, value] of Object.entries(environment)) fn.addEnvironment(name, value);
 
   if (access.table) grantTable(fn, TABLE_ACTIONS[access.table], resources);
+  if (access.pageBoundaries) {
+    // List functions stay read-only on records: they may only write page-boundary items.
+    fn.addToRolePolicy(new PolicyStatement({
+      actions: ['dynamodb:BatchWriteItem'],
+      resources: [resources.table.tableArn],
+      conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${PAGE_BOUNDARY_KEY_PREFIX}*`] } },
+    }));
+  }
 
   if (access.vault?.length) {
     // Only for vault data keys: the same key also encrypts documents through S3, which this grant does not open.

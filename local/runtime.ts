@@ -1,3 +1,6 @@
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import type http from 'node:http';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -6,10 +9,10 @@ import { KMSClient } from '@aws-sdk/client-kms';
 import { KmsSecretHasher } from '#shared/aws/credential-hasher.ts';
 import type { FunctionContainer } from '#shared/container.ts';
 import { functionContainer, runInContainer } from '#shared/container.ts';
-import { s3Triggers } from '#shared/events.ts';
+import { s3Triggers, streamTriggers } from '#shared/events.ts';
 import type { S3Trigger } from '#shared/events.ts';
 import type { FunctionResources } from '#shared/function-environment.ts';
-import { accessFor, AUTHORIZER_ACCESS, functionEnvironment } from '#shared/function-environment.ts';
+import { accessFor, AUTHORIZER_ACCESS, BACKGROUND_FUNCTION_ACCESS, functionEnvironment } from '#shared/function-environment.ts';
 import { routes as routeTable } from '#shared/http/routes.ts';
 import type { RouteDefinition } from '#shared/http/routes.ts';
 import { DynamoCredentialStore } from '#shared/store/credentials.ts';
@@ -26,9 +29,12 @@ import { startApiGatewayEmulator } from './api-gateway.ts';
 import type { ApiGatewayEmulatorOptions } from './api-gateway.ts';
 import { demoRoutes } from './demo/server.ts';
 import { startDynamoDbLocal } from './dynamodb-local.ts';
+import { startStreamPoller } from './dynamodb-streams.ts';
+import { startEventBridgeStandin } from './eventbridge-standin.ts';
 import { startKmsStandin } from './kms-standin.ts';
 import { startPaypalStandin } from './paypal-standin.ts';
-import { localCredentials } from './ports.ts';
+import { assertPortFree, localCredentials, localPorts } from './ports.ts';
+import { ADMIN_FLUSH_PATH } from './runtime-file.ts';
 import { ensureTable } from './provision.ts';
 import { routeS3Events } from './s3-events.ts';
 import { startS3Local } from './s3-local.ts';
@@ -45,11 +51,13 @@ export const LOCAL_NAMES = {
   reportsBucket: 'payments-reports-local',
   vaultKeyAlias: 'alias/payments-vault',
   credentialMacKeyAlias: 'alias/payments-credential-mac',
+  eventBusName: 'payments-events-local',
   demoOrganizationId: 'org_demo',
   demoLocationId: 'loc_demo',
 } as const;
 
 export interface LocalRuntimeOptions {
+  /** The API's port; the emulators take the next four (see local/ports.ts). 0: all random. */
   port: number;
   /** Persist DynamoDB, S3 objects and KMS key material here; in memory when absent. */
   dataDir?: string;
@@ -70,11 +78,18 @@ export interface LocalRuntime {
   handlerEnvironment: Record<string, string>;
   /** Credentials issued at start: the LOCAL_SEED ones, or one demo credential. */
   issuedCredentials: IssuedCredential[];
-  endpoints: { dynamodb: string; s3: string; kms: string; paypal: string };
+  endpoints: { dynamodb: string; s3: string; kms: string; paypal: string; eventbridge: string };
+  /** Where domain events are appended, one EventBridge-shaped JSON object per line: `.local/events-<port>.jsonl`. */
+  eventsFile: string;
   /** The demo checkout (only without a seed): its page and the publishable key it uses. */
   demo: { url: string; publishableKey: PublishableKey } | undefined;
   /** The KMS stand-in's live per-operation call counter (benchmarks count KMS calls per request). */
   kmsCalls: { calls: Record<string, number>; reset(): void };
+  /**
+   * Bearer token of the runtime's loopback admin endpoint (`POST ${ADMIN_FLUSH_PATH}`),
+   * written only to the owner-readable runtime file; `admin revoke-*` uses it.
+   */
+  adminToken: string;
   close(): Promise<void>;
 }
 
@@ -89,24 +104,30 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     for (const close of closers.reverse()) await close().catch(() => {});
   };
   try {
+    const ports = localPorts(options.port);
+    // Checked before anything starts, so a taken PORT fails at once rather than after DynamoDB Local's start-up.
+    await assertPortFree(ports.api, 'the API (PORT)');
     const dataPath = (name: string) => (options.dataDir ? path.join(options.dataDir, name) : undefined);
     if (options.dataDir) {
       const { mkdir } = await import('node:fs/promises');
       for (const name of ['dynamodb', 's3']) await mkdir(path.join(options.dataDir, name), { recursive: true });
     }
     const [dynamodbLocal, s3Local, kmsStandin, paypalStandin] = await Promise.all([
-      startDynamoDbLocal({ dataDir: dataPath('dynamodb') }),
-      startS3Local({ dataDir: dataPath('s3'), buckets: [LOCAL_NAMES.documentsBucket, LOCAL_NAMES.reportsBucket] }),
+      startDynamoDbLocal({ dataDir: dataPath('dynamodb'), port: ports.dynamodb }),
+      startS3Local({ dataDir: dataPath('s3'), buckets: [LOCAL_NAMES.documentsBucket, LOCAL_NAMES.reportsBucket], port: ports.s3 }),
       startKmsStandin({
+        port: ports.kms,
         dataDir: options.dataDir,
         keys: [
           { alias: LOCAL_NAMES.vaultKeyAlias, keySpec: 'SYMMETRIC_DEFAULT' },
           { alias: LOCAL_NAMES.credentialMacKeyAlias, keySpec: 'HMAC_256' },
         ],
       }),
-      startPaypalStandin(),
+      startPaypalStandin({ port: ports.paypal }),
     ]);
     closers.push(dynamodbLocal.close, s3Local.close, kmsStandin.close, paypalStandin.close);
+    const eventBridge = await startEventBridgeStandin({ busNames: [LOCAL_NAMES.eventBusName] });
+    closers.push(eventBridge.close);
 
     const vaultKey = kmsStandin.keys[LOCAL_NAMES.vaultKeyAlias];
     const macKey = kmsStandin.keys[LOCAL_NAMES.credentialMacKeyAlias];
@@ -120,6 +141,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       AWS_ENDPOINT_URL_DYNAMODB: dynamodbLocal.endpoint,
       AWS_ENDPOINT_URL_S3: s3Local.endpoint,
       AWS_ENDPOINT_URL_KMS: kmsStandin.url,
+      AWS_ENDPOINT_URL_EVENTBRIDGE: eventBridge.url,
       S3_FORCE_PATH_STYLE: 'true',
       ENVIRONMENT_NAME: LOCAL_NAMES.environmentName,
       POWERTOOLS_SERVICE_NAME: 'payments-api',
@@ -132,6 +154,8 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       vaultKeyId: vaultKey.arn,
       documentsBucket: LOCAL_NAMES.documentsBucket,
       credentialMacKeyId: macKey.arn,
+      reportsBucket: LOCAL_NAMES.reportsBucket,
+      eventBusName: LOCAL_NAMES.eventBusName,
       // The stand-in accepts any Basic client credentials; in AWS they come from Secrets Manager.
       paypal: { apiUrl: paypalStandin.url, credentials: { clientId: 'local-paypal-client', clientSecret: 'local-paypal-secret' } },
     };
@@ -146,8 +170,6 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     const handlerEnvironment: Record<string, string> = {
       ...platformEnvironment,
       ...Object.assign({}, ...[...containers.values()].map((container) => container.environment)),
-      // The Account Updater's CLIs write reports here.
-      REPORTS_BUCKET: LOCAL_NAMES.reportsBucket,
     };
     // Handlers run in this process, each inside its own function's container (see functionContainers);
     // the process itself holds only what every function gets.
@@ -162,7 +184,17 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       dynamodbClient.destroy();
       kmsClient.destroy();
     });
-    await ensureTable(dynamodbClient, LOCAL_NAMES.tableName);
+    const { streamArn } = await ensureTable(dynamodbClient, LOCAL_NAMES.tableName);
+    // Positions are taken before the API listens, so every change it commits reaches the publisher.
+    const streams = await startStreamPoller({
+      endpoint: dynamodbLocal.endpoint,
+      streamArn,
+      triggers: streamTriggers,
+      functionsDir: options.functionsDir ?? path.join(REPO_ROOT, 'functions'),
+      invokeAs,
+      log: options.log,
+    });
+    closers.push(streams.close);
 
     const documentClient = DynamoDBDocumentClient.from(dynamodbClient, { marshallOptions: { removeUndefinedValues: true } });
     const deps = {
@@ -175,12 +207,13 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     const script = assetOf(await writeTokenizeScript());
 
     let localRoutes: NonNullable<ApiGatewayEmulatorOptions['localRoutes']> = async () => false;
+    const adminToken = randomBytes(32).toString('base64url');
     const api = await startApiGatewayEmulator({
-      localRoutes: (req, res) => localRoutes(req, res),
+      localRoutes: async (req, res) => (await adminRoute(req, res, adminToken, () => api.flushAuthorizerCache())) || localRoutes(req, res),
       routes,
       functionsDir: options.functionsDir ?? path.join(REPO_ROOT, 'functions'),
       invokeAs,
-      port: options.port,
+      port: ports.api,
       stage: LOCAL_NAMES.stage,
       binaryMediaTypes: ['multipart/form-data'],
       authorizerHandler: 'authorizer',
@@ -188,6 +221,10 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       log: options.log,
     });
     closers.push(api.close);
+    // Named after the port, known only now; each run starts a fresh file.
+    const eventsFile = path.join(REPO_ROOT, '.local', `events-${api.port}.jsonl`);
+    await rm(eventsFile, { force: true });
+    await eventBridge.writeTo(eventsFile);
 
     // S3 notifications: the same trigger table CDK reads, driving the same handlers.
     const s3Events = routeS3Events({
@@ -199,6 +236,10 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       log: options.log,
     });
     closers.push(s3Events.close);
+    // Account Updater inbox: the same state machine definition and handlers as the stack's EventBridge rule starts.
+    const { routeInboxToEngine } = await import('./au-engine.ts');
+    const inbox = routeInboxToEngine(s3Local.server as never, LOCAL_NAMES.reportsBucket, { functionsDir: options.functionsDir ?? path.join(REPO_ROOT, 'functions'), invokeAs, log: options.log });
+    closers.push(inbox.close);
 
     let demo: LocalRuntime['demo'];
     const merchantCredential = issuedCredentials[0];
@@ -218,8 +259,10 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       handlerEnvironment,
       issuedCredentials,
       demo,
-      endpoints: { dynamodb: dynamodbLocal.endpoint, s3: s3Local.endpoint, kms: kmsStandin.url, paypal: paypalStandin.url },
+      endpoints: { dynamodb: dynamodbLocal.endpoint, s3: s3Local.endpoint, kms: kmsStandin.url, paypal: paypalStandin.url, eventbridge: eventBridge.url },
+      eventsFile,
       kmsCalls: { calls: kmsStandin.calls, reset: () => kmsStandin.resetCalls() },
+      adminToken,
       close: closeAll,
     };
   } catch (error) {
@@ -244,8 +287,26 @@ export function functionContainers(options: {
     ...options.routes.map((route) => [route.handler, accessFor(route)] as const),
     ...options.triggers.map((trigger) => [trigger.handler, trigger.access] as const),
     ['authorizer', AUTHORIZER_ACCESS] as const,
+    ...Object.entries(BACKGROUND_FUNCTION_ACCESS),
   ];
   return new Map(accesses.map(([name, access]) => [name, functionContainer({ ...options.platformEnvironment, ...functionEnvironment(access, options.resources) })]));
+}
+
+/**
+ * The local counterpart of API Gateway's FlushStageAuthorizersCache, for the
+ * revoke commands: loopback only (the whole runtime is), never in the route
+ * table, and it takes the runtime file's token, so only the user who started
+ * the runtime can call it. Resolves true when it answered.
+ */
+async function adminRoute(req: http.IncomingMessage, res: http.ServerResponse, token: string, flush: () => void): Promise<boolean> {
+  if (new URL(req.url ?? '/', 'http://localhost').pathname !== ADMIN_FLUSH_PATH) return false;
+  const presented = Buffer.from(/^Bearer (\S+)$/.exec(req.headers.authorization ?? '')?.[1] ?? '');
+  const expected = Buffer.from(token);
+  const status = req.method !== 'POST' ? 405 : presented.length === expected.length && timingSafeEqual(presented, expected) ? 204 : 401;
+  if (status === 204) flush();
+  req.resume();
+  res.writeHead(status, { 'Cache-Control': 'no-store' }).end();
+  return true;
 }
 
 async function seedDemoOrganization(deps: Parameters<typeof applySeed>[1]): Promise<IssuedCredential[]> {

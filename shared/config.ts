@@ -19,6 +19,7 @@ export const ENVIRONMENT_VARIABLES = {
   documentsBucket: 'DOCUMENTS_BUCKET',
   documentsKmsKeyId: 'DOCUMENTS_KMS_KEY_ID',
   reportsBucket: 'REPORTS_BUCKET',
+  eventBusName: 'EVENT_BUS_NAME',
   vaultKeyId: 'VAULT_KEY_ID',
   credentialMacKeyId: 'CREDENTIAL_MAC_KEY_ID',
   paypalApiUrl: 'PAYPAL_API_URL',
@@ -92,6 +93,10 @@ export const config = {
     if (paypalSecretArn) return { secretArn: paypalSecretArn };
     if (paypalClientId && paypalClientSecret) return { clientId: paypalClientId, clientSecret: paypalClientSecret };
     throw new Error(`Missing required environment variable ${ENVIRONMENT_VARIABLES.paypalSecretArn}`);
+  },
+  /** The EventBridge bus domain events are published to (docs/events.md). */
+  get eventBusName(): string {
+    return required('eventBusName');
   },
   /** When set, links are built from it instead of from the request's Host and stage. */
   get publicBaseUrl(): string | undefined {

@@ -12,10 +12,27 @@ import type { RouteAccess, RouteDefinition } from './http/routes.ts';
 export interface FunctionAccess extends RouteAccess {
   /** Hashes API secure keys with the credential HMAC key (the request authorizer). */
   credentialMac?: boolean;
+  /** Reads and writes the Account Updater's files and reports (the reports bucket). */
+  reports?: boolean;
+  /** Publishes domain events to the event bus. */
+  events?: boolean;
 }
 
 /** The request authorizer reads credentials and publishable keys and hashes secure keys. */
 export const AUTHORIZER_ACCESS: FunctionAccess = { table: 'read', credentialMac: true };
+
+/**
+ * Functions outside the route and S3 trigger tables, with what the stack gives
+ * them (infra/account-updater.ts, infra/domain-events.ts): the local runtime
+ * runs them in containers built from these.
+ */
+export const BACKGROUND_FUNCTION_ACCESS: Readonly<Record<string, FunctionAccess>> = {
+  'au-check': { table: 'read', reports: true },
+  'au-chunk': { table: 'write', vault: ['encrypt', 'decrypt'], reports: true },
+  'au-merge': { table: 'read', reports: true },
+  'au-export': { table: 'read', reports: true },
+  'events-publish': { events: true },
+};
 
 /** A route's declared access, plus what the platform itself needs for it. */
 export function accessFor(route: RouteDefinition): FunctionAccess {
@@ -32,6 +49,8 @@ export interface FunctionResources {
   /** SSE-KMS key for document objects; absent where the bucket cannot use KMS (s3rver). */
   readonly documentsKmsKeyId?: string;
   readonly credentialMacKeyId?: string;
+  readonly reportsBucket?: string;
+  readonly eventBusName?: string;
   readonly paypal: { readonly apiUrl: string; readonly credentials: PaypalCredentialSource };
 }
 
@@ -52,6 +71,14 @@ export function functionEnvironment(access: FunctionAccess, resources: FunctionR
   if (access.documents?.length) {
     environment[NAMES.documentsBucket] = resources.documentsBucket;
     if (resources.documentsKmsKeyId) environment[NAMES.documentsKmsKeyId] = resources.documentsKmsKeyId;
+  }
+  if (access.reports) {
+    if (!resources.reportsBucket) throw new Error('reports access needs the reports bucket');
+    environment[NAMES.reportsBucket] = resources.reportsBucket;
+  }
+  if (access.events) {
+    if (!resources.eventBusName) throw new Error('events access needs the event bus');
+    environment[NAMES.eventBusName] = resources.eventBusName;
   }
   return environment;
 }

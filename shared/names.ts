@@ -12,3 +12,6 @@ export const VAULT_ENCRYPTION_PURPOSE = 'paymethod-vault';
 export const DOCUMENT_OBJECT_PREFIX = 'documents/';
 /** Upload sessions post their file under this prefix; finalized files move to DOCUMENT_OBJECT_PREFIX. */
 export const UPLOAD_OBJECT_PREFIX = 'uploads/';
+
+/** EventBridge sources of the domain events (docs/events.md); the stack's example rule matches on them. */
+export const EVENT_SOURCES = { paymethods: 'payments.paymethods', documents: 'payments.documents' } as const;

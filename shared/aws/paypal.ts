@@ -1,6 +1,8 @@
 import { InvalidRequest, Unavailable } from '#shared/domain/errors.ts';
 import type { PaypalCredentialSource } from '#shared/config.ts';
 import type { BillingAgreements } from '#shared/domain/paymethods/ports.ts';
+import { clientBudget, KMS_BUDGET } from './client-config.ts';
+import { remainingMs } from './deadline.ts';
 import { parsePaypalSecret } from './paypal-secret.ts';
 
 export interface PaypalClientCredentials {
@@ -57,12 +59,18 @@ export class PaypalBillingAgreements implements BillingAgreements {
     return body.access_token;
   }
 
+  /**
+   * One attempt, no retry (creating an agreement is not idempotent on PayPal's
+   * side), cut at 5 s or at the request deadline, whichever comes first.
+   */
   private async post(path: string, init: { headers: Record<string, string>; body: string }): Promise<Response> {
+    const left = remainingMs();
+    if (left !== undefined && left <= 0) throw new Unavailable('PayPal could not be called before the request deadline; retry later');
     try {
       return await (this.options.fetch ?? fetch)(`${this.options.apiUrl.replace(/\/+$/, '')}${path}`, {
         method: 'POST',
         ...init,
-        signal: AbortSignal.timeout(this.options.timeoutMs ?? 5_000),
+        signal: AbortSignal.timeout(Math.min(this.options.timeoutMs ?? 5_000, left ?? Infinity)),
       });
     } catch (error) {
       throw new Unavailable('PayPal is unreachable; retry later', 1, { cause: error });
@@ -88,7 +96,8 @@ export function paypalCredentials(source: PaypalCredentialSource): () => Promise
   async function load(): Promise<PaypalClientCredentials> {
     if (!('secretArn' in source)) return { clientId: source.clientId, clientSecret: source.clientSecret };
     const { SecretsManagerClient, GetSecretValueCommand } = await import('@aws-sdk/client-secrets-manager');
-    const client = new SecretsManagerClient({});
+    // Secrets Manager sits on the create path once per container: the same bounds as KMS.
+    const client = new SecretsManagerClient(clientBudget(KMS_BUDGET));
     const { SecretString } = await client.send(new GetSecretValueCommand({ SecretId: source.secretArn }));
     const secret = parsePaypalSecret(SecretString);
     // A fresh stack's placeholder, or a hand-edited secret of another shape: an operator's task, not the client's.

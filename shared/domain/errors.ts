@@ -109,10 +109,25 @@ export class Unavailable extends DomainError {
   constructor(
     message = 'a dependency is temporarily unavailable; retry later',
     readonly retryAfterSeconds = 1,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; code?: string },
   ) {
-    super('SERVICE_UNAVAILABLE', message);
+    super(options?.code ?? 'SERVICE_UNAVAILABLE', message);
     if (options?.cause !== undefined) this.cause = options.cause;
+  }
+}
+
+/**
+ * A write was sent but its outcome is unknown: the dependency stalled or the
+ * connection dropped after the request left, so it may or may not have been
+ * applied. Retrying with the same Idempotency-Key is safe (it answers with the
+ * committed record or performs the write once); retrying without one may duplicate.
+ */
+export class OutcomeUnknown extends Unavailable {
+  constructor(options?: { cause?: unknown }) {
+    super('the outcome of the write is unknown; retry with the same Idempotency-Key to learn it (without one, a retry may create a duplicate)', 1, {
+      ...options,
+      code: 'OUTCOME_UNKNOWN',
+    });
   }
 }
 

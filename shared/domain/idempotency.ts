@@ -2,6 +2,12 @@
  * Idempotency records (IETF Idempotency-Key draft semantics): the port the
  * HTTP wrapper (shared/http/idempotency.ts) uses and the DynamoDB adapter
  * (shared/store/idempotency.ts) implements.
+ *
+ * Exactly once: a create records its answer in the same atomic write as the
+ * record it answers for (an IdempotencyCompletion handed to the repository),
+ * so the key knows every committed record. Each run holds the key under its
+ * own `owner` id; that write is conditional on still owning it, so a run that
+ * lost the key (its lease ran out and a retry took over) can never commit.
  */
 
 /** A response as it will be replayed: status, headers and JSON body. */
@@ -27,6 +33,8 @@ export interface IdempotencyClaim {
   key: string;
   /** Hash of what makes two requests "the same" (route, path parameters, body bytes). */
   fingerprint: string;
+  /** This run's id: the key's writes are fenced on it. */
+  owner: string;
   now: Date;
   /** How long a running request holds the key before another may take over (a crash must not block forever). */
   leaseMs: number;
@@ -34,9 +42,29 @@ export interface IdempotencyClaim {
   retentionMs: number;
 }
 
+/**
+ * The answer to an idempotent create, to be stored by the repository in the
+ * transaction that writes `T`. The repository calls `answer` with the record
+ * exactly as it commits it, and `committed` once the transaction succeeded.
+ */
+export interface IdempotencyCompletion<T> {
+  readonly claim: IdempotencyClaim;
+  answer(record: T): StoredResponse;
+  committed(response: StoredResponse): void;
+}
+
+/** The same completion for a use case whose answer is built from more than the stored record. */
+export function completionOf<T, R>(completion: IdempotencyCompletion<R> | undefined, toAnswered: (record: T) => R): IdempotencyCompletion<T> | undefined {
+  if (!completion) return undefined;
+  return { claim: completion.claim, answer: (record) => completion.answer(toAnswered(record)), committed: (response) => completion.committed(response) };
+}
+
 export interface IdempotencyStore {
   claim(claim: IdempotencyClaim): Promise<ClaimOutcome>;
+  /** Stores an answer that came with no record (a refusal); only while `claim.owner` holds the key. */
   complete(claim: IdempotencyClaim, response: StoredResponse): Promise<void>;
-  /** Gives the key back (the request failed in a way worth retrying). */
+  /** Gives the key back: the request failed before anything could be written. */
   release(claim: IdempotencyClaim): Promise<void>;
+  /** Ends the lease now but keeps the key: the run gave up with its outcome unknown, a retry may take over at once. */
+  abandon(claim: IdempotencyClaim): Promise<void>;
 }

@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import type * as z from 'zod/mini';
 import type { AvailableDocument, DocumentStatus, StoredDocument } from '#shared/domain/documents/document.ts';
 import { DOCUMENT_RESOURCES, DOCUMENT_TYPES, utcDate } from '#shared/domain/documents/document.ts';
 import type { FilterSpec } from './list-query.ts';

@@ -33,6 +33,9 @@ const TRANSIENT_DEPENDENCY_ERRORS = new Set([
   'TimeoutError',
   'RequestTimeout',
   'TransactionInProgressException',
+  'RequestDeadlineExceeded',
+  // A transaction cancelled by a concurrent one (repositories handle their own conditions).
+  'TransactionCanceledException',
 ]);
 
 const NETWORK_ERROR_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN']);

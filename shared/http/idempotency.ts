@@ -1,36 +1,56 @@
-import { createHash } from 'node:crypto';
-import { Conflict, InvalidRequest, Unprocessable } from '#shared/domain/errors.ts';
-import type { IdempotencyClaim, IdempotencyStore } from '#shared/domain/idempotency.ts';
+import { createHash, randomUUID } from 'node:crypto';
+import { REQUEST_BUDGET_MS } from '#shared/aws/deadline.ts';
+import { Conflict, InvalidRequest, OutcomeUnknown, Unprocessable } from '#shared/domain/errors.ts';
+import type { IdempotencyClaim, IdempotencyCompletion, IdempotencyStore, StoredResponse } from '#shared/domain/idempotency.ts';
 import { codePointLength } from '#shared/domain/paymethods/rules.ts';
 import { logger } from '#shared/log/logger.ts';
 import type { ApiRouteHandler } from './api-handler.ts';
 import { classifyError, errorResponse } from './errors.ts';
 import type { ApiRequest } from './request.ts';
+import type { ApiResponse } from './response.ts';
 
-export const IDEMPOTENCY_LEASE_MS = 30_000; // above API Gateway's 29 s: a live request never loses its key
+/**
+ * A run answers by its request deadline, so after this lease it is over; a
+ * retry may then take the key. Taking it over early would still be safe (the
+ * old run's commit is fenced on its owner id), only no longer a 409.
+ */
+export const IDEMPOTENCY_LEASE_MS = REQUEST_BUDGET_MS + 1_500;
 export const IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000;
 
 /**
- * Wraps any POST route with the contract's Idempotency-Key semantics:
- * same key + same request within 24 h replays the first answer (status,
- * headers, body) without running again; same key + another request is 422;
- * a repeat while the first still runs is 409. Keys are scoped to the
- * authenticated organization. "Same request" is the route, its path
- * parameters and the exact body bytes (so multipart uploads work too).
- *
- * Answers below 500 are kept (a 400 stays a 400 on retry); 5xx answers and
- * unexpected failures give the key back so a retry can succeed.
+ * Hands a create route the completion its repository writes in the record's
+ * own transaction; undefined when the request carries no Idempotency-Key.
  */
-export function idempotent(routeName: string, run: ApiRouteHandler, store: () => IdempotencyStore, clock: () => Date = () => new Date()): ApiRouteHandler {
+export type CompletionFor = <T>(answer: (record: T) => ApiResponse) => IdempotencyCompletion<T> | undefined;
+export type IdempotentRouteHandler = (request: ApiRequest, options: { signal: AbortSignal; completion: CompletionFor }) => Promise<ApiResponse>;
+
+/**
+ * Wraps a create route with the contract's Idempotency-Key semantics: same
+ * key + same request within 24 h replays the first answer (status, headers,
+ * body) without running again; same key + another request is 422; a repeat
+ * while the first still runs is 409. Keys are scoped to the authenticated
+ * organization. "Same request" is the route, its path parameters and the
+ * exact body bytes (so multipart uploads work too).
+ *
+ * Exactly once: a success is recorded by the record's own transaction (the
+ * route passes `completion` to its use case), never by a later write that
+ * could be lost. Refusals below 500 are recorded afterwards (a 400 stays a
+ * 400 on retry; losing that record only lets the refusal run again). A
+ * failure before anything was written gives the key back; a failure whose
+ * outcome is unknown keeps it (503 OUTCOME_UNKNOWN), so the retry replays
+ * the committed record or, if nothing committed, performs the write once.
+ */
+export function idempotent(routeName: string, run: IdempotentRouteHandler, store: () => IdempotencyStore, clock: () => Date = () => new Date()): ApiRouteHandler {
   return async (request, options) => {
     const key = request.headers['idempotency-key'];
-    if (key === undefined) return run(request, options);
+    if (key === undefined) return run(request, { ...options, completion: () => undefined });
     const length = codePointLength(key);
     if (length < 1 || length > 255) throw new InvalidRequest([{ field: 'Idempotency-Key', message: 'must be 1 to 255 characters' }], 'INVALID_IDEMPOTENCY_KEY');
     const claim: IdempotencyClaim = {
       scope: request.caller?.organizationId ?? 'anonymous',
       key,
       fingerprint: fingerprintOf(routeName, request),
+      owner: randomUUID(),
       now: clock(),
       leaseMs: IDEMPOTENCY_LEASE_MS,
       retentionMs: IDEMPOTENCY_RETENTION_MS,
@@ -40,30 +60,42 @@ export function idempotent(routeName: string, run: ApiRouteHandler, store: () =>
     if (outcome.kind === 'in-progress') throw new Conflict('IDEMPOTENCY_KEY_IN_USE', 'a request with this Idempotency-Key is still being processed; retry later');
     if (outcome.kind === 'mismatch') throw new Unprocessable('IDEMPOTENCY_KEY_REUSED', 'this Idempotency-Key was used with another request');
 
-    let response;
+    let committed: StoredResponse | undefined;
+    const completion: CompletionFor = (answer) => ({ claim, answer, committed: (response) => (committed = response) });
+    let response: ApiResponse;
     try {
-      response = await run(request, options);
+      response = await run(request, { ...options, completion });
     } catch (error) {
+      // The record and its answer are stored: that is the answer, whatever failed afterwards.
+      if (committed) return committed as ApiResponse;
       const known = classifyError(error);
-      if (known && known.kind !== 'unavailable') await settle(store(), claim, errorResponse(known));
-      else await store().release(claim).catch((releaseError: unknown) => logger.warn('idempotency key release failed', { error: releaseError }));
+      if (known instanceof OutcomeUnknown) await quietly('abandon', store().abandon(claim));
+      else if (known && known.kind !== 'unavailable') await quietly('complete', store().complete(claim, errorResponse(known)));
+      else await quietly('release', store().release(claim));
       throw error;
     }
-    if (response.statusCode < 500) await settle(store(), claim, response);
-    else await store().release(claim);
+    if (committed || response.statusCode >= 500) {
+      if (!committed) await quietly('release', store().release(claim));
+      return response;
+    }
+    if (response.statusCode < 300) {
+      // A route whose use case did not store its answer in the record's transaction: a bug, and a duplicate risk.
+      logger.error('idempotent success without a transactional completion', { route: routeName });
+    }
+    await quietly('complete', store().complete(claim, response));
     return response;
   };
 }
 
 /**
- * The work is done: failing to record the answer must not turn a success
- * into an error. The key then stays in progress until its lease ends.
+ * Bookkeeping after the outcome is known must not change the answer. A lost
+ * write here is harmless: the key stays in progress and its lease ends.
  */
-async function settle(store: IdempotencyStore, claim: IdempotencyClaim, response: { statusCode: number; headers?: Record<string, string>; body?: unknown }): Promise<void> {
+async function quietly(what: string, write: Promise<void>): Promise<void> {
   try {
-    await store.complete(claim, response);
+    await write;
   } catch (error) {
-    logger.warn('idempotency answer could not be recorded', { error });
+    logger.warn(`idempotency key ${what} failed`, { error });
   }
 }
 

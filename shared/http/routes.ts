@@ -40,6 +40,11 @@ export interface RouteAccess {
   documents?: ReadonlyArray<'read' | 'write' | 'delete' | 'presign-upload' | 'finalize-upload'>;
   /** Calls the PayPal billing-agreement port. */
   paypal?: boolean;
+  /**
+   * Remembers where list pages start (shared/store/page-boundaries.ts), so a bare
+   * page_index costs about one page: BatchWriteItem on `PAGE#...` items only.
+   */
+  pageBoundaries?: boolean;
 }
 
 export interface RouteDefinition {
@@ -136,7 +141,7 @@ export const routes: readonly RouteDefinition[] = [
     method: 'GET',
     path: '/v3/organizations/{organization_id}/locations/{location_id}/customers/{customer_token}/paymethods',
     auth: 'secret',
-    access: { table: 'read' },
+    access: { table: 'read', pageBoundaries: true },
     summary: "List a customer's paymethods at a location",
   },
   {
@@ -144,7 +149,7 @@ export const routes: readonly RouteDefinition[] = [
     method: 'GET',
     path: '/v3/organizations/{organization_id}/locations/{location_id}/paymethods',
     auth: 'secret',
-    access: { table: 'read' },
+    access: { table: 'read', pageBoundaries: true },
     summary: "List a location's paymethods",
   },
   {
@@ -152,7 +157,7 @@ export const routes: readonly RouteDefinition[] = [
     method: 'GET',
     path: '/v3/organizations/{organization_id}/paymethods',
     auth: 'secret',
-    access: { table: 'read' },
+    access: { table: 'read', pageBoundaries: true },
     summary: "List an organization's paymethods, including the Account Updater report",
   },
   {
@@ -183,7 +188,7 @@ export const routes: readonly RouteDefinition[] = [
     method: 'GET',
     path: DOCUMENTS,
     auth: 'secret',
-    access: { table: 'read' },
+    access: { table: 'read', pageBoundaries: true },
     summary: "List the organization's documents, newest first",
   },
   {

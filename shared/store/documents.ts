@@ -1,11 +1,17 @@
-import { createHash } from 'node:crypto';
-import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { createHash, randomUUID } from 'node:crypto';
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { commitWrite } from '#shared/aws/outcome.ts';
+import type { IdempotencyCompletion } from '#shared/domain/idempotency.ts';
 import type { AvailableDocument, StoredDocument } from '#shared/domain/documents/document.ts';
 import type { DocumentListQuery, DocumentPage, DocumentRepository } from '#shared/domain/documents/ports.ts';
 import { InvalidRequest } from '#shared/domain/errors.ts';
-import { DOCUMENT_INDEX_ATTRIBUTES, documentListPartition, documentListSortKeyBounds, keys, withoutKeys } from './keys.ts';
-import { isConditionFailure } from './write-conflicts.ts';
+import { idempotencyCompletionWrite, idempotencyKeyLost } from './idempotency.ts';
+import { DOCUMENT_INDEX_ATTRIBUTES, documentListPartition, documentListSortKeyBounds, keys } from './keys.ts';
+import type { PagedList } from './page-boundaries.ts';
+import { PageBoundaries, collect } from './page-boundaries.ts';
+import { documentFromItem } from './records.ts';
+import { cancellationReasons, isConditionFailure } from './write-conflicts.ts';
 
 type Item = Record<string, unknown>;
 type Partition = ReturnType<typeof documentListPartition>;
@@ -22,32 +28,46 @@ const epochSeconds = (date: Date) => Math.floor(date.getTime() / 1000);
  * Only available documents carry the index keys.
  */
 export class DynamoDocumentRepository implements DocumentRepository {
+  private readonly pageBoundaries: PageBoundaries;
+
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,
-  ) {}
+  ) {
+    this.pageBoundaries = new PageBoundaries(client, tableName);
+  }
 
-  async put(document: StoredDocument, options: { expiresAt?: Date } = {}): Promise<void> {
-    await this.client.send(
-      new PutCommand({
-        TableName: this.tableName,
-        Item: {
-          ...document,
-          ...keys.document(document.organization_id, document.document_id),
-          ...(isListed(document) ? indexKeys(document) : {}),
-          ...(options.expiresAt ? { expires_at: epochSeconds(options.expiresAt) } : {}),
-        },
-        // Ids are random, so this never fires in practice; it keeps a bug from overwriting a document.
-        ConditionExpression: 'attribute_not_exists(pk)',
-      }),
-    );
+  async put(document: StoredDocument, options: { expiresAt?: Date; completion?: IdempotencyCompletion<StoredDocument> } = {}): Promise<void> {
+    const put = {
+      TableName: this.tableName,
+      Item: {
+        ...document,
+        ...keys.document(document.organization_id, document.document_id),
+        ...(isListed(document) ? indexKeys(document) : {}),
+        ...(options.expiresAt ? { expires_at: epochSeconds(options.expiresAt) } : {}),
+      },
+      // Ids are random, so this never fires in practice; it keeps a bug from overwriting a document.
+      ConditionExpression: 'attribute_not_exists(pk)',
+    };
+    if (!options.completion) {
+      await commitWrite(() => this.client.send(new PutCommand(put)));
+      return;
+    }
+    const answered = idempotencyCompletionWrite(this.tableName, options.completion, document);
+    try {
+      await commitWrite(() => this.client.send(new TransactWriteCommand({ TransactItems: [{ Put: put }, answered.item], ClientRequestToken: randomUUID() })));
+    } catch (error) {
+      if (cancellationReasons(error, 2)?.[1] === 'ConditionalCheckFailed') throw idempotencyKeyLost();
+      throw error;
+    }
+    options.completion.committed(answered.response);
   }
 
   async get(organizationId: string, documentId: string): Promise<StoredDocument | undefined> {
     const { Item } = await this.client.send(
       new GetCommand({ TableName: this.tableName, Key: keys.document(organizationId, documentId), ConsistentRead: true }),
     );
-    return Item ? toDocument(Item) : undefined;
+    return Item ? documentFromItem(Item) : undefined;
   }
 
   async markAvailable(document: AvailableDocument): Promise<boolean> {
@@ -94,7 +114,7 @@ export class DynamoDocumentRepository implements DocumentRepository {
           ReturnValues: 'ALL_OLD',
         }),
       );
-      return Attributes ? toDocument(Attributes) : undefined;
+      return Attributes ? documentFromItem(Attributes) : undefined;
     } catch (error) {
       if (isConditionFailure(error)) return undefined;
       throw error;
@@ -122,48 +142,39 @@ export class DynamoDocumentRepository implements DocumentRepository {
 
   async list(query: DocumentListQuery): Promise<DocumentPage> {
     const plan = listPlan(query);
-    let startKey: Item | undefined;
-    if (query.cursor !== undefined) {
-      startKey = decodeCursor(query.cursor, plan, query.pageIndex);
-    } else if (query.pageIndex > 0) {
-      // A bare page_index: read past the earlier pages (cost grows with the offset; links.next avoids it).
-      const skipped = await this.collect(plan, query.pageIndex * query.pageSize, undefined);
-      const last = skipped.at(-1);
-      if (!last || skipped.length < query.pageIndex * query.pageSize) return { documents: [] };
-      startKey = positionOf(last, plan.partition);
-    }
+    const list: PagedList = {
+      fingerprint: `doc-${plan.fingerprint}`,
+      queryOnePage: async ({ startKey, limit, ascending }) => {
+        const { Items = [], LastEvaluatedKey } = await this.client.send(
+          new QueryCommand({
+            TableName: this.tableName,
+            IndexName: plan.partition.indexName,
+            KeyConditionExpression: plan.keyCondition,
+            ...(plan.filter ? { FilterExpression: plan.filter } : {}),
+            ExpressionAttributeNames: plan.names,
+            ExpressionAttributeValues: plan.values,
+            // Newest first; page boundaries read back towards newer items.
+            ScanIndexForward: ascending ?? false,
+            Limit: limit,
+            ExclusiveStartKey: startKey,
+          }),
+        );
+        return { items: Items, lastEvaluatedKey: LastEvaluatedKey };
+      },
+      positionOf: (item) => positionOf(item, plan.partition),
+      sortValueOf: (item) => item[plan.partition.sortKeyAttribute] as string,
+    };
     // One more than the page tells whether another page exists without a second round trip.
-    const items = await this.collect(plan, query.pageSize + 1, startKey);
+    const items =
+      query.cursor !== undefined
+        ? (await collect(list.queryOnePage, decodeCursor(query.cursor, plan, query.pageIndex), query.pageSize + 1)).items
+        : await this.pageBoundaries.readBarePage(list, query.pageIndex, query.pageSize);
     const page = items.slice(0, query.pageSize);
     const last = page.at(-1);
     return {
-      documents: page.map((item) => toDocument(item) as AvailableDocument),
+      documents: page.map((item) => documentFromItem(item) as AvailableDocument),
       ...(items.length > query.pageSize && last ? { nextCursor: encodeCursor(positionOf(last, plan.partition), plan, query.pageIndex + 1) } : {}),
     };
-  }
-
-  /** Reads until `wanted` matching items or the end of the range. */
-  private async collect(plan: ListPlan, wanted: number, startKey: Item | undefined): Promise<Item[]> {
-    const items: Item[] = [];
-    let exclusiveStartKey = startKey;
-    do {
-      const { Items = [], LastEvaluatedKey } = await this.client.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          IndexName: plan.partition.indexName,
-          KeyConditionExpression: plan.keyCondition,
-          ...(plan.filter ? { FilterExpression: plan.filter } : {}),
-          ExpressionAttributeNames: plan.names,
-          ExpressionAttributeValues: plan.values,
-          ScanIndexForward: false,
-          Limit: Math.min(wanted - items.length, 1000),
-          ExclusiveStartKey: exclusiveStartKey,
-        }),
-      );
-      items.push(...Items);
-      exclusiveStartKey = LastEvaluatedKey;
-    } while (items.length < wanted && exclusiveStartKey);
-    return items.slice(0, wanted);
   }
 
   private async conditionalUpdate(input: Omit<ConstructorParameters<typeof UpdateCommand>[0], 'TableName'>): Promise<boolean> {
@@ -185,9 +196,6 @@ function indexKeys(document: AvailableDocument): Record<string, string> {
   return keys.documentIndexes(document.organization_id, document.type, document.resource, document.received_at, document.document_id);
 }
 
-function toDocument(item: Item): StoredDocument {
-  return withoutKeys(item) as unknown as StoredDocument;
-}
 
 interface ListPlan {
   partition: Partition;

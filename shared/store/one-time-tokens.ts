@@ -1,9 +1,14 @@
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { randomUUID } from 'node:crypto';
+import { GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { commitWrite } from '#shared/aws/outcome.ts';
+import type { IdempotencyCompletion } from '#shared/domain/idempotency.ts';
 import type { OneTimeToken } from '#shared/domain/paymethods/model.ts';
 import type { OneTimeTokenRepository } from '#shared/domain/paymethods/ports.ts';
 import type { SealedSecret } from '#shared/domain/vault.ts';
+import { idempotencyCompletionWrite, idempotencyKeyLost } from './idempotency.ts';
 import { keys, withoutKeys } from './keys.ts';
+import { cancellationReasons } from './write-conflicts.ts';
 import { TTL_ATTRIBUTE } from './table.ts';
 
 /**
@@ -19,22 +24,33 @@ export class DynamoOneTimeTokenStore implements OneTimeTokenRepository {
     private readonly tableName: string,
   ) {}
 
-  async create(token: OneTimeToken, secret: SealedSecret): Promise<void> {
+  async create(token: OneTimeToken, secret: SealedSecret, completion?: IdempotencyCompletion<OneTimeToken>): Promise<void> {
     const { expires_at: expiresAt, ...record } = token;
-    await this.client.send(
-      new PutCommand({
-        TableName: this.tableName,
-        Item: {
-          ...keys.oneTimeToken(token.one_time_token),
-          entity: 'one-time-token',
-          ...record,
-          expires_at_iso: expiresAt,
-          [TTL_ATTRIBUTE]: Math.ceil(Date.parse(expiresAt) / 1000),
-          vault: secret,
-        },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      }),
-    );
+    const put = {
+      TableName: this.tableName,
+      Item: {
+        ...keys.oneTimeToken(token.one_time_token),
+        entity: 'one-time-token',
+        ...record,
+        expires_at_iso: expiresAt,
+        [TTL_ATTRIBUTE]: Math.ceil(Date.parse(expiresAt) / 1000),
+        vault: secret,
+      },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    };
+    if (!completion) {
+      await commitWrite(() => this.client.send(new PutCommand(put)));
+      return;
+    }
+    const answered = idempotencyCompletionWrite(this.tableName, completion, token);
+    try {
+      await commitWrite(() => this.client.send(new TransactWriteCommand({ TransactItems: [{ Put: put }, answered.item], ClientRequestToken: randomUUID() })));
+    } catch (error) {
+      // The token id is new and random: only the key's fence fails a condition here (anything else is a transient conflict).
+      if (cancellationReasons(error, 2)?.[1] === 'ConditionalCheckFailed') throw idempotencyKeyLost();
+      throw error;
+    }
+    completion.committed(answered.response);
   }
 
   async getWithSecret(token: string): Promise<{ token: OneTimeToken; secret: SealedSecret } | undefined> {

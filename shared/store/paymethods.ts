@@ -1,21 +1,27 @@
-import { GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { randomUUID } from 'node:crypto';
+import { BatchGetCommand, GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient, QueryCommandInput, TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { commitWrite } from '#shared/aws/outcome.ts';
+import type { CardChange, CardUpdates, StoredCard, UpdateSource } from '#shared/domain/account-updater/ports.ts';
 import { Conflict } from '#shared/domain/errors.ts';
+import type { IdempotencyCompletion } from '#shared/domain/idempotency.ts';
 import type { Paymethod } from '#shared/domain/paymethods/model.ts';
 import type { NewPaymethod, Page, PageRequest, PaymethodQuery, PaymethodRepository } from '#shared/domain/paymethods/ports.ts';
 import type { SealedSecret } from '#shared/domain/vault.ts';
 import { decodeCursor, encodeCursor, queryFingerprint } from './cursor.ts';
-import { keys, withoutKeys } from './keys.ts';
-import { cancellationReasons } from './write-conflicts.ts';
+import { idempotencyCompletionWrite, idempotencyKeyLost } from './idempotency.ts';
+import { auReportPartition, auShards, keys } from './keys.ts';
+import type { PagedList } from './page-boundaries.ts';
+import { PageBoundaries, collect } from './page-boundaries.ts';
+import { AU_SOURCE_ATTRIBUTE, PAYMETHOD_ENTITY, SECRET_ATTRIBUTE, paymethodFromItem } from './records.ts';
+import { cancellationReasons, isConditionFailure } from './write-conflicts.ts';
 import type { IndexName } from './table.ts';
 import { GLOBAL_SECONDARY_INDEXES } from './table.ts';
 
 type Item = Record<string, unknown>;
 type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
-/** Attribute that holds the sealed account number; it never leaves this module. */
-const SECRET_ATTRIBUTE = 'vault';
-const ENTITY = 'paymethod';
+const MAX_BATCH_GET_ATTEMPTS = 8;
 const MAX_WRITE_ATTEMPTS = 3;
 
 /** Every index key (table and GSIs) a paymethod item carries, derived from the record alone. */
@@ -35,19 +41,17 @@ export function paymethodItemKeys(record: Pick<Paymethod, 'paymethod_token' | 'o
 
 /** The full item as stored; exported only for tests and benchmarks that seed tables in bulk with the real layout. */
 export function paymethodItem(record: Paymethod, secret: SealedSecret | undefined): Item {
-  return { ...paymethodItemKeys(record), entity: ENTITY, ...record, ...(secret ? { [SECRET_ATTRIBUTE]: secret } : {}) };
+  return { ...paymethodItemKeys(record), entity: PAYMETHOD_ENTITY, ...record, ...(secret ? { [SECRET_ATTRIBUTE]: secret } : {}) };
 }
 
-function toPaymethod(item: Item): Paymethod {
-  const { [SECRET_ATTRIBUTE]: _secret, entity: _entity, ...rest } = withoutKeys(item);
-  return rest as unknown as Paymethod;
-}
 
 interface QueryPlan {
   index: IndexName;
   partitionAttribute: string;
   sortAttribute: string;
   partition: string;
+  /** Write-sharded indexes: every partition to merge (newest first); absent for a single partition. */
+  shards?: string[];
   from?: string;
   to?: string;
   filters: Array<{ attribute: string; value: string }>;
@@ -78,9 +82,9 @@ export function planQuery(query: PaymethodQuery): QueryPlan {
     // Stored dates are full ISO instants; "\uffff" makes the end second inclusive of its milliseconds.
     const range = { from: query.auUpdatedFrom, to: query.auUpdatedTo === undefined ? undefined : `${query.auUpdatedTo}\uffff` };
     const filters = extra([['customer_token', query.customerToken], ['customer_id', query.customerId], ...type]);
-    return query.locationId
-      ? plan('gsi5', keys.paymethodAuByLocation(org, query.locationId, '', '').gsi5pk, filters, range)
-      : plan('gsi4', keys.paymethodAuByOrganization(org, '', '').gsi4pk, filters, range);
+    const location = query.locationId;
+    const shards = auShards().map((shard) => auReportPartition(org, location, shard));
+    return { ...plan(location ? 'gsi5' : 'gsi4', auReportPartition(org, location, undefined), filters, range), shards };
   }
   if (query.customerToken) {
     return plan('gsi3', keys.paymethodByCustomer(org, query.customerToken, '', '').gsi3pk, extra([['location_id', query.locationId], ['customer_id', query.customerId], ...type]));
@@ -90,18 +94,26 @@ export function planQuery(query: PaymethodQuery): QueryPlan {
   return plan('gsi2', keys.paymethodByOrganization(org, '', '').gsi2pk, extra(type));
 }
 
-export class DynamoPaymethodStore implements PaymethodRepository {
+export class DynamoPaymethodStore implements PaymethodRepository, CardUpdates {
+  private readonly pageBoundaries: PageBoundaries;
+
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,
-  ) {}
+  ) {
+    this.pageBoundaries = new PageBoundaries(client, tableName);
+  }
 
   async get(paymethodToken: string): Promise<Paymethod | undefined> {
     const item = await this.getItem(keys.paymethod(paymethodToken));
-    return item ? toPaymethod(item) : undefined;
+    return item ? paymethodFromItem(item) : undefined;
   }
 
-  async create(record: NewPaymethod, secret: SealedSecret | undefined, options: { consumeOneTimeToken?: string; now: Date }): Promise<Paymethod> {
+  async create(
+    record: NewPaymethod,
+    secret: SealedSecret | undefined,
+    options: { consumeOneTimeToken?: string; now: Date; completion?: IdempotencyCompletion<Paymethod> },
+  ): Promise<Paymethod> {
     for (let attempt = 1; ; attempt += 1) {
       const transaction: TransactItem[] = [];
       let isDefault = false;
@@ -129,8 +141,15 @@ export class DynamoPaymethodStore implements PaymethodRepository {
           },
         });
       }
+      const idempotencyIndex = transaction.length;
+      const completion = options.completion && idempotencyCompletionWrite(this.tableName, options.completion, paymethod);
+      if (completion) transaction.push(completion.item);
       const outcome = await this.transact(transaction);
-      if (outcome === 'ok') return paymethod;
+      if (outcome === 'ok') {
+        if (completion) options.completion?.committed(completion.response);
+        return paymethod;
+      }
+      if (completion && outcome[idempotencyIndex] === 'ConditionalCheckFailed') throw idempotencyKeyLost();
       if (options.consumeOneTimeToken && outcome[ottIndex] === 'ConditionalCheckFailed') {
         throw new Conflict('ONE_TIME_TOKEN_USED', 'the one-time token has already been used');
       }
@@ -172,28 +191,100 @@ export class DynamoPaymethodStore implements PaymethodRepository {
     }
   }
 
+  /**
+   * Cards as the Account Updater needs them: strongly consistent, in batches
+   * of up to 100 tokens, with the sealed number (to compare a row's number)
+   * and the file line that last changed each card. Unknown tokens are absent.
+   */
+  async findCards(tokens: readonly string[]): Promise<Map<string, StoredCard>> {
+    const found = new Map<string, StoredCard>();
+    let pending: Item[] = [...new Set(tokens)].map((token) => keys.paymethod(token));
+    for (let attempt = 1; pending.length > 0; attempt += 1) {
+      if (attempt > MAX_BATCH_GET_ATTEMPTS) throw new Error(`BatchGetItem left ${pending.length} keys unprocessed after ${MAX_BATCH_GET_ATTEMPTS} attempts`);
+      if (attempt > 1) await backoff(attempt);
+      const result = await this.client.send(new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: pending, ConsistentRead: true } } }));
+      for (const item of result.Responses?.[this.tableName] ?? []) {
+        if (item.entity !== PAYMETHOD_ENTITY) continue;
+        const paymethod = paymethodFromItem(item);
+        const secret = item[SECRET_ATTRIBUTE] as SealedSecret | undefined;
+        const source = item[AU_SOURCE_ATTRIBUTE] as UpdateSource | undefined;
+        found.set(paymethod.paymethod_token, { paymethod, ...(secret ? { secret } : {}), ...(source ? { source } : {}) });
+      }
+      pending = (result.UnprocessedKeys?.[this.tableName]?.Keys ?? []) as Item[];
+    }
+    return found;
+  }
+
+  /**
+   * An Account Updater row's single commit point: one UpdateItem of the card,
+   * conditioned on the version read (and still a card), that sets the card,
+   * the new sealed number, the file line it came from and the sparse report
+   * index keys. Everything the report and the history need is on the card
+   * after this write. 'conflict' when the card changed or went away.
+   */
+  async applyAccountUpdate(change: CardChange): Promise<'applied' | 'conflict'> {
+    const { current, card, secret, source } = change;
+    const next: Paymethod = { ...current, card, updated_at: card.au_updated_date ?? current.updated_at, version: current.version + 1 };
+    const names: Record<string, string> = { '#version': 'version', '#type': 'paymethod_type' };
+    const values: Record<string, unknown> = { ':expected': current.version, ':card': 'card' };
+    const attributes: Item = {
+      card: next.card,
+      updated_at: next.updated_at,
+      version: next.version,
+      [AU_SOURCE_ATTRIBUTE]: source,
+      ...(secret ? { [SECRET_ATTRIBUTE]: secret } : {}),
+      ...keys.paymethodAuByOrganization(current.organization_id, card.au_updated_date!, current.paymethod_token),
+      ...(current.location_id ? keys.paymethodAuByLocation(current.organization_id, current.location_id, card.au_updated_date!, current.paymethod_token) : {}),
+    };
+    const sets = Object.entries(attributes).map(([name, value], index) => {
+      names[`#s${index}`] = name;
+      values[`:s${index}`] = value;
+      return `#s${index} = :s${index}`;
+    });
+    try {
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: keys.paymethod(current.paymethod_token),
+          UpdateExpression: `SET ${sets.join(', ')}`,
+          ConditionExpression: '#version = :expected AND #type = :card',
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: values,
+        }),
+      );
+      return 'applied';
+    } catch (error) {
+      if (isConditionFailure(error)) return 'conflict';
+      throw error;
+    }
+  }
+
   async list(query: PaymethodQuery, page: PageRequest): Promise<Page<Paymethod>> {
     const plan = planQuery(query);
     const fingerprint = queryFingerprint([plan.index, plan.partition, plan.from, plan.to, plan.filters]);
-    const position = page.cursor === undefined ? undefined : decodeCursor(page.cursor, fingerprint, page.pageIndex);
-    let startKey: Item | undefined = position && {
-      ...keys.paymethod(position.token),
-      [plan.partitionAttribute]: plan.partition,
-      [plan.sortAttribute]: position.sortValue,
+    // A write-sharded index (the Account Updater report) merges its shards; a bare page_index skips there.
+    if (plan.shards) {
+      const position = page.cursor === undefined ? undefined : decodeCursor(page.cursor, fingerprint, page.pageIndex);
+      return this.listShards(plan, plan.shards, page, fingerprint, position?.sortValue);
+    }
+    const list: PagedList = {
+      fingerprint: `mth-${fingerprint}`,
+      queryOnePage: async ({ startKey, limit, ascending }) => {
+        const result = await this.query(plan, limit, startKey, ascending);
+        return { items: result.Items ?? [], lastEvaluatedKey: result.LastEvaluatedKey };
+      },
+      positionOf: (item) => ({ ...keys.paymethod(item.paymethod_token as string), [plan.partitionAttribute]: plan.partition, [plan.sortAttribute]: item[plan.sortAttribute] }),
+      sortValueOf: (item) => item[plan.sortAttribute] as string,
     };
-    // Without a cursor the page is found by skipping the pages before it (cost grows with page_index).
-    let toSkip = position ? 0 : page.pageIndex * page.pageSize;
-    const wanted = page.pageSize + 1; // one more than the page tells whether a next page exists
-    const collected: Item[] = [];
-    do {
-      const limit = Math.min(toSkip + wanted - collected.length, 1000);
-      const result = await this.query(plan, limit, startKey);
-      for (const item of result.Items ?? []) {
-        if (toSkip > 0) toSkip -= 1;
-        else if (collected.length < wanted) collected.push(item);
-      }
-      startKey = result.LastEvaluatedKey;
-    } while (startKey && collected.length < wanted);
+    // one more than the page tells whether a next page exists
+    let collected: Item[];
+    if (page.cursor !== undefined) {
+      const position = decodeCursor(page.cursor, fingerprint, page.pageIndex);
+      const startKey = { ...keys.paymethod(position.token), [plan.partitionAttribute]: plan.partition, [plan.sortAttribute]: position.sortValue };
+      collected = (await collect(list.queryOnePage, startKey, page.pageSize + 1)).items;
+    } else {
+      collected = await this.pageBoundaries.readBarePage(list, page.pageIndex, page.pageSize);
+    }
 
     const items = collected.slice(0, page.pageSize);
     const last = items.at(-1);
@@ -201,10 +292,59 @@ export class DynamoPaymethodStore implements PaymethodRepository {
       collected.length > page.pageSize && last
         ? encodeCursor({ token: last.paymethod_token as string, sortValue: last[plan.sortAttribute] as string, pageIndex: page.pageIndex + 1 }, fingerprint)
         : undefined;
-    return { items: items.map(toPaymethod), ...(nextCursor ? { nextCursor } : {}) };
+    return { items: items.map(paymethodFromItem), ...(nextCursor ? { nextCursor } : {}) };
   }
 
-  private async query(plan: QueryPlan, limit: number, startKey: Item | undefined) {
+  /**
+   * A list over a write-sharded index: each shard is read newest first and
+   * the streams are merged on the sort key, so a page reads at most page
+   * size + 1 items per shard, whatever the index holds. A cursor is the last
+   * sort key returned (unique: it ends with the token); every shard resumes
+   * below it.
+   */
+  private async listShards(plan: QueryPlan, shards: string[], page: PageRequest, fingerprint: string, after: string | undefined): Promise<Page<Paymethod>> {
+    let toSkip = after === undefined ? page.pageIndex * page.pageSize : 0;
+    const wanted = page.pageSize + 1;
+    const upper = after === undefined ? plan.to : plan.to === undefined || after < plan.to ? after : plan.to;
+    const streams = shards.map((partition) => this.newestFirst({ ...plan, partition, ...(upper === undefined ? {} : { to: upper }) }, toSkip + wanted, after));
+    const heads = await Promise.all(streams.map((stream) => stream.next()));
+    const collected: Item[] = [];
+    while (collected.length < wanted) {
+      let best = -1;
+      for (let index = 0; index < heads.length; index += 1) {
+        const head = heads[index]!;
+        if (head.done) continue;
+        const bestHead = best < 0 ? undefined : heads[best];
+        if (!bestHead || bestHead.done || (head.value[plan.sortAttribute] as string) > (bestHead.value[plan.sortAttribute] as string)) best = index;
+      }
+      if (best < 0) break;
+      const head = heads[best]!;
+      if (head.done) break;
+      if (toSkip > 0) toSkip -= 1;
+      else collected.push(head.value);
+      heads[best] = await streams[best]!.next();
+    }
+    await Promise.all(streams.map((stream) => stream.return(undefined)));
+    const items = collected.slice(0, page.pageSize);
+    const last = items.at(-1);
+    const nextCursor =
+      collected.length > page.pageSize && last
+        ? encodeCursor({ token: last.paymethod_token as string, sortValue: last[plan.sortAttribute] as string, pageIndex: page.pageIndex + 1 }, fingerprint)
+        : undefined;
+    return { items: items.map(paymethodFromItem), ...(nextCursor ? { nextCursor } : {}) };
+  }
+
+  /** One partition's items, newest first, `limit` a request, skipping the cursor's own item. */
+  private async *newestFirst(plan: QueryPlan, limit: number, after: string | undefined): AsyncGenerator<Item, void, undefined> {
+    let startKey: Item | undefined;
+    do {
+      const result = await this.query(plan, Math.min(limit, 1000), startKey);
+      for (const item of result.Items ?? []) if (item[plan.sortAttribute] !== after) yield item;
+      startKey = result.LastEvaluatedKey;
+    } while (startKey);
+  }
+
+  private async query(plan: QueryPlan, limit: number, startKey: Item | undefined, ascending = false) {
     const names: Record<string, string> = { '#pk': plan.partitionAttribute };
     if (plan.from !== undefined || plan.to !== undefined) names['#sk'] = plan.sortAttribute;
     const values: Record<string, unknown> = { ':pk': plan.partition };
@@ -226,7 +366,7 @@ export class DynamoPaymethodStore implements PaymethodRepository {
       ...(filters.length > 0 ? { FilterExpression: filters.join(' AND ') } : {}),
       ExpressionAttributeNames: names,
       ExpressionAttributeValues: values,
-      ScanIndexForward: false, // newest first
+      ScanIndexForward: ascending, // lists are newest first; page boundaries read back towards newer items
       Limit: limit,
       ...(startKey ? { ExclusiveStartKey: startKey } : {}),
     };
@@ -278,7 +418,7 @@ export class DynamoPaymethodStore implements PaymethodRepository {
     const plan = planQuery({ organizationId: current.organization_id, customerToken: current.customer_token });
     const result = await this.query(plan, 2, undefined);
     const other = (result.Items ?? []).find((item) => item.paymethod_token !== current.paymethod_token);
-    return other ? toPaymethod(other) : undefined;
+    return other ? paymethodFromItem(other) : undefined;
   }
 
   /** SET every member and index key of `next`, REMOVE what it no longer has; checked against `current`'s version. */
@@ -316,7 +456,9 @@ export class DynamoPaymethodStore implements PaymethodRepository {
   /** 'ok', or the cancellation reason code of each transaction item. */
   private async transact(items: TransactItem[]): Promise<'ok' | Array<string | undefined>> {
     try {
-      await this.client.send(new TransactWriteCommand({ TransactItems: items }));
+      // The commit point of every paymethod write: a timeout after sending is OutcomeUnknown, never a plain 503.
+      // The token makes the SDK's retry of an attempt that did land succeed instead of failing its own conditions.
+      await commitWrite(() => this.client.send(new TransactWriteCommand({ TransactItems: items, ClientRequestToken: randomUUID() })));
       return 'ok';
     } catch (error) {
       const reasons = cancellationReasons(error, items.length);
@@ -324,4 +466,9 @@ export class DynamoPaymethodStore implements PaymethodRepository {
       return reasons;
     }
   }
+}
+
+function backoff(attempt: number): Promise<void> {
+  const ms = Math.min(2_000, 25 * 2 ** attempt) * (0.5 + Math.random() / 2);
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -20,3 +20,6 @@ export const documentDeps = (): DocumentDeps => ({
     return documentFiles();
   },
 });
+
+/** The records alone, for the routes that never touch a file (get, list): their bundles carry no S3 client. */
+export const documentRecordDeps = (): Pick<DocumentDeps, 'documents'> => ({ documents: documentRepository() });

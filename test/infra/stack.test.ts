@@ -1,3 +1,5 @@
+import { API_FUNCTION_TIMEOUT_SECONDS } from '#shared/aws/deadline.ts';
+import { streamTriggers } from '#shared/events.ts';
 import { GLOBAL_SECONDARY_INDEXES } from '#shared/store/table.ts';
 import { Match } from 'aws-cdk-lib/assertions';
 import type { Template } from 'aws-cdk-lib/assertions';
@@ -98,7 +100,8 @@ describe('PaymentsApiStack (fixture routes, dev)', () => {
         TimeToLiveSpecification: { AttributeName: 'expires_at', Enabled: true },
         SSESpecification: { SSEEnabled: true },
         DeletionProtectionEnabled: false,
-        StreamSpecification: Match.absent(),
+        // Both images of every write: the domain event publisher reads them (test/infra/domain-events.test.ts).
+        StreamSpecification: { StreamViewType: 'NEW_AND_OLD_IMAGES' },
       },
     });
   });
@@ -158,8 +161,8 @@ describe('PaymentsApiStack (fixture routes, dev)', () => {
   it('shares resources between routes and creates one function per route', () => {
     const paths = [...resourceIdsByPath(template).keys()];
     expect(paths.filter((path) => path === '/v3/organizations/{organization_id}/paymethods/{paymethod_token}')).toHaveLength(1);
-    // Plus the authorizer, the upload finalizer, CDK's bucket-notification custom resource and the Account Updater's two.
-    template.resourceCountIs('AWS::Lambda::Function', fixtureRoutes.length + 3 + ACCOUNT_UPDATER_FUNCTIONS);
+    // Plus the authorizer, the upload finalizer, CDK's bucket-notification custom resource, the Account Updater's two and the event publisher.
+    template.resourceCountIs('AWS::Lambda::Function', fixtureRoutes.length + 3 + ACCOUNT_UPDATER_FUNCTIONS + streamTriggers.length);
     const functionIds = new Set(fixtureRoutes.map((route) => routeFunctionId(template, route)));
     expect(functionIds.size).toBe(fixtureRoutes.length);
   });
@@ -238,18 +241,21 @@ describe('PaymentsApiStack (fixture routes, dev)', () => {
     }
   });
 
-  it('runs every function on Node.js 22, arm64, 512 MB, 28 s, source maps, its own log group', () => {
+  it('runs every function on Node.js 24, arm64, 512 MB, the API timeout, no source maps loaded at runtime, its own log group', () => {
     const logGroups = resourcesOfType(template, 'AWS::Logs::LogGroup');
     for (const [id, fn] of Object.entries(resourcesOfType(template, 'AWS::Lambda::Function')).filter(([id]) => !isAccountUpdaterFunction(id))) {
       if (id.startsWith('BucketNotificationsHandler')) continue; // CDK's own custom resource
+      if (id.startsWith('DomainEvents')) continue; // 256 MB, 60 s: test/infra/domain-events.test.ts
       const finalizer = id.includes('DocumentsFinalize');
       expect(fn.Properties, id).toMatchObject({
-        Runtime: 'nodejs22.x',
+        Runtime: 'nodejs24.x',
         Architectures: ['arm64'],
         MemorySize: 512,
-        Timeout: finalizer ? 60 : 28,
-        Environment: { Variables: { NODE_OPTIONS: '--enable-source-maps', ENVIRONMENT_NAME: 'sandbox' } },
+        Timeout: finalizer ? 60 : API_FUNCTION_TIMEOUT_SECONDS,
+        Environment: { Variables: { ENVIRONMENT_NAME: 'sandbox' } },
       });
+      // --enable-source-maps costs every cold start; maps are applied offline (npm run symbolicate).
+      expect((fn.Properties.Environment as { Variables: Record<string, string> }).Variables.NODE_OPTIONS, id).toBeUndefined();
       const { Ref: logGroupId } = (fn.Properties.LoggingConfig as { LogGroup: { Ref: string } }).LogGroup;
       expect(logGroups[logGroupId]?.Properties.RetentionInDays, id).toBe(14);
     }
@@ -305,14 +311,17 @@ describe('PaymentsApiStack (fixture routes, dev)', () => {
     });
   });
 
-  it('lets the authorizer read the table and generate MACs with the credential key, nothing else', () => {
+  it('lets the authorizer read the table, update only failure counters and credentials, and generate MACs with the credential key, nothing else', () => {
     const { AuthorizerUri } = Object.values(resourcesOfType(template, 'AWS::ApiGateway::Authorizer'))[0]!.Properties;
     const functionId = Object.keys(resourcesOfType(template, 'AWS::Lambda::Function'))
       .find((id) => JSON.stringify(AuthorizerUri).includes(`"Fn::GetAtt":["${id}","Arn"]`))!;
     const statements = roleStatements(template, functionId);
 
-    expect(actionsOf(statements)).toEqual([...LOGS, ...XRAY, ...READ, 'kms:GenerateMac'].sort());
+    expect(actionsOf(statements)).toEqual([...LOGS, ...XRAY, ...READ, 'dynamodb:UpdateItem', 'kms:GenerateMac'].sort());
     expect(statements.find((statement) => statement.Action === 'kms:GenerateMac')?.Resource).toEqual({ 'Fn::GetAtt': [macKeyId(template), 'Arn'] });
+    expect(statements.find((statement) => statement.Action === 'dynamodb:UpdateItem')?.Condition).toEqual({
+      'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['AUTHFAIL#*', 'CRED#*'] },
+    });
     expect(environmentOf(template, functionId)).toMatchObject({
       TABLE_NAME: refTo(template, 'AWS::DynamoDB::Table'),
       CREDENTIAL_MAC_KEY_ID: { Ref: macKeyId(template) },
@@ -345,7 +354,7 @@ describe('PaymentsApiStack (fixture routes, dev)', () => {
   it('outputs what the CLIs need, without exports', () => {
     const outputs = template.toJSON().Outputs as Record<string, { Value: unknown; Export?: unknown }>;
     expect(Object.keys(outputs).sort()).toEqual([
-      'AlarmTopicArn', 'ApiUrl', 'CredentialMacKeyId', 'DashboardName', 'DocumentsBucketName', 'EnvironmentName', 'PaypalSecretArn', 'ReportsBucketName', 'TableName', 'VaultKeyId',
+      'AlarmTopicArn', 'ApiUrl', 'CredentialMacKeyId', 'DashboardName', 'DocumentsBucketName', 'EnvironmentName', 'EventBusArn', 'EventBusName', 'PaypalSecretArn', 'ReportsBucketName', 'TableName', 'VaultKeyId',
     ]);
     expect(Object.values(outputs).every((output) => output.Export === undefined)).toBe(true);
     expect(outputs.EnvironmentName!.Value).toBe('sandbox');
@@ -381,7 +390,7 @@ describe('PaymentsApiStack (prod)', () => {
 
 describe('PaymentsApiStack (route table edge cases)', () => {
   it('still synthesizes a deployable API with no routes, and no authorizer', () => {
-    const template = synthesize(settings('dev'), { routes: [], s3Triggers: [], functionsDir });
+    const template = synthesize(settings('dev'), { routes: [], s3Triggers: [], streamTriggers: [], functionsDir });
     // Only the Account Updater's functions and the bucket-notification custom resource remain.
     template.resourceCountIs('AWS::Lambda::Function', ACCOUNT_UPDATER_FUNCTIONS + 1);
     template.resourceCountIs('AWS::ApiGateway::Authorizer', 0);
@@ -456,5 +465,6 @@ function expectedActions(route: (typeof routes)[number]): string[] {
     ...(access.vault ?? []).flatMap((usage) => vaultActions[usage]!),
     ...(access.documents ?? []).flatMap((usage) => documentActions[usage]!),
     ...(access.paypal ? ['secretsmanager:DescribeSecret', 'secretsmanager:GetSecretValue'] : []),
+    ...(access.pageBoundaries ? ['dynamodb:BatchWriteItem'] : []),
   ])].sort();
 }

@@ -13,7 +13,7 @@ import { call } from '../support/api.ts';
 import type { Identity } from '../support/api.ts';
 import { documentsPath, runtimeStores, upload } from '../support/documents.ts';
 import type { RuntimeStores } from '../support/documents.ts';
-import { interpose } from '../support/faults.ts';
+import { interpose, throttled } from '../support/faults.ts';
 import { lambdaContext, proxyEvent } from '../support/lambda-event.ts';
 import type { ProxyHandler } from '../support/lambda-event.ts';
 
@@ -108,14 +108,28 @@ describe('documents: failures leave no orphan and no half-deleted document', () 
       expect(await documentsNow()).toEqual(before);
     });
 
-    it('DynamoDB put fails: 503, and the stored object is deleted again', async () => {
+    it('DynamoDB refuses the put: 503, and the stored object is deleted again', async () => {
+      const before = await documentsNow();
+      dynamo.failOn({ command: 'PutCommand', error: throttled });
+      const answer = await invokeCreate();
+      expect(answer.statusCode).toBe(503);
+      expect(JSON.parse(answer.body).response.response_code).toBe('SERVICE_UNAVAILABLE');
+      const put = s3.calls('PutObjectCommand')[0]?.input.Key;
+      expect(s3.calls('DeleteObjectCommand').map((entry) => entry.input.Key)).toEqual([put]);
+      expect(await documentsNow()).toEqual(before);
+    });
+
+    it('DynamoDB put fails with an unknown outcome (5xx): 503 OUTCOME_UNKNOWN, and the object stays, since the record may exist', async () => {
       const before = await documentsNow();
       dynamo.failOn({ command: 'PutCommand' });
       const answer = await invokeCreate();
       expect(answer.statusCode).toBe(503);
-      const put = s3.calls('PutObjectCommand')[0]?.input.Key;
-      expect(s3.calls('DeleteObjectCommand').map((entry) => entry.input.Key)).toEqual([put]);
-      expect(await documentsNow()).toEqual(before);
+      expect(JSON.parse(answer.body).response.response_code).toBe('OUTCOME_UNKNOWN');
+      expect(s3.calls('DeleteObjectCommand')).toEqual([]);
+      const put = s3.calls('PutObjectCommand')[0]?.input.Key as string;
+      const now = await documentsNow();
+      expect(now.items).toEqual(before.items);
+      expect(now.keys).toEqual([...before.keys, put].sort());
     });
 
     it('succeeds once the dependency is back', async () => {

@@ -22,6 +22,8 @@ const resources = {
   vaultKeyId: 'arn:aws:kms:us-east-1:000000000000:key/vault',
   documentsBucket: 'documents-test',
   credentialMacKeyId: 'arn:aws:kms:us-east-1:000000000000:key/mac',
+  reportsBucket: 'reports-test',
+  eventBusName: 'events-test',
   paypal: { apiUrl: 'http://127.0.0.1:9', credentials: { clientId: 'id', clientSecret: 'secret' } },
 };
 const containers = functionContainers({ routes, triggers: [], platformEnvironment: { ENVIRONMENT_NAME: 'local' }, resources });
@@ -56,6 +58,11 @@ describe('per-function environment in the local runtime', () => {
     // The authorizer gets the credential HMAC key and nothing of the vault.
     expect(containers.get('authorizer')?.environment).toMatchObject({ CREDENTIAL_MAC_KEY_ID: resources.credentialMacKeyId });
     expect(containers.get('authorizer')?.environment).not.toHaveProperty('VAULT_KEY_ID');
+    // Functions outside the route table get what the stack gives them.
+    expect(containers.get('events-publish')?.environment).toMatchObject({ EVENT_BUS_NAME: resources.eventBusName });
+    expect(containers.get('events-publish')?.environment).not.toHaveProperty('VAULT_KEY_ID');
+    expect(containers.get('au-chunk')?.environment).toMatchObject({ REPORTS_BUCKET: resources.reportsBucket, VAULT_KEY_ID: resources.vaultKeyId });
+    expect(containers.get('au-merge')?.environment).not.toHaveProperty('VAULT_KEY_ID');
   });
 
   it('fails a handler whose route lacks the grant, as Lambda would', async () => {

@@ -4,12 +4,17 @@ export function serviceUnavailable(command: string): Error {
   return Object.assign(new Error(`${command} failed (injected)`), { name: 'ServiceUnavailable', $metadata: { httpStatusCode: 503 } });
 }
 
+/** A refusal the service answered (HTTP 400 throttling): the write certainly did not happen. */
+export function throttled(command: string): Error {
+  return Object.assign(new Error(`${command} throttled (injected)`), { name: 'ProvisionedThroughputExceededException', $metadata: { httpStatusCode: 400 } });
+}
+
 type CommandClass = { new (input: never): unknown; name: string };
-type Rule = { command: string; when?: (input: Record<string, unknown>) => boolean };
+type Rule = { command: string; when?: (input: Record<string, unknown>) => boolean; error?: (command: string) => Error };
 
 /**
  * Lets every listed command through to the real client (DynamoDB Local,
- * s3rver) except those matching a rule, which fail with a 503. Rules are
+ * s3rver) except those matching a rule, which fail with a 503 (or the rule's error). Rules are
  * replaced per test with `failOn`.
  */
 export function interpose(
@@ -22,7 +27,8 @@ export function interpose(
   for (const Command of commands) {
     mock.on(Command as never).callsFake((input, getClient) => {
       calls.push({ command: Command.name, input });
-      if (rules.some((rule) => rule.command === Command.name && (!rule.when || rule.when(input)))) throw serviceUnavailable(Command.name);
+      const rule = rules.find((candidate) => candidate.command === Command.name && (!candidate.when || candidate.when(input)));
+      if (rule) throw (rule.error ?? serviceUnavailable)(Command.name);
       return realSend.call(getClient(), new Command(input as never));
     });
   }

@@ -1,4 +1,6 @@
-import { InvalidRequest } from '../errors.ts';
+import { InvalidRequest, OutcomeUnknown } from '../errors.ts';
+import type { IdempotencyCompletion } from '../idempotency.ts';
+import { completionOf } from '../idempotency.ts';
 import { newToken } from '../ids.ts';
 import type { AvailableDocument, DocumentResource } from './document.ts';
 import { DOCUMENT_RESOURCES, documentObjectKey } from './document.ts';
@@ -23,12 +25,17 @@ export interface CreateDocumentInput {
   organizationId: string;
   metadata: unknown;
   file: UploadedFile;
+  /** The Idempotency-Key's answer, stored in the record's own transaction. */
+  completion?: IdempotencyCompletion<AvailableDocument>;
 }
 
 /**
- * Stores the file, then the record. If the record cannot be written the file
- * is deleted again, so a failure leaves neither a record without its file nor
- * (short of S3 failing that delete too) a file without its record.
+ * Stores the file, then the record (the commit point). If the record was
+ * certainly not written the file is deleted again; if its outcome is unknown
+ * the file stays, since the record may exist. So a failure never leaves a
+ * record without its file; at worst (S3 failing that delete too, or an
+ * unknown outcome that did not commit) a file without a record, which no
+ * answer names.
  */
 export async function createDocument(input: CreateDocumentInput, deps: DocumentDeps): Promise<AvailableDocument> {
   const metadata = checkUploadMetadata(input.metadata);
@@ -66,9 +73,9 @@ export async function createDocument(input: CreateDocumentInput, deps: DocumentD
     created_at: receivedAt,
   };
   try {
-    await deps.documents.put(document);
+    await deps.documents.put(document, { completion: completionOf(input.completion, (): AvailableDocument => document) });
   } catch (error) {
-    await deps.files.delete(objectKey).catch(() => undefined);
+    if (!(error instanceof OutcomeUnknown)) await deps.files.delete(objectKey).catch(() => undefined);
     throw error;
   }
   return document;

@@ -1,4 +1,5 @@
 /** What the document use cases need from storage; adapters live in shared/store and shared/aws. */
+import type { IdempotencyCompletion } from '../idempotency.ts';
 import type { AvailableDocument, DocumentResource, DocumentType, StoredDocument } from './document.ts';
 
 export interface DocumentListQuery {
@@ -21,8 +22,12 @@ export interface DocumentPage {
 }
 
 export interface DocumentRepository {
-  /** Writes a new record; `expiresAt` lets the table forget an abandoned record. */
-  put(document: StoredDocument, options?: { expiresAt?: Date }): Promise<void>;
+  /**
+   * Writes a new record (the upload's commit point), with `completion`'s answer in the
+   * same transaction; `expiresAt` lets the table forget an abandoned record.
+   * OutcomeUnknown when the write may or may not have landed.
+   */
+  put(document: StoredDocument, options?: { expiresAt?: Date; completion?: IdempotencyCompletion<StoredDocument> }): Promise<void>;
   get(organizationId: string, documentId: string): Promise<StoredDocument | undefined>;
   /** pending -> available, listed from now on. False when it was no longer pending. */
   markAvailable(document: AvailableDocument): Promise<boolean>;

@@ -4,6 +4,8 @@
  * with the same checks a single-request upload gets.
  */
 import { formatIssue, InvalidRequest } from '../errors.ts';
+import type { IdempotencyCompletion } from '../idempotency.ts';
+import { completionOf } from '../idempotency.ts';
 import { newToken } from '../ids.ts';
 import type { AvailableDocument, DocumentType, StoredDocument } from './document.ts';
 import { MAX_FILE_BYTES, documentObjectKey, parseUploadObjectKey, uploadObjectKey } from './document.ts';
@@ -24,7 +26,10 @@ export interface UploadSession {
 }
 
 /** Opens a session: a pending record and a presigned POST pinned to its upload key. */
-export async function createUploadSession(input: { organizationId: string; body: unknown }, deps: DocumentDeps): Promise<UploadSession> {
+export async function createUploadSession(
+  input: { organizationId: string; body: unknown; completion?: IdempotencyCompletion<UploadSession> },
+  deps: DocumentDeps,
+): Promise<UploadSession> {
   const checked = checkUploadSessionRequest(input.body);
   const issues = [...checked.issues];
   let fileName = '';
@@ -53,8 +58,12 @@ export async function createUploadSession(input: { organizationId: string; body:
     upload_expires_at: expiresAt.toISOString(),
     created_at: now.toISOString(),
   };
-  await deps.documents.put(document, { expiresAt: new Date(now.getTime() + PENDING_RECORD_TTL_SECONDS * 1000) });
-  return { document, upload: { ...form, expires_at: expiresAt.toISOString() } };
+  const upload = { ...form, expires_at: expiresAt.toISOString() };
+  await deps.documents.put(document, {
+    expiresAt: new Date(now.getTime() + PENDING_RECORD_TTL_SECONDS * 1000),
+    completion: completionOf(input.completion, (stored: StoredDocument) => ({ document: stored, upload })),
+  });
+  return { document, upload };
 }
 
 export type FinalizeOutcome = { status: 'available'; type: DocumentType } | { status: 'rejected' } | { status: 'ignored' };

@@ -1,10 +1,10 @@
+import type { IdempotencyCompletion } from '../idempotency.ts';
 import { newToken } from '../ids.ts';
 import type { Vault } from '../vault.ts';
 import { cardDetails, echeckDetails } from './create.ts';
 import type { OneTimeToken } from './model.ts';
 import type { OneTimeTokenRepository } from './ports.ts';
-import type { CardInput, EcheckInput } from './validation.ts';
-import { validateOneTimeToken } from './validation.ts';
+import { oneTimeTokenSchema, parseBody } from './validation.ts';
 
 /** The contract fixes a one-time token's life at 60 minutes. */
 export const ONE_TIME_TOKEN_LIFETIME_MS = 60 * 60 * 1000;
@@ -20,23 +20,22 @@ export interface MintOneTimeTokenDeps {
  * and location. Its number is sealed like a paymethod's, bound to the token.
  */
 export async function mintOneTimeToken(
-  command: { organizationId: string; locationId: string; body: Record<string, unknown> },
+  command: { organizationId: string; locationId: string; body: Record<string, unknown>; completion?: IdempotencyCompletion<OneTimeToken> },
   deps: MintOneTimeTokenDeps,
 ): Promise<OneTimeToken> {
   const now = deps.clock();
-  const input = validateOneTimeToken(command.body, now);
+  const input = parseBody(oneTimeTokenSchema, command.body, now);
   const token = newToken('ott_');
-  const accountNumber = (input.card?.account_number ?? input.echeck?.account_number) as string;
+  const accountNumber = input.instrument === 'card' ? input.card.account_number : input.echeck.account_number;
   const secret = await deps.vault.seal(accountNumber, { organizationId: command.organizationId, recordToken: token });
   const record: OneTimeToken = {
     one_time_token: token,
     organization_id: command.organizationId,
     location_id: command.locationId,
-    paymethod_type: input.card ? 'card' : 'echeck',
-    ...(input.card ? { card: cardDetails(input.card as CardInput, accountNumber) } : { echeck: echeckDetails(input.echeck as EcheckInput, accountNumber) }),
+    ...(input.instrument === 'card' ? { paymethod_type: 'card', card: cardDetails(input.card) } : { paymethod_type: 'echeck', echeck: echeckDetails(input.echeck) }),
     created_at: now.toISOString(),
     expires_at: new Date(now.getTime() + ONE_TIME_TOKEN_LIFETIME_MS).toISOString(),
   };
-  await deps.oneTimeTokens.create(record, secret);
+  await deps.oneTimeTokens.create(record, secret, command.completion);
   return record;
 }

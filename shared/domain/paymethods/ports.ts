@@ -1,3 +1,4 @@
+import type { IdempotencyCompletion } from '../idempotency.ts';
 import type { SealedSecret } from '../vault.ts';
 import type { OneTimeToken, Paymethod, PaymethodType } from './model.ts';
 
@@ -34,9 +35,14 @@ export interface PaymethodRepository {
   /**
    * Writes the record with its sealed account number in one transaction that
    * also makes it the customer's default when it is the customer's first, and
-   * consumes `consumeOneTimeToken` when given (Conflict when already used).
+   * consumes `consumeOneTimeToken` when given (Conflict when already used),
+   * and stores `completion`'s answer (OutcomeUnknown when the write may or may not have landed).
    */
-  create(record: NewPaymethod, secret: SealedSecret | undefined, options: { consumeOneTimeToken?: string; now: Date }): Promise<Paymethod>;
+  create(
+    record: NewPaymethod,
+    secret: SealedSecret | undefined,
+    options: { consumeOneTimeToken?: string; now: Date; completion?: IdempotencyCompletion<Paymethod> },
+  ): Promise<Paymethod>;
   /** Writes `next` over `current` (optimistic lock on its version), keeping both customers' defaults coherent. */
   update(current: Paymethod, next: Paymethod): Promise<Paymethod>;
   /** Removes the record and its ciphertext; the customer's newest remaining paymethod becomes the default. */
@@ -45,7 +51,8 @@ export interface PaymethodRepository {
 }
 
 export interface OneTimeTokenRepository {
-  create(token: OneTimeToken, secret: SealedSecret): Promise<void>;
+  /** Stores the token, and `completion`'s answer in the same write. */
+  create(token: OneTimeToken, secret: SealedSecret, completion?: IdempotencyCompletion<OneTimeToken>): Promise<void>;
   /** The token with its sealed number, for re-sealing under a paymethod; undefined when unknown. */
   getWithSecret(token: string): Promise<{ token: OneTimeToken; secret: SealedSecret } | undefined>;
 }

@@ -1,0 +1,83 @@
+import type { MetadataBearer, MiddlewareStack } from '@smithy/types';
+import { DeadlineExceeded, remainingMs } from './deadline.ts';
+import { EARLIER_ATTEMPT_MAY_HAVE_APPLIED, attemptMayHaveBeenApplied } from './outcome.ts';
+
+/**
+ * Timeouts and retries of one AWS client. Each attempt is bounded by
+ * `connectionTimeoutMs` to connect and `socketTimeoutMs` of silence (and
+ * `requestTimeoutMs` in all); `maxAttempts` counts the first try. The request
+ * deadline (deadline.ts) bounds the sum, so these only need to keep one stall
+ * from eating the whole budget and leave room for one retry.
+ */
+export interface CallBudget {
+  connectionTimeoutMs: number;
+  socketTimeoutMs: number;
+  requestTimeoutMs: number;
+  maxAttempts: number;
+}
+
+/**
+ * Same region, single-digit-millisecond p99 on a warm connection: a second
+ * without a connection or two without a byte is a stall, not load. Three
+ * silent attempts (6 s plus backoff) still fit the 7.5 s request budget;
+ * DynamoDB's throttling retries are what the third is for. Transactions carry
+ * a ClientRequestToken, so retrying one that landed is answered as a success.
+ */
+export const DYNAMODB_BUDGET: CallBudget = { connectionTimeoutMs: 1_000, socketTimeoutMs: 2_000, requestTimeoutMs: 3_000, maxAttempts: 3 };
+/** KMS answers in tens of milliseconds; its own p99 under quota pressure is below a second. */
+export const KMS_BUDGET: CallBudget = { connectionTimeoutMs: 1_000, socketTimeoutMs: 2_000, requestTimeoutMs: 3_000, maxAttempts: 2 };
+/**
+ * S3 carries up to 4.7 MB in one PutObject: the socket timeout is on silence,
+ * so a slow but moving upload is not cut; the total is bounded by the request deadline.
+ */
+export const S3_BUDGET: CallBudget = { connectionTimeoutMs: 1_000, socketTimeoutMs: 3_000, requestTimeoutMs: 6_000, maxAttempts: 2 };
+
+/** Client configuration for a budget (`requestHandler` as options: the SDK builds its Node handler from them). */
+export function clientBudget(budget: CallBudget) {
+  return {
+    maxAttempts: budget.maxAttempts,
+    retryMode: 'standard',
+    requestHandler: {
+      connectionTimeout: budget.connectionTimeoutMs,
+      socketTimeout: budget.socketTimeoutMs,
+      requestTimeout: budget.requestTimeoutMs,
+      throwOnRequestTimeout: true,
+    },
+  } as const;
+}
+
+/**
+ * Applies the request deadline to every attempt of every call of a client:
+ * runs after the retry middleware, so an attempt (first or retry) past the
+ * deadline is never sent, and one still waiting at the deadline is given up.
+ * It also marks a failure whose earlier attempt may have been applied
+ * (outcome.ts), since the SDK only reports the last attempt's error.
+ */
+export function applyRequestDeadline<T extends { middlewareStack: unknown }>(client: T, dependency: string): T {
+  (client.middlewareStack as MiddlewareStack<object, MetadataBearer>).add(
+    (next, context) => async (args) => {
+      const attempts = context as { earlierAttemptMayHaveApplied?: boolean };
+      const left = remainingMs();
+      let timer: NodeJS.Timeout | undefined;
+      try {
+        if (left === undefined) return await next(args);
+        if (left <= 0) throw new DeadlineExceeded(false, dependency);
+        const deadline = new Promise<never>((_resolve, reject) => {
+          timer = setTimeout(() => reject(new DeadlineExceeded(true, dependency)), left);
+        });
+        return await Promise.race([next(args), deadline]);
+      } catch (error) {
+        if (error instanceof Error) {
+          const earlier = attempts.earlierAttemptMayHaveApplied === true;
+          Object.assign(error, { [EARLIER_ATTEMPT_MAY_HAVE_APPLIED]: earlier });
+          attempts.earlierAttemptMayHaveApplied = earlier || attemptMayHaveBeenApplied(error);
+        }
+        throw error;
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+    { step: 'finalizeRequest', priority: 'low', name: 'requestDeadline', override: true },
+  );
+  return client;
+}
