@@ -44,7 +44,7 @@ describe('DomainEvents construct', () => {
 
   it('creates a custom bus and a publisher on the project runtime that knows only the bus name', () => {
     expect(resourcesOfType(template, 'AWS::Events::EventBus')[bus]!.Properties.Name).toEqual(expect.any(String));
-    expect(resourcesOfType(template, 'AWS::Lambda::Function')[publisher]!.Properties).toMatchObject({ Runtime: 'nodejs22.x', Architectures: ['arm64'], Timeout: 60, TracingConfig: { Mode: 'Active' } });
+    expect(resourcesOfType(template, 'AWS::Lambda::Function')[publisher]!.Properties).toMatchObject({ Runtime: 'nodejs24.x', Architectures: ['arm64'], Timeout: 60, TracingConfig: { Mode: 'Active' } });
     expect(environmentOf(template, publisher)).toMatchObject({ EVENT_BUS_NAME: { Ref: bus } });
     expect(environmentOf(template, publisher).TABLE_NAME).toBeUndefined();
   });

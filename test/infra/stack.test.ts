@@ -30,8 +30,8 @@ const SYNTH_TIMEOUT_MS = 60_000;
 const LOGS = ['logs:CreateLogStream', 'logs:PutLogEvents'];
 /** Lambda active tracing. */
 const XRAY = ['xray:PutTelemetryRecords', 'xray:PutTraceSegments'];
-/** Ingest and export: test/infra/account-updater.test.ts covers them. */
-const ACCOUNT_UPDATER_FUNCTIONS = 2;
+/** Check, chunk, merge and export: test/infra/account-updater.test.ts covers them. */
+const ACCOUNT_UPDATER_FUNCTIONS = 4;
 const isAccountUpdaterFunction = (id: string) => id.startsWith('AccountUpdater');
 const READ = ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:Query'];
 const WRITE = [...READ, 'dynamodb:ConditionCheckItem', 'dynamodb:DeleteItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'];
@@ -161,7 +161,7 @@ describe('PaymentsApiStack (fixture routes, dev)', () => {
   it('shares resources between routes and creates one function per route', () => {
     const paths = [...resourceIdsByPath(template).keys()];
     expect(paths.filter((path) => path === '/v3/organizations/{organization_id}/paymethods/{paymethod_token}')).toHaveLength(1);
-    // Plus the authorizer, the upload finalizer, CDK's bucket-notification custom resource, the Account Updater's two and the event publisher.
+    // Plus the authorizer, the upload finalizer, CDK's bucket-notification custom resource, the Account Updater's four and the event publisher.
     template.resourceCountIs('AWS::Lambda::Function', fixtureRoutes.length + 3 + ACCOUNT_UPDATER_FUNCTIONS + streamTriggers.length);
     const functionIds = new Set(fixtureRoutes.map((route) => routeFunctionId(template, route)));
     expect(functionIds.size).toBe(fixtureRoutes.length);
@@ -354,7 +354,7 @@ describe('PaymentsApiStack (fixture routes, dev)', () => {
   it('outputs what the CLIs need, without exports', () => {
     const outputs = template.toJSON().Outputs as Record<string, { Value: unknown; Export?: unknown }>;
     expect(Object.keys(outputs).sort()).toEqual([
-      'AlarmTopicArn', 'ApiUrl', 'CredentialMacKeyId', 'DashboardName', 'DocumentsBucketName', 'EnvironmentName', 'EventBusArn', 'EventBusName', 'PaypalSecretArn', 'ReportsBucketName', 'TableName', 'VaultKeyId',
+      'AlarmTopicArn', 'ApiUrl', 'CredentialMacKeyId', 'DashboardName', 'DocumentsBucketName', 'EnvironmentName', 'EventBusArn', 'EventBusName', 'PaypalSecretArn', 'ReportsBucketName', 'RestApiId', 'StageName', 'TableName', 'VaultKeyId',
     ]);
     expect(Object.values(outputs).every((output) => output.Export === undefined)).toBe(true);
     expect(outputs.EnvironmentName!.Value).toBe('sandbox');
