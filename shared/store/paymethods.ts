@@ -286,13 +286,7 @@ export class DynamoPaymethodStore implements PaymethodRepository, CardUpdates {
       collected = await this.pageBoundaries.readBarePage(list, page.pageIndex, page.pageSize);
     }
 
-    const items = collected.slice(0, page.pageSize);
-    const last = items.at(-1);
-    const nextCursor =
-      collected.length > page.pageSize && last
-        ? encodeCursor({ token: last.paymethod_token as string, sortValue: last[plan.sortAttribute] as string, pageIndex: page.pageIndex + 1 }, fingerprint)
-        : undefined;
-    return { items: items.map(paymethodFromItem), ...(nextCursor ? { nextCursor } : {}) };
+    return pageOf(collected, page, plan, fingerprint);
   }
 
   /**
@@ -325,13 +319,7 @@ export class DynamoPaymethodStore implements PaymethodRepository, CardUpdates {
       heads[best] = await streams[best]!.next();
     }
     await Promise.all(streams.map((stream) => stream.return(undefined)));
-    const items = collected.slice(0, page.pageSize);
-    const last = items.at(-1);
-    const nextCursor =
-      collected.length > page.pageSize && last
-        ? encodeCursor({ token: last.paymethod_token as string, sortValue: last[plan.sortAttribute] as string, pageIndex: page.pageIndex + 1 }, fingerprint)
-        : undefined;
-    return { items: items.map(paymethodFromItem), ...(nextCursor ? { nextCursor } : {}) };
+    return pageOf(collected, page, plan, fingerprint);
   }
 
   /** One partition's items, newest first, `limit` a request, skipping the cursor's own item. */
@@ -471,4 +459,15 @@ export class DynamoPaymethodStore implements PaymethodRepository, CardUpdates {
 function backoff(attempt: number): Promise<void> {
   const ms = Math.min(2_000, 25 * 2 ** attempt) * (0.5 + Math.random() / 2);
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** A page from the items read (the page plus one look-ahead): the look-ahead decides whether a next cursor exists. */
+function pageOf(collected: Item[], page: PageRequest, plan: QueryPlan, fingerprint: string): Page<Paymethod> {
+  const items = collected.slice(0, page.pageSize);
+  const last = items.at(-1);
+  const nextCursor =
+    collected.length > page.pageSize && last
+      ? encodeCursor({ token: last.paymethod_token as string, sortValue: last[plan.sortAttribute] as string, pageIndex: page.pageIndex + 1 }, fingerprint)
+      : undefined;
+  return { items: items.map(paymethodFromItem), ...(nextCursor ? { nextCursor } : {}) };
 }
