@@ -16,6 +16,8 @@ export interface ServiceResources {
   readonly tableIndexNames: readonly string[];
   readonly documents: IBucket;
   readonly vaultKey: IKey;
+  /** HMAC key the paymethod fingerprint keys are derived from (docs/vault.md). */
+  readonly fingerprintKey: IKey;
   readonly paypal: { readonly secret: ISecret; readonly apiUrl: string };
 }
 
@@ -75,6 +77,11 @@ export function bindRoute(fn: LambdaFunction, access: RouteAccess, resources: Se
     grantKeyUsage(resources.vaultKey, fn, unique(access.vault.flatMap((usage) => VAULT_ACTIONS[usage])), {
       StringEquals: { 'kms:EncryptionContext:purpose': VAULT_PURPOSE },
     });
+  }
+
+  if (access.fingerprint) {
+    fn.addEnvironment('FINGERPRINT_KEY_ID', resources.fingerprintKey.keyArn);
+    grantKeyUsage(resources.fingerprintKey, fn, ['kms:GenerateMac']);
   }
 
   if (access.paypal) {

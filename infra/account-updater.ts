@@ -23,6 +23,8 @@ export interface AccountUpdaterProps {
   readonly table: ITable;
   /** The paymethod vault key: the ingest function seals new numbers with it (and opens stored ones to compare). */
   readonly vaultKey: IKey;
+  /** New numbers get a new fingerprint. */
+  readonly fingerprintKey: IKey;
   /** EventBridge schedule expression; default from the `auExportSchedule` context, else 06:00 UTC on day 1. */
   readonly exportSchedule?: string;
   /** Server access logs of the reports bucket go here, beside the documents bucket's. */
@@ -101,6 +103,9 @@ export class AccountUpdater extends Construct {
     grantKeyUsage(props.vaultKey, ingest, ['kms:GenerateDataKey', 'kms:Decrypt'], {
       StringEquals: { 'kms:EncryptionContext:purpose': 'paymethod-vault' },
     });
+    // A new number gets a new fingerprint.
+    ingest.addEnvironment('FINGERPRINT_KEY_ID', props.fingerprintKey.keyArn);
+    grantKeyUsage(props.fingerprintKey, ingest, ['kms:GenerateMac']);
     ingest.addToRolePolicy(new PolicyStatement({ actions: ['s3:GetObject'], resources: [this.reports.arnForObjects(`${INBOX}*`)] }));
     ingest.addToRolePolicy(new PolicyStatement({ actions: ['s3:PutObject'], resources: [this.reports.arnForObjects(`${RESULTS}*`)] }));
     this.grantReportsKeyViaS3(ingest, ['kms:Decrypt', 'kms:GenerateDataKey']);

@@ -67,6 +67,16 @@ export class PaymentsApiStack extends Stack {
       enableKeyRotation: false,
       removalPolicy: environment.removalPolicy,
     });
+    // Its own key, not the credential key: a different purpose, a different set of roles in its
+    // policy, and neither key's compromise reaches the other's values (docs/vault.md, "Fingerprints").
+    const fingerprintKey = scopedKey(this, 'FingerprintKey', {
+      description: `Payments ${environment.name}: derives each organization's paymethod fingerprint key`,
+      keySpec: KeySpec.HMAC_256,
+      keyUsage: KeyUsage.GENERATE_VERIFY_MAC,
+      // New key material would change every fingerprint (and break every duplicate check) at once.
+      enableKeyRotation: false,
+      removalPolicy: environment.removalPolicy,
+    });
     // The admin CLI issues credentials with the operator's own identity.
     grantCredentialIssuers(credentialMacKey, environment);
     const accessLogs = createAccessLogsBucket(this, environment);
@@ -88,6 +98,7 @@ export class PaymentsApiStack extends Stack {
       tableIndexNames: GSI_NAMES,
       documents,
       vaultKey,
+      fingerprintKey,
       paypal: { secret: paypalSecret, apiUrl: environment.paypalApiUrl },
     };
     const functionsDir = props.functionsDir ?? join(PROJECT_ROOT, 'functions');
@@ -129,7 +140,7 @@ export class PaymentsApiStack extends Stack {
     this.documents = documents;
     this.vaultKey = vaultKey;
 
-    const accountUpdater = new AccountUpdater(this, 'AccountUpdater', { environment, projectRoot: PROJECT_ROOT, functionsDir, table, vaultKey, accessLogs });
+    const accountUpdater = new AccountUpdater(this, 'AccountUpdater', { environment, projectRoot: PROJECT_ROOT, functionsDir, table, vaultKey, fingerprintKey, accessLogs });
     monitoring.watchFunctions([
       { name: 'au-ingest', fn: accountUpdater.ingestFunction },
       { name: 'au-export', fn: accountUpdater.exportFunction },
@@ -144,6 +155,7 @@ export class PaymentsApiStack extends Stack {
     output(this, 'ReportsBucketName', accountUpdater.reports.bucketName);
     output(this, 'VaultKeyId', vaultKey.keyId);
     output(this, 'CredentialMacKeyId', credentialMacKey.keyId);
+    output(this, 'FingerprintKeyId', fingerprintKey.keyId, 'Paymethod fingerprints; the backfill needs kms:GenerateMac on it');
     output(this, 'PaypalSecretArn', paypalSecret.secretArn, 'PayPal client credentials; set with: npm run --silent admin -- set-paypal-credentials --stack <this stack>');
     output(this, 'EnvironmentName', environment.responseEnvironment, 'response.environment (ENVIRONMENT_NAME)');
     output(this, 'AlarmTopicArn', monitoring.topic.topicArn, 'Subscribe on-call here');

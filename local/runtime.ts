@@ -40,6 +40,7 @@ export const LOCAL_NAMES = {
   reportsBucket: 'payments-reports-local',
   vaultKeyAlias: 'alias/payments-vault',
   credentialMacKeyAlias: 'alias/payments-credential-mac',
+  fingerprintKeyAlias: 'alias/payments-fingerprint',
   demoOrganizationId: 'org_demo',
   demoLocationId: 'loc_demo',
 } as const;
@@ -93,6 +94,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
         keys: [
           { alias: LOCAL_NAMES.vaultKeyAlias, keySpec: 'SYMMETRIC_DEFAULT' },
           { alias: LOCAL_NAMES.credentialMacKeyAlias, keySpec: 'HMAC_256' },
+          { alias: LOCAL_NAMES.fingerprintKeyAlias, keySpec: 'HMAC_256' },
         ],
       }),
       startPaypalStandin(),
@@ -101,7 +103,8 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
 
     const vaultKey = kmsStandin.keys[LOCAL_NAMES.vaultKeyAlias];
     const macKey = kmsStandin.keys[LOCAL_NAMES.credentialMacKeyAlias];
-    if (!vaultKey || !macKey) throw new Error('KMS stand-in did not create the local keys');
+    const fingerprintKey = kmsStandin.keys[LOCAL_NAMES.fingerprintKeyAlias];
+    if (!vaultKey || !macKey || !fingerprintKey) throw new Error('KMS stand-in did not create the local keys');
 
     const handlerEnvironment: Record<string, string> = {
       AWS_REGION: 'us-east-1',
@@ -117,6 +120,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       REPORTS_BUCKET: LOCAL_NAMES.reportsBucket,
       VAULT_KEY_ID: vaultKey.arn,
       CREDENTIAL_MAC_KEY_ID: macKey.arn,
+      FINGERPRINT_KEY_ID: fingerprintKey.arn,
       PAYPAL_API_URL: paypalStandin.url,
       // The stand-in accepts any Basic client credentials; in AWS they come from Secrets Manager (PAYPAL_SECRET_ARN).
       PAYPAL_CLIENT_ID: 'local-paypal-client',

@@ -32,6 +32,10 @@ export const config = {
   get credentialMacKeyId(): string {
     return required('CREDENTIAL_MAC_KEY_ID');
   },
+  /** HMAC key from which each organization's paymethod fingerprint key is derived (docs/vault.md). */
+  get fingerprintKeyId(): string {
+    return required('FINGERPRINT_KEY_ID');
+  },
   /**
    * KMS key for SSE-KMS on document objects (the vault key in AWS). Unset
    * locally: s3rver has no KMS, and the bucket's default encryption applies.

@@ -10,6 +10,7 @@ import type {
 import type { Paymethod } from '#shared/domain/paymethods/model.ts';
 import type { SealedSecret } from '#shared/domain/vault.ts';
 import { keys, withoutKeys } from './keys.ts';
+import { duplicateScopeMove } from './paymethods.ts';
 import { TTL_ATTRIBUTE } from './table.ts';
 
 /** History and month markers are kept about 13 months, then DynamoDB's TTL removes them. */
@@ -84,6 +85,10 @@ export class DynamoAccountUpdaterStore implements AccountUpdaterStore, AccountUp
     if (secret) set('vault', secret);
     for (const [attribute, value] of Object.entries(keys.paymethodAuByOrganization(org, auDate, token))) set(attribute, value);
     if (current.location_id) for (const [attribute, value] of Object.entries(keys.paymethodAuByLocation(org, current.location_id, auDate, token))) set(attribute, value);
+    // A new number's fingerprint: its index key and its duplicate scope entry move with it, in this same transaction.
+    const next = { ...current, card };
+    if (card.fingerprint) for (const [attribute, value] of Object.entries(keys.paymethodByFingerprint(org, card.fingerprint, current.created_at, token))) set(attribute, value);
+    const fingerprintMove = duplicateScopeMove(this.tableName, current, next);
 
     const month = auDate.slice(0, 7);
     try {
@@ -107,6 +112,7 @@ export class DynamoAccountUpdaterStore implements AccountUpdaterStore, AccountUp
                 ConditionExpression: 'attribute_not_exists(pk)',
               },
             },
+            ...fingerprintMove,
           ],
         }),
       );

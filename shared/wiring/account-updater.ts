@@ -1,5 +1,6 @@
 import { dynamo } from '#shared/aws/dynamodb.ts';
 import { kms } from '#shared/aws/kms.ts';
+import { KmsFingerprinter } from '#shared/aws/kms-fingerprints.ts';
 import { KmsVault } from '#shared/aws/kms-vault.ts';
 import { S3ReportWriter } from '#shared/aws/reports.ts';
 import { s3 } from '#shared/aws/s3.ts';
@@ -14,12 +15,18 @@ import { DynamoAccountUpdaterStore } from '#shared/store/account-updater.ts';
  */
 let store: DynamoAccountUpdaterStore | undefined;
 let vault: KmsVault | undefined;
+let fingerprinter: KmsFingerprinter | undefined;
 const accountUpdaterStore = () => (store ??= new DynamoAccountUpdaterStore(dynamo, config.tableName));
 
 export const clock = (): Date => new Date();
 
 export function applyDeps(): ApplyDeps {
-  return { store: accountUpdaterStore(), vault: (vault ??= new KmsVault(kms, config.vaultKeyId)), clock };
+  return {
+    store: accountUpdaterStore(),
+    vault: (vault ??= new KmsVault(kms, config.vaultKeyId)),
+    fingerprinter: (fingerprinter ??= new KmsFingerprinter(kms, config.fingerprintKeyId)),
+    clock,
+  };
 }
 
 export function exportDeps() {

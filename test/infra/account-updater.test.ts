@@ -19,8 +19,9 @@ function synthesize(context: Record<string, unknown> = {}): Template {
   const stack = new Stack(app, 'AccountUpdaterTest');
   const table = new Table(stack, 'Table', { partitionKey: { name: 'pk', type: AttributeType.STRING }, sortKey: { name: 'sk', type: AttributeType.STRING } });
   const vaultKey = new Key(stack, 'VaultKey');
+  const fingerprintKey = new Key(stack, 'FingerprintKey');
   const accessLogs = new Bucket(stack, 'AccessLogs');
-  new AccountUpdater(stack, 'AccountUpdater', { environment: settings('dev'), projectRoot, functionsDir, table, vaultKey, accessLogs });
+  new AccountUpdater(stack, 'AccountUpdater', { environment: settings('dev'), projectRoot, functionsDir, table, vaultKey, fingerprintKey, accessLogs });
   return Template.fromStack(stack);
 }
 

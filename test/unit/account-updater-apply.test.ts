@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { applyAccountUpdates } from '#shared/domain/account-updater/apply.ts';
 import { exportAccountUpdates, previousMonth } from '#shared/domain/account-updater/export.ts';
@@ -46,6 +47,8 @@ class FakeStore implements AccountUpdaterStore {
 
 const HEADER = 'paymethod_token,au_code,account_number,expire_month,expire_year';
 const vault = new FakeVault();
+/** Fingerprints as the adapter shapes them, without KMS: the number's digest under the organization. */
+const fingerprinter = { fingerprint: async (organizationId: string, account: { accountNumber: string }) => `fp_${createHash('sha256').update(`${organizationId}|${account.accountNumber}`).digest('base64url')}` };
 
 async function card(store: FakeStore, token: string, organizationId = 'org_1', extra: Partial<Paymethod['card']> = {}, type: Paymethod['paymethod_type'] = 'card') {
   const paymethod: Paymethod = {
@@ -99,7 +102,7 @@ describe('applying an update file', () => {
         '',
       ),
       { organizationId: 'org_1' },
-      { store, vault, clock },
+      { store, vault, fingerprinter, clock },
     );
     expect(summary.applied).toBe(3);
     expect(summary.skipped).toBe(2);
@@ -131,11 +134,11 @@ describe('applying an update file', () => {
     await card(store, 'mth_a');
     await card(store, 'mth_b');
     const updates = file(HEADER, 'mth_a,new,5555555555554444,1,2032', 'mth_b,new,4111111111111111,,');
-    const first = await applyAccountUpdates(updates, {}, { store, vault, clock });
+    const first = await applyAccountUpdates(updates, {}, { store, vault, fingerprinter, clock });
     // mth_b: same number as stored (opened and compared), new code: applied once.
     expect(first).toMatchObject({ applied: 2, skipped: 0, errors: [] });
     const date = store.records.get('mth_a')!.paymethod.card!.au_updated_date;
-    const second = await applyAccountUpdates(updates, {}, { store, vault, clock });
+    const second = await applyAccountUpdates(updates, {}, { store, vault, fingerprinter, clock });
     expect(second).toEqual({ applied: 0, skipped: 2, errors: [], notes: [] });
     expect(store.records.get('mth_a')!.paymethod.card!.au_updated_date).toBe(date);
     expect(store.history).toHaveLength(2);
@@ -145,16 +148,16 @@ describe('applying an update file', () => {
     const store = new FakeStore();
     await card(store, 'mth_a');
     store.conflictsLeft = 1;
-    expect(await applyAccountUpdates(file(HEADER, 'mth_a,exp,,4,2033'), {}, { store, vault, clock })).toMatchObject({ applied: 1, errors: [] });
+    expect(await applyAccountUpdates(file(HEADER, 'mth_a,exp,,4,2033'), {}, { store, vault, fingerprinter, clock })).toMatchObject({ applied: 1, errors: [] });
     store.conflictsLeft = 5;
-    const lost = await applyAccountUpdates(file(HEADER, 'mth_a,exp,,5,2033'), {}, { store, vault, clock });
+    const lost = await applyAccountUpdates(file(HEADER, 'mth_a,exp,,5,2033'), {}, { store, vault, fingerprinter, clock });
     expect(lost.errors).toEqual([{ line: 2, paymethod_token: 'mth_a', reason: 'the card changed while the file was being applied; apply the file again' }]);
   });
 
   it('refuses an empty file, a wrong header and non-UTF-8 as a whole, before writing anything', async () => {
     const store = new FakeStore();
     await card(store, 'mth_a');
-    const refusal = (source: () => AsyncIterable<Uint8Array | string>) => applyAccountUpdates(source, {}, { store, vault, clock }).catch((error: unknown) => error);
+    const refusal = (source: () => AsyncIterable<Uint8Array | string>) => applyAccountUpdates(source, {}, { store, vault, fingerprinter, clock }).catch((error: unknown) => error);
     for (const [source, code] of [
       [file(''), 'EMPTY_FILE'],
       [file('\uFEFF', ''), 'EMPTY_FILE'],
@@ -167,7 +170,7 @@ describe('applying an update file', () => {
       expect((error as InvalidRequest).code).toBe(code);
     }
     expect(store.history).toHaveLength(0);
-    expect(await applyAccountUpdates(file(HEADER, ''), {}, { store, vault, clock })).toEqual({ applied: 0, skipped: 0, errors: [], notes: [] });
+    expect(await applyAccountUpdates(file(HEADER, ''), {}, { store, vault, fingerprinter, clock })).toEqual({ applied: 0, skipped: 0, errors: [], notes: [] });
   });
 });
 

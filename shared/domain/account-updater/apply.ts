@@ -1,6 +1,7 @@
 import { InvalidRequest } from '../errors.ts';
 import type { CardDetails } from '../paymethods/model.ts';
 import { isExpiryCurrentOrFuture, lastFour, masked } from '../paymethods/rules.ts';
+import type { Fingerprinter } from '../paymethods/fingerprints.ts';
 import type { Vault } from '../vault.ts';
 import { CsvEncodingError, readCsv } from './csv-reader.ts';
 import type { AccountUpdaterStore, StoredPaymethod, UpdateFileSource } from './ports.ts';
@@ -30,6 +31,7 @@ export interface ApplyOptions {
 export interface ApplyDeps {
   store: AccountUpdaterStore;
   vault: Vault;
+  fingerprinter: Fingerprinter;
   /** The time of application (au_updated_date) and of the expiry checks. */
   clock: () => Date;
   /** Conditional writes in flight at once (default 32). */
@@ -201,6 +203,8 @@ class ApplyRun {
       au_description: AU_CODES[row.code],
       au_updated_date: appliedAt,
     };
+    // A new number is a new account: its fingerprint (and so its duplicate scope entry) changes with it.
+    if (numberChanged) card.fingerprint = await this.deps.fingerprinter.fingerprint(paymethod.organization_id, { kind: 'card', accountNumber: row.accountNumber! });
     const secret = numberChanged ? await this.deps.vault.seal(row.accountNumber!, binding) : undefined;
     await this.markMonth(appliedAt.slice(0, 7), paymethod.organization_id);
     const outcome = await this.deps.store.applyCardUpdate({

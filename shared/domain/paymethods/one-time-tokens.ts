@@ -1,7 +1,8 @@
 import type { IdempotencyCompletion } from '../idempotency.ts';
 import { newToken } from '../ids.ts';
 import type { Vault } from '../vault.ts';
-import { cardDetails, echeckDetails } from './create.ts';
+import { cardDetails, echeckDetails, withFingerprint } from './create.ts';
+import type { Fingerprinter } from './fingerprints.ts';
 import type { OneTimeToken } from './model.ts';
 import type { OneTimeTokenRepository } from './ports.ts';
 import type { CardInput, EcheckInput } from './validation.ts';
@@ -13,6 +14,7 @@ export const ONE_TIME_TOKEN_LIFETIME_MS = 60 * 60 * 1000;
 export interface MintOneTimeTokenDeps {
   oneTimeTokens: OneTimeTokenRepository;
   vault: Vault;
+  fingerprinter: Fingerprinter;
   clock: () => Date;
 }
 
@@ -29,12 +31,13 @@ export async function mintOneTimeToken(
   const token = newToken('ott_');
   const accountNumber = (input.card?.account_number ?? input.echeck?.account_number) as string;
   const secret = await deps.vault.seal(accountNumber, { organizationId: command.organizationId, recordToken: token });
+  const details = input.card ? { card: cardDetails(input.card as CardInput, accountNumber) } : { echeck: echeckDetails(input.echeck as EcheckInput, accountNumber) };
   const record: OneTimeToken = {
     one_time_token: token,
     organization_id: command.organizationId,
     location_id: command.locationId,
     paymethod_type: input.card ? 'card' : 'echeck',
-    ...(input.card ? { card: cardDetails(input.card as CardInput, accountNumber) } : { echeck: echeckDetails(input.echeck as EcheckInput, accountNumber) }),
+    ...(await withFingerprint(details, accountNumber, command.organizationId, deps.fingerprinter)),
     created_at: now.toISOString(),
     expires_at: new Date(now.getTime() + ONE_TIME_TOKEN_LIFETIME_MS).toISOString(),
   };

@@ -175,6 +175,11 @@ export const createSchema = z.strictObject({
   card: z.strictObject(cardMembers, OBJECT).optional(),
   echeck: z.strictObject(echeckMembers, OBJECT).optional(),
   vendor: z.strictObject(vendorMembers, OBJECT).optional(),
+  fail_on_duplicate: booleanish.optional().meta({
+    description:
+      'When true, refuse (409 DUPLICATE_PAYMETHOD) a card or echeck whose fingerprint the customer already has '
+      + '(without a customer: the location\'s paymethods without a customer). true or false, or the strings "true" or "false".',
+  }),
 }).meta({
   description:
     'Exactly one of card, echeck or vendor. A card needs card_type, name_on_card, account_number, expire_month and expire_year, '
@@ -276,9 +281,11 @@ export interface CreateInput {
   card?: CardInput;
   echeck?: EcheckInput;
   vendor?: VendorInput;
+  /** Refuse a card or echeck the duplicate scope already holds (see ports.ts). */
+  fail_on_duplicate?: boolean;
 }
 
-export type UpdateInput = Omit<CreateInput, 'organization_id' | 'vendor'>;
+export type UpdateInput = Omit<CreateInput, 'organization_id' | 'vendor' | 'fail_on_duplicate'>;
 
 /** Which create route is validating: the rules differ slightly between them. */
 export type CreateForm = 'customer' | 'location' | 'locationless';
@@ -413,8 +420,9 @@ export function assertExpiryCurrentOrFuture(month: number, year: number, now: Da
 }
 
 function normalizeCreate(data: z.infer<typeof createSchema>): CreateInput {
-  const { card, echeck, vendor, ...top } = data;
+  const { card, echeck, vendor, fail_on_duplicate: failOnDuplicate, ...top } = data;
   const result: CreateInput = { ...top };
+  if (failOnDuplicate !== undefined) result.fail_on_duplicate = String(failOnDuplicate).toLowerCase() === 'true';
   if (card) {
     result.card = stripUndefined({
       card_type: card.card_type?.toLowerCase() as CardType | undefined,

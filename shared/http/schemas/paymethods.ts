@@ -1,9 +1,15 @@
 /** The shapes of the paymethod views (shared/http/paymethods.ts), for the OpenAPI document and the tests. */
 import { z } from 'zod';
+import { FINGERPRINT_PATTERN } from '#shared/domain/paymethods/fingerprints.ts';
 import { ACCOUNT_TYPES, CARD_TYPES, SEC_CODES } from '#shared/domain/paymethods/rules.ts';
 import { linkSchema } from './response.ts';
 
 const lastFourSchema = z.string().regex(/^[0-9]{4}$/);
+const fingerprintSchema = z.string().regex(FINGERPRINT_PATTERN).optional().meta({
+  description:
+    'Keyed hash of the account number (echeck: routing and account number): equal for the same account within this organization, '
+    + 'unrelated in any other; at most 64 characters. Absent only on records written before fingerprints and not yet backfilled.',
+});
 const maskedSchema = z.string().regex(/^\*{4}[0-9]{4}$/).meta({ description: 'Four asterisks, then the last four digits.' });
 
 export const cardViewSchema = z.object({
@@ -19,6 +25,7 @@ export const cardViewSchema = z.object({
   au_code: z.string().optional().meta({ description: 'Account Updater change: new, exp, cls or con.' }),
   au_description: z.string().optional(),
   au_updated_date: z.string().optional().meta({ format: 'date-time', description: 'Time of the last Account Updater change (ISO 8601, UTC).' }),
+  fingerprint: fingerprintSchema,
 });
 
 export const echeckViewSchema = z.object({
@@ -30,6 +37,7 @@ export const echeckViewSchema = z.object({
   sec_code: z.enum(SEC_CODES),
   item_description: z.string().optional(),
   one_time_token: z.string().optional().meta({ description: 'The one-time token the paymethod was created from.' }),
+  fingerprint: fingerprintSchema,
 });
 
 export const vendorViewSchema = z.object({
