@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { Identity } from '../support/api.ts';
 import { call, MERCHANT, UNRELATED } from '../support/api.ts';
 import { CARD, customerPath, ECHECK, expectError, locationPath, OTHER_CARD_NUMBER, post, resultsOf, unique } from '../support/paymethods.ts';
 
@@ -9,7 +10,7 @@ const FINGERPRINT = /^fp_[A-Za-z0-9_-]{43}$/;
 const fingerprintOf = (body: Record<string, unknown>) => ((body.card ?? body.echeck) as { fingerprint?: string }).fingerprint;
 const byFingerprint = (fingerprint: string) => `?filter=${encodeURIComponent(`fingerprint eq '${fingerprint}'`)}`;
 
-async function created(path: string, body: Record<string, unknown>, as = MERCHANT) {
+async function created(path: string, body: Record<string, unknown>, as: Identity = MERCHANT) {
   const answer = await post(path, body, { as });
   expect(answer.status, answer.text).toBe(201);
   return answer.body;
