@@ -1,6 +1,6 @@
 import { defineConfig } from 'vitest/config';
 
-// Lambda runs Node 22; the SDK's notice about Node 20 adds nothing to a test run.
+// The SDK's notice about older Node.js versions adds nothing to a test run.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 process.env.LOG_LEVEL ??= 'WARN';
 

@@ -1,9 +1,8 @@
-import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy from '@middy/core';
 import type { ScheduledEvent } from 'aws-lambda';
 import type { ExportResult } from '#shared/domain/account-updater/export.ts';
 import { exportAccountUpdates, previousMonth } from '#shared/domain/account-updater/export.ts';
-import { logger } from '#shared/log/logger.ts';
+import { injectLambdaContext, logger } from '#shared/log/logger.ts';
 import { clock, exportDeps } from '#shared/wiring/account-updater.ts';
 
 /** The schedule's event, or `{"month": "yyyy-mm"}` when invoked by hand. */

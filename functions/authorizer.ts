@@ -1,5 +1,3 @@
-import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy from '@middy/core';
 import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent, Context } from 'aws-lambda';
 import { AUTHORIZER_BUDGET_MS, withDeadline } from '#shared/aws/deadline.ts';
@@ -7,21 +5,23 @@ import { KmsSecretHasher } from '#shared/aws/credential-hasher.ts';
 import { dynamo } from '#shared/aws/dynamodb.ts';
 import { kms } from '#shared/aws/kms.ts';
 import { config } from '#shared/config.ts';
-import { authenticate } from '#shared/domain/credentials.ts';
+import type { AuthDecision } from '#shared/domain/authentication.ts';
+import { authenticateRequest, RecentlyVerified } from '#shared/domain/authentication.ts';
 import { NotAuthenticated } from '#shared/domain/errors.ts';
-import { authenticatePublishableKey, parseBearerPublishableKey } from '#shared/domain/publishable-keys.ts';
 import type { RouteAuth } from '#shared/http/routes.ts';
 import { routes } from '#shared/http/routes.ts';
-import { logger } from '#shared/log/logger.ts';
+import { injectLambdaContext, logger } from '#shared/log/logger.ts';
 import { recordAuthenticationRefused } from '#shared/observability/metrics.ts';
-import { tracer } from '#shared/observability/tracer.ts';
-import { DynamoCredentialStore } from '#shared/store/credentials.ts';
+import { captureLambdaHandler, tracer } from '#shared/observability/tracer.ts';
+import { DynamoAuthFailureCounter, DynamoCredentialStore } from '#shared/store/credentials.ts';
 import { DynamoPublishableKeyStore } from '#shared/store/publishable-keys.ts';
 
 const deps = {
   credentials: new DynamoCredentialStore(dynamo, config.tableName),
   hasher: new KmsSecretHasher(kms, config.credentialMacKeyId),
   publishableKeys: new DynamoPublishableKeyStore(dynamo, config.tableName),
+  failures: new DynamoAuthFailureCounter(dynamo, config.tableName),
+  verified: new RecentlyVerified(),
 };
 
 /**
@@ -35,6 +35,14 @@ const deps = {
  * The context says which kind of credential it was (`credentialKind`); for a
  * publishable key it also carries the key's location, allowed origins and
  * budget, which the route's middleware checks against each request.
+ *
+ * Failed authentication is throttled per source address. A REQUEST authorizer
+ * can only allow, deny (403) or refuse (401); it cannot answer 429. So a
+ * throttled address's request is *allowed* with `credentialKind: throttled`
+ * and the instant its window ends, and the shared middleware answers 429 with
+ * Retry-After before anything else runs (or 401 once the window is over, as a
+ * cached answer may outlive it). The emulator passes the context on the same
+ * way, so local and AWS answer alike.
  */
 const authorize = middy<APIGatewayRequestAuthorizerEvent, APIGatewayAuthorizerResult>()
   .use(injectLambdaContext(logger, { resetKeys: true }))
@@ -42,31 +50,15 @@ const authorize = middy<APIGatewayRequestAuthorizerEvent, APIGatewayAuthorizerRe
   .use(captureLambdaHandler(tracer, { captureResponse: false }))
   .handler(async (event) => {
     const headers = Object.fromEntries(Object.entries(event.headers ?? {}).map(([name, value]) => [name.toLowerCase(), value]));
-    const request = { authorization: headers.authorization, organizationId: headers['x-service-auth-organization-id'] };
+    const request = {
+      authorization: headers.authorization,
+      organizationId: headers['x-service-auth-organization-id'],
+      sourceIp: event.requestContext?.identity?.sourceIp ?? 'unknown',
+      publishableAllowed: guardedAuthKind(event) === 'publishable-or-secret',
+    };
+    let decision: AuthDecision;
     try {
-      if (parseBearerPublishableKey(request.authorization) !== undefined) {
-        if (guardedAuthKind(event) !== 'publishable-or-secret') throw new NotAuthenticated();
-        const scope = await authenticatePublishableKey(request, deps);
-        return {
-          principalId: scope.publishableKey,
-          policyDocument: allow(publishableRouteArns(event.methodArn)),
-          context: {
-            credentialKind: 'publishable',
-            organizationId: scope.organizationId,
-            accessId: scope.publishableKey,
-            locationId: scope.locationId,
-            // Context values are strings, numbers or booleans; origins contain no spaces.
-            allowedOrigins: scope.allowedOrigins.join(' '),
-            mintsPerMinute: scope.mintsPerMinute,
-          },
-        };
-      }
-      const caller = await authenticate(request, deps);
-      return {
-        principalId: caller.accessId,
-        policyDocument: allow([stageWideArn(event.methodArn)]),
-        context: { credentialKind: 'secret', organizationId: caller.organizationId, accessId: caller.accessId },
-      };
+      decision = await authenticateRequest(request, deps);
     } catch (error) {
       if (error instanceof NotAuthenticated) {
         logger.info('authentication refused');
@@ -75,6 +67,36 @@ const authorize = middy<APIGatewayRequestAuthorizerEvent, APIGatewayAuthorizerRe
       }
       throw error;
     }
+    if (decision.kind === 'throttled') {
+      logger.warn('authentication throttled for this source address', { until: decision.until });
+      recordAuthenticationRefused();
+      return {
+        principalId: 'throttled',
+        policyDocument: allow([stageWideArn(event.methodArn)]),
+        context: { credentialKind: 'throttled', throttledUntil: decision.until },
+      };
+    }
+    if (decision.kind === 'publishable') {
+      const { scope } = decision;
+      return {
+        principalId: scope.publishableKey,
+        policyDocument: allow(publishableRouteArns(event.methodArn)),
+        context: {
+          credentialKind: 'publishable',
+          organizationId: scope.organizationId,
+          accessId: scope.publishableKey,
+          locationId: scope.locationId,
+          // Context values are strings, numbers or booleans; origins contain no spaces.
+          allowedOrigins: scope.allowedOrigins.join(' '),
+          mintsPerMinute: scope.mintsPerMinute,
+        },
+      };
+    }
+    return {
+      principalId: decision.caller.accessId,
+      policyDocument: allow([stageWideArn(event.methodArn)]),
+      context: { credentialKind: 'secret', organizationId: decision.caller.organizationId, accessId: decision.caller.accessId },
+    };
   });
 
 /** Under its own deadline: a stalled store or KMS fails the authorizer (503) instead of eating the route's budget. */

@@ -1,9 +1,8 @@
-import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy from '@middy/core';
 import type { S3Event } from 'aws-lambda';
 import { documentDeps } from '#shared/aws/document-deps.ts';
 import { finalizeUpload } from '#shared/domain/documents/upload-session.ts';
-import { logger } from '#shared/log/logger.ts';
+import { injectLambdaContext, logger } from '#shared/log/logger.ts';
 import { recordBusinessMetric } from '#shared/observability/metrics.ts';
 
 const deps = documentDeps();

@@ -1,11 +1,11 @@
-import { documentDeps } from '#shared/aws/document-deps.ts';
+import { documentRecordDeps } from '#shared/aws/document-deps.ts';
 import { documentView } from '#shared/domain/documents/document.ts';
 import { getDocument } from '#shared/domain/documents/read-documents.ts';
 import { apiHandler } from '#shared/http/api-handler.ts';
 import { documentUrl } from '#shared/http/links.ts';
 import { fetched } from '#shared/http/response.ts';
 
-const deps = documentDeps();
+const deps = documentRecordDeps();
 
 /** GET /v3/organizations/{organization_id}/documents/{document_id}: the record, with its status. */
 export const handler = apiHandler('documents-get', async (request) => {

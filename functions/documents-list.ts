@@ -1,4 +1,4 @@
-import { documentDeps } from '#shared/aws/document-deps.ts';
+import { documentRecordDeps } from '#shared/aws/document-deps.ts';
 import type { DocumentResource, DocumentType } from '#shared/domain/documents/document.ts';
 import { documentListView } from '#shared/domain/documents/document.ts';
 import { listDocuments } from '#shared/domain/documents/read-documents.ts';
@@ -9,7 +9,7 @@ import { documentsUrl } from '#shared/http/links.ts';
 import type { ListQuerySpec } from '#shared/http/list-query.ts';
 import { listLinks, listResponse, parseListQuery } from '#shared/http/list-query.ts';
 
-const deps = documentDeps();
+const deps = documentRecordDeps();
 
 const spec: ListQuerySpec<DocumentListFilter> = { filters: DOCUMENT_LIST_FILTERS };
 

@@ -1,4 +1,4 @@
-import { apiHandler } from '#shared/http/api-handler.ts';
+import { publicApiHandler } from '#shared/http/public-api-handler.ts';
 import { SCRIPT_MAX_AGE_SECONDS, tokenizeScript, VERSIONED_SCRIPT_MAX_AGE_SECONDS } from '#shared/tokenization/script.ts';
 
 /**
@@ -8,7 +8,7 @@ import { SCRIPT_MAX_AGE_SECONDS, tokenizeScript, VERSIONED_SCRIPT_MAX_AGE_SECOND
  * Public static code: `Access-Control-Allow-Origin: *` lets checkout pages on
  * any origin import it as a module; it carries no data and no credentials.
  */
-export const handler = apiHandler('tokenize-js', async (request) => {
+export const handler = publicApiHandler('tokenize-js', async (request) => {
   const script = tokenizeScript();
   const pinned = request.query.v?.[0] === script.version;
   const headers = {

@@ -6,6 +6,7 @@ import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { DOCUMENT_OBJECT_PREFIX, UPLOAD_OBJECT_PREFIX } from '#shared/events.ts';
+import { PAGE_BOUNDARY_KEY_PREFIX } from '#shared/store/keys.ts';
 import type { RouteAccess, RouteDefinition } from '#shared/http/routes.ts';
 import { grantKeyUsage } from './keys.ts';
 
@@ -70,6 +71,14 @@ export function accessFor(route: RouteDefinition): RouteAccess {
 export function bindRoute(fn: LambdaFunction, access: RouteAccess, resources: ServiceResources): void {
   fn.addEnvironment('TABLE_NAME', resources.table.tableName);
   if (access.table) grantTable(fn, TABLE_ACTIONS[access.table], resources);
+  if (access.pageBoundaries) {
+    // List functions stay read-only on records: they may only write page-boundary items.
+    fn.addToRolePolicy(new PolicyStatement({
+      actions: ['dynamodb:BatchWriteItem'],
+      resources: [resources.table.tableArn],
+      conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${PAGE_BOUNDARY_KEY_PREFIX}*`] } },
+    }));
+  }
 
   if (access.vault?.length) {
     fn.addEnvironment('VAULT_KEY_ID', resources.vaultKey.keyArn);

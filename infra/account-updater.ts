@@ -1,14 +1,16 @@
-import { Duration, Stack } from 'aws-cdk-lib';
+import { ArnFormat, Duration, Stack } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
-import { LambdaFunction as LambdaTarget } from 'aws-cdk-lib/aws-events-targets';
+import { LambdaFunction as LambdaTarget, SfnStateMachine } from 'aws-cdk-lib/aws-events-targets';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IKey, Key } from 'aws-cdk-lib/aws-kms';
 import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
-import { BlockPublicAccess, Bucket, BucketEncryption, EventType, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
-import { LambdaDestination } from 'aws-cdk-lib/aws-s3-notifications';
+import { LogGroup } from 'aws-cdk-lib/aws-logs';
+import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cdk-lib/aws-stepfunctions';
+import { accountUpdaterDefinition, RUNS_PREFIX } from '#shared/account-updater/state-machine.ts';
 import { Construct } from 'constructs';
 import { join } from 'node:path';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
@@ -21,7 +23,7 @@ export interface AccountUpdaterProps {
   readonly projectRoot: string;
   readonly functionsDir: string;
   readonly table: ITable;
-  /** The paymethod vault key: the ingest function seals new numbers with it (and opens stored ones to compare). */
+  /** The paymethod vault key: the chunk function seals new numbers with it (and opens stored ones to compare). */
   readonly vaultKey: IKey;
   /** New numbers get a new fingerprint. */
   readonly fingerprintKey: IKey;
@@ -35,30 +37,39 @@ export const DEFAULT_EXPORT_SCHEDULE = 'cron(0 6 1 * ? *)';
 const INBOX = 'au-inbox/';
 const RESULTS = 'au-results/';
 const REPORTS = 'au-reports/';
-/** One invocation must finish a 100,000-row file: Lambda's ceiling, and memory for the SDK's buffers. */
-const JOB_TIMEOUT = Duration.minutes(15);
+/** The export streams every organization's month in one invocation: Lambda's ceiling. */
+const EXPORT_TIMEOUT = Duration.minutes(15);
 const JOB_MEMORY_MB = 1024;
+/** A check pass over a 1,000,000-row file (about 60 MB) or a 1,000-row batch takes seconds; 5 minutes is slack, not a budget. */
+const STEP_TIMEOUT = Duration.minutes(5);
 
 /**
- * The Account Updater in AWS: the reports bucket, the ingest function (S3
- * ObjectCreated on `au-inbox/**.csv`), the monthly export on a schedule, and
- * a dead-letter queue for runs that failed after their retries (the stack's
- * monitoring alarms on its depth and on export failures).
+ * The Account Updater in AWS: the reports bucket; a file created under
+ * `au-inbox/` (EventBridge) starts the apply state machine (check, a
+ * Distributed Map of batches on the chunk function, merge; definition in
+ * shared/account-updater/state-machine.ts, run locally by the same engine);
+ * the monthly export on a schedule; a dead-letter queue for events and runs
+ * that failed after their retries (the stack's monitoring alarms on its
+ * depth and on export failures).
  *
- * Grants are per prefix and per key: only ingest may use the vault key (to
- * seal new numbers, and to open a stored number whose last four match, to
- * tell a re-applied row from a new one); the export never touches it.
+ * Grants are per prefix and per key: only the chunk function may use the
+ * vault key (to seal new numbers, and to open a stored number whose last
+ * four match, to tell a re-applied row from a new one); nothing else does.
  */
 export class AccountUpdater extends Construct {
   readonly reports: Bucket;
   readonly reportsKey: Key;
-  readonly ingestFunction: LambdaFunction;
+  readonly checkFunction: LambdaFunction;
+  readonly chunkFunction: LambdaFunction;
+  readonly mergeFunction: LambdaFunction;
   readonly exportFunction: LambdaFunction;
+  readonly applyStateMachine: StateMachine;
   readonly deadLetterQueue: Queue;
 
   constructor(scope: Construct, id: string, props: AccountUpdaterProps) {
     super(scope, id);
     const { environment } = props;
+    const stack = Stack.of(this);
 
     // Its own key: update files carry card numbers in the clear, reports do not; neither shares the vault key.
     this.reportsKey = scopedKey(this, 'ReportsKey', {
@@ -74,9 +85,13 @@ export class AccountUpdater extends Construct {
       bucketKeyEnabled: true,
       enforceSSL: true,
       versioned: true,
+      // Object Created events go to EventBridge: the rule below starts the state machine.
+      eventBridgeEnabled: true,
       lifecycleRules: [
         // Update files hold clear card numbers: keep them only as long as a re-run may need them.
         { id: 'inbox', prefix: INBOX, expiration: Duration.days(7), noncurrentVersionExpiration: Duration.days(1) },
+        // Batch results, the Map's result files and au:apply's uploads (clear numbers too): a week.
+        { id: 'runs', prefix: RUNS_PREFIX, expiration: Duration.days(7), noncurrentVersionExpiration: Duration.days(1) },
         { id: 'results', prefix: RESULTS, expiration: Duration.days(400) },
         // Reports are kept about 13 months, like the history they are built from.
         { id: 'reports', prefix: REPORTS, expiration: Duration.days(400) },
@@ -92,54 +107,95 @@ export class AccountUpdater extends Construct {
       enforceSSL: true,
       retentionPeriod: Duration.days(14),
     });
-    this.ingestFunction = this.job('IngestFunction', 'au-ingest', 'Account Updater: apply a CSV from au-inbox/', props);
-    this.exportFunction = this.job('ExportFunction', 'au-export', 'Account Updater: monthly export to au-reports/', props);
+    this.checkFunction = this.job('CheckFunction', 'au-check', 'Account Updater: check a file before it is applied', STEP_TIMEOUT, props);
+    this.chunkFunction = this.job('ChunkFunction', 'au-chunk', 'Account Updater: apply one batch of rows', STEP_TIMEOUT, props);
+    this.mergeFunction = this.job('MergeFunction', 'au-merge', 'Account Updater: merge batch results into the summary', STEP_TIMEOUT, props);
+    this.exportFunction = this.job('ExportFunction', 'au-export', 'Account Updater: monthly export to au-reports/', EXPORT_TIMEOUT, props);
+    // Invoked by the state machine (synchronously, retried by its Retry policies); only the export is asynchronous.
+    this.exportFunction.configureAsyncInvoke({ retryAttempts: 2, maxEventAge: Duration.hours(6), onFailure: new SqsDestination(this.deadLetterQueue) });
 
-    const { ingestFunction: ingest, exportFunction: exporter } = this;
+    const { checkFunction: check, chunkFunction: chunk, mergeFunction: merge, exportFunction: exporter } = this;
     const table = props.table.tableArn;
-    ingest.addEnvironment('VAULT_KEY_ID', props.vaultKey.keyArn);
-    ingest.addToRolePolicy(new PolicyStatement({ actions: ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem'], resources: [table] }));
+    const objects = (prefix: string) => this.reports.arnForObjects(`${prefix}*`);
+    check.addToRolePolicy(new PolicyStatement({ actions: ['s3:GetObject'], resources: [objects(INBOX), objects(RUNS_PREFIX)] }));
+    check.addToRolePolicy(new PolicyStatement({ actions: ['s3:PutObject'], resources: [objects(RESULTS), objects(RUNS_PREFIX)] }));
+    this.grantReportsKeyViaS3(check, ['kms:Decrypt', 'kms:GenerateDataKey']);
+
+    chunk.addEnvironment('VAULT_KEY_ID', props.vaultKey.keyArn);
+    chunk.addToRolePolicy(new PolicyStatement({ actions: ['dynamodb:BatchGetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:BatchWriteItem'], resources: [table] }));
     // Sealing (GenerateDataKey) and opening (Decrypt), only under the vault's own encryption context.
-    grantKeyUsage(props.vaultKey, ingest, ['kms:GenerateDataKey', 'kms:Decrypt'], {
+    grantKeyUsage(props.vaultKey, chunk, ['kms:GenerateDataKey', 'kms:Decrypt'], {
       StringEquals: { 'kms:EncryptionContext:purpose': 'paymethod-vault' },
     });
-    // A new number gets a new fingerprint.
-    ingest.addEnvironment('FINGERPRINT_KEY_ID', props.fingerprintKey.keyArn);
-    grantKeyUsage(props.fingerprintKey, ingest, ['kms:GenerateMac']);
-    ingest.addToRolePolicy(new PolicyStatement({ actions: ['s3:GetObject'], resources: [this.reports.arnForObjects(`${INBOX}*`)] }));
-    ingest.addToRolePolicy(new PolicyStatement({ actions: ['s3:PutObject'], resources: [this.reports.arnForObjects(`${RESULTS}*`)] }));
-    this.grantReportsKeyViaS3(ingest, ['kms:Decrypt', 'kms:GenerateDataKey']);
+    // A new number gets a new fingerprint (its duplicate scope entries move in the row's transaction: UpdateItem per item).
+    chunk.addEnvironment('FINGERPRINT_KEY_ID', props.fingerprintKey.keyArn);
+    grantKeyUsage(props.fingerprintKey, chunk, ['kms:GenerateMac']);
+    chunk.addToRolePolicy(new PolicyStatement({ actions: ['s3:PutObject'], resources: [objects(RUNS_PREFIX)] }));
+    this.grantReportsKeyViaS3(chunk, ['kms:GenerateDataKey']);
+
+    merge.addToRolePolicy(new PolicyStatement({ actions: ['s3:ListBucket'], resources: [this.reports.bucketArn], conditions: { StringLike: { 's3:prefix': [`${RUNS_PREFIX}*`] } } }));
+    merge.addToRolePolicy(new PolicyStatement({ actions: ['s3:GetObject'], resources: [objects(RUNS_PREFIX)] }));
+    merge.addToRolePolicy(new PolicyStatement({ actions: ['s3:PutObject', 's3:AbortMultipartUpload'], resources: [objects(RESULTS), objects(RUNS_PREFIX)] }));
+    this.grantReportsKeyViaS3(merge, ['kms:Decrypt', 'kms:GenerateDataKey']);
 
     exporter.addToRolePolicy(new PolicyStatement({ actions: ['dynamodb:Query'], resources: [table] }));
-    exporter.addToRolePolicy(new PolicyStatement({ actions: ['s3:PutObject', 's3:AbortMultipartUpload'], resources: [this.reports.arnForObjects(`${REPORTS}*`)] }));
+    exporter.addToRolePolicy(new PolicyStatement({ actions: ['s3:PutObject', 's3:AbortMultipartUpload'], resources: [objects(REPORTS)] }));
     // A multipart upload to an SSE-KMS bucket needs Decrypt too (S3 reads the parts' data keys to complete it).
     this.grantReportsKeyViaS3(exporter, ['kms:GenerateDataKey', 'kms:Decrypt']);
 
-    this.reports.addEventNotification(EventType.OBJECT_CREATED, new LambdaDestination(ingest), { prefix: INBOX, suffix: '.csv' });
+    // The name is fixed so the role can name the machine (Distributed Map child executions) without a dependency cycle.
+    const stateMachineName = `payments-${environment.name}-account-updater`;
+    const definition = accountUpdaterDefinition({ checkFunctionArn: check.functionArn, chunkFunctionArn: chunk.functionArn, mergeFunctionArn: merge.functionArn, reportsBucket: this.reports.bucketName });
+    this.applyStateMachine = new StateMachine(this, 'ApplyStateMachine', {
+      stateMachineName,
+      stateMachineType: StateMachineType.STANDARD,
+      definitionBody: DefinitionBody.fromString(stack.toJsonString(definition)),
+      tracingEnabled: true,
+      // Execution data would log batches of rows, card numbers included: events only.
+      logs: { destination: new LogGroup(this, 'ApplyStateMachineLogs', { retention: environment.logRetention, removalPolicy: environment.removalPolicy }), level: LogLevel.ALL, includeExecutionData: false },
+    });
+    const machineRole = this.applyStateMachine.role;
+    for (const fn of [check, chunk, merge]) fn.grantInvoke(machineRole);
+    const machineArn = stack.formatArn({ service: 'states', resource: 'stateMachine', resourceName: stateMachineName, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
+    const executionArns = stack.formatArn({ service: 'states', resource: 'execution', resourceName: `${stateMachineName}/*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
+    machineRole.addToPrincipalPolicy(new PolicyStatement({ actions: ['states:StartExecution'], resources: [machineArn] }));
+    machineRole.addToPrincipalPolicy(new PolicyStatement({ actions: ['states:DescribeExecution', 'states:StopExecution'], resources: [executionArns] }));
+    // ItemReader reads the file; ResultWriter writes the Map's result files.
+    machineRole.addToPrincipalPolicy(new PolicyStatement({ actions: ['s3:GetObject'], resources: [objects(INBOX)] }));
+    machineRole.addToPrincipalPolicy(new PolicyStatement({ actions: ['s3:PutObject', 's3:GetObject', 's3:ListMultipartUploadParts', 's3:AbortMultipartUpload'], resources: [objects(RUNS_PREFIX)] }));
+    this.reportsKey.grant(machineRole, 'kms:Decrypt', 'kms:GenerateDataKey');
+
+    new Rule(this, 'InboxRule', {
+      description: 'Account Updater: a CSV created under au-inbox/ starts the apply state machine',
+      eventPattern: {
+        source: ['aws.s3'],
+        detailType: ['Object Created'],
+        detail: { bucket: { name: [this.reports.bucketName] }, object: { key: [{ wildcard: `${INBOX}*.csv` }] } },
+      },
+      targets: [new SfnStateMachine(this.applyStateMachine, { retryAttempts: 2, maxEventAge: Duration.hours(2), deadLetterQueue: this.deadLetterQueue })],
+    });
 
     const schedule = props.exportSchedule ?? (this.node.tryGetContext('auExportSchedule') as string | undefined) ?? DEFAULT_EXPORT_SCHEDULE;
     new Rule(this, 'ExportSchedule', {
       description: 'Account Updater: export the previous month',
       schedule: Schedule.expression(schedule),
-      // Delivery failures go to the same queue; run failures are retried by Lambda (below).
+      // Delivery failures go to the same queue; run failures are retried by Lambda (above).
       targets: [new LambdaTarget(exporter, { retryAttempts: 2, maxEventAge: Duration.hours(2), deadLetterQueue: this.deadLetterQueue })],
     });
   }
 
-  private job(id: string, handler: string, description: string, props: AccountUpdaterProps): LambdaFunction {
+  private job(id: string, handler: string, description: string, timeout: Duration, props: AccountUpdaterProps): LambdaFunction {
     const fn = serviceFunction(this, id, {
       name: handler,
       entry: join(props.functionsDir, `${handler}.ts`),
       description,
       environment: props.environment,
       projectRoot: props.projectRoot,
-      timeout: JOB_TIMEOUT,
+      timeout,
       memorySize: JOB_MEMORY_MB,
     });
     fn.addEnvironment('TABLE_NAME', props.table.tableName);
     fn.addEnvironment('REPORTS_BUCKET', this.reports.bucketName);
-    // Asynchronous invocations (S3, EventBridge): two retries, then the dead-letter queue.
-    fn.configureAsyncInvoke({ retryAttempts: 2, maxEventAge: Duration.hours(6), onFailure: new SqsDestination(this.deadLetterQueue) });
     return fn;
   }
 

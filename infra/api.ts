@@ -1,3 +1,4 @@
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import {
   AccessLogFormat,
   AuthorizationType,
@@ -194,6 +195,14 @@ export class PaymentsRestApi extends Construct {
       projectRoot: this.props.projectRoot,
     });
     bindRoute(fn, { table: 'read' }, resources);
+    // Its only writes: failed-authentication counters and credentials' last_used_at (one UpdateItem each).
+    fn.addToRolePolicy(
+      new PolicyStatement({
+        actions: ['dynamodb:UpdateItem'],
+        resources: [resources.table.tableArn],
+        conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['AUTHFAIL#*', 'CRED#*'] } },
+      }),
+    );
     fn.addEnvironment('CREDENTIAL_MAC_KEY_ID', credentialMacKey.keyId);
     grantKeyUsage(credentialMacKey, fn, ['kms:GenerateMac']);
     return fn;

@@ -1,6 +1,6 @@
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
-import { z } from 'zod';
+import * as z from 'zod/mini';
 
 /**
  * Per-environment settings. The values live in cdk.json under the `environments`
@@ -35,6 +35,11 @@ export interface EnvironmentSettings {
   readonly credentialIssuers: readonly string[];
   /** PayPal REST API base: the sandbox for dev, live for prod. */
   readonly paypalApiUrl: string;
+  /**
+   * Optional WAF rate-based rule on the stage (infra/waf.ts): at most `limit`
+   * requests per source address per `evaluationWindowSeconds`. Unset: no WAF.
+   */
+  readonly wafRateLimit?: { readonly limit: number; readonly evaluationWindowSeconds: number };
 }
 
 export interface AlarmSettings {
@@ -50,22 +55,31 @@ export interface AlarmSettings {
 
 const retentionValues = new Set<number>(Object.values(RetentionDays).filter((value): value is number => typeof value === 'number'));
 
+const positive = z.number().check(z.positive());
+const positiveInteger = z.int().check(z.positive());
+
 const settingsSchema = z.strictObject({
-  responseEnvironment: z.string().min(1),
-  logRetentionDays: z.number().int().refine((days) => retentionValues.has(days), 'must be a CloudWatch Logs retention value'),
+  responseEnvironment: z.string().check(z.minLength(1)),
+  logRetentionDays: z.int().check(z.refine((days) => retentionValues.has(days), 'must be a CloudWatch Logs retention value')),
   removalPolicy: z.enum(['destroy', 'retain']),
   deletionProtection: z.boolean(),
-  authorizerCacheTtlSeconds: z.number().int().min(0).max(3600),
-  throttling: z.strictObject({ rateLimit: z.number().positive(), burstLimit: z.number().int().positive() }),
+  authorizerCacheTtlSeconds: z.int().check(z.minimum(0), z.maximum(3600)),
+  throttling: z.strictObject({ rateLimit: positive, burstLimit: positiveInteger }),
   alarms: z.strictObject({
     enabled: z.boolean(),
-    email: z.email().optional(),
-    serverErrorRatePercent: z.number().positive().max(100),
-    p99LatencyMs: z.number().int().positive(),
+    email: z.optional(z.email()),
+    serverErrorRatePercent: positive.check(z.maximum(100)),
+    p99LatencyMs: positiveInteger,
   }),
-  reservedConcurrency: z.record(z.string().regex(/^[a-z0-9-]+$/), z.number().int().min(1)).default({}),
-  credentialIssuers: z.array(z.string().regex(/^arn:aws[a-z-]*:iam::\d{12}:role\/.+$/, 'must be an IAM role ARN')).default([]),
+  reservedConcurrency: z._default(z.record(z.string().check(z.regex(/^[a-z0-9-]+$/)), z.int().check(z.minimum(1))), {}),
+  credentialIssuers: z._default(z.array(z.string().check(z.regex(/^arn:aws[a-z-]*:iam::\d{12}:role\/.+$/, 'must be an IAM role ARN'))), []),
   paypalApiUrl: z.url({ protocol: /^https$/ }),
+  wafRateLimit: z.optional(
+    z.strictObject({
+      limit: z.int().check(z.minimum(10), z.maximum(2_000_000_000)),
+      evaluationWindowSeconds: z._default(z.union([z.literal(60), z.literal(120), z.literal(300), z.literal(600)]), 300),
+    }),
+  ),
 });
 
 export type EnvironmentContext = z.input<typeof settingsSchema>;
@@ -85,7 +99,8 @@ export function environmentSettings(
   if (!Object.hasOwn(all.data, name)) {
     throw new Error(`Unknown environment "${name}"; expected one of: ${Object.keys(all.data).join(', ')}`);
   }
-  const parsed = settingsSchema.safeParse(all.data[name]);
+  // zod/mini carries no messages of its own; operators read these, so the English ones are passed here.
+  const parsed = settingsSchema.safeParse(all.data[name], { error: z.locales.en().localeError });
   if (!parsed.success) {
     const issues = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ');
     throw new Error(`Invalid settings for environment "${name}": ${issues}`);
@@ -104,5 +119,6 @@ export function environmentSettings(
     reservedConcurrency: settings.reservedConcurrency,
     credentialIssuers: settings.credentialIssuers,
     paypalApiUrl: settings.paypalApiUrl,
+    ...(settings.wafRateLimit ? { wafRateLimit: settings.wafRateLimit } : {}),
   };
 }

@@ -1,13 +1,17 @@
-import { Duration } from 'aws-cdk-lib';
+import { Duration, Stack } from 'aws-cdk-lib';
 import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { NodejsFunction, OutputFormat, SourceMapMode } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { join } from 'node:path';
 import { API_FUNCTION_TIMEOUT_SECONDS } from '#shared/aws/deadline.ts';
 import { METRICS_NAMESPACE, SERVICE_NAME } from '#shared/observability/catalog.ts';
+import { LAMBDA_BUNDLE_OPTIONS, LAMBDA_NODE_OPTIONS, SOURCE_MAPS_DIR } from './bundling.ts';
 import type { EnvironmentSettings } from './environments.ts';
+
+/** The Lambda runtime of every function: Node.js `NODE_MAJOR` (infra/bundling.ts). */
+export const LAMBDA_RUNTIME = Runtime.NODEJS_24_X;
 
 export interface ServiceFunctionProps {
   /** The route's handler name, or `authorizer`: the key of its reserved concurrency setting. */
@@ -40,12 +44,15 @@ export function serviceFunction(scope: Construct, id: string, props: ServiceFunc
   const role = new Role(scope, `${id}Role`, { assumedBy: new ServicePrincipal('lambda.amazonaws.com') });
   logGroup.grantWrite(role);
 
+  const bundle = LAMBDA_BUNDLE_OPTIONS;
+  // cdk.out/source-maps/<stack>/<name>.mjs.map: kept with the cloud assembly, never deployed (npm run symbolicate).
+  const sourceMapTarget = join('..', SOURCE_MAPS_DIR, Stack.of(scope).stackName, `${props.name}.mjs.map`);
   return new NodejsFunction(scope, id, {
     entry: props.entry,
     description: props.description,
     projectRoot: props.projectRoot,
     depsLockFilePath: join(props.projectRoot, 'package-lock.json'),
-    runtime: Runtime.NODEJS_22_X,
+    runtime: LAMBDA_RUNTIME,
     architecture: Architecture.ARM_64,
     memorySize: props.memorySize ?? 512,
     // The request deadline answers first (503 at worst); this only stops a run that escaped it, long before API Gateway's 29 s.
@@ -57,22 +64,30 @@ export function serviceFunction(scope: Construct, id: string, props: ServiceFunc
     reservedConcurrentExecutions: environment.reservedConcurrency[props.name],
     environment: {
       ENVIRONMENT_NAME: environment.responseEnvironment,
-      NODE_OPTIONS: '--enable-source-maps',
+      ...(LAMBDA_NODE_OPTIONS ? { NODE_OPTIONS: LAMBDA_NODE_OPTIONS } : {}),
       POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
       POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
     },
     bundling: {
       format: OutputFormat.ESM,
-      minify: true,
+      minify: bundle.minify,
       sourceMap: true,
-      sourcesContent: false,
-      target: 'node22',
-      mainFields: ['module', 'main'],
+      sourceMapMode: SourceMapMode.EXTERNAL,
+      sourcesContent: bundle.sourcesContent,
+      target: bundle.target,
+      mainFields: [...bundle.mainFields],
       ...(props.define ? { define: props.define } : {}),
       // The SDK is bundled and tree-shaken rather than taken from the runtime: pinned versions, faster cold starts.
       externalModules: [],
-      // CommonJS dependencies inside an ESM bundle still call require().
-      banner: "import { createRequire } from 'module';const require = createRequire(import.meta.url);",
+      banner: bundle.banner.js,
+      commandHooks: {
+        beforeBundling: () => [],
+        beforeInstall: () => [],
+        // The map leaves the asset: a deployed function neither uploads nor loads it.
+        afterBundling: (_inputDir, outputDir) => [
+          `mkdir -p "${join(outputDir, sourceMapTarget, '..')}" && mv "${join(outputDir, 'index.mjs.map')}" "${join(outputDir, sourceMapTarget)}"`,
+        ],
+      },
     },
   });
 }

@@ -21,6 +21,8 @@ export interface NagSubjects {
   readonly otherFunctions?: readonly IFunction[];
   readonly paypalSecret?: IConstruct;
   readonly deadLetterQueues?: readonly IConstruct[];
+  /** State machines whose roles invoke functions and read and write report objects. */
+  readonly stateMachines?: readonly IConstruct[];
 }
 
 export const REASONS = {
@@ -32,12 +34,14 @@ export const REASONS = {
     + 'sessions): object keys are generated per document, so the grant names the prefix, on this one bucket, for '
     + 'the single S3 action the route declares.',
   reportObjects:
-    'Objects under one prefix of the Account Updater reports bucket: au-inbox/* (the ingest function reads update files '
-    + 'whose names the card networks choose), au-results/* (it writes each file\'s summary beside it), au-reports/* (the '
+    'Objects under one prefix of the Account Updater reports bucket: au-inbox/* (update files whose names the card '
+    + 'networks choose, read by the check step and the Map\'s ItemReader), au-runs/* (one folder per run: batch results, '
+    + 'the Map\'s result files, au:apply uploads), au-results/* (each file\'s summary beside it), au-reports/* (the '
     + 'export writes au-reports/org_<id>/<yyyy-mm>.csv for every organization). Each role gets only its own prefixes and actions.',
-  runtime:
-    'Node.js 22 is deliberate: bundles target node22 and the test suite runs the handlers on it; it is a supported '
-    + 'Lambda runtime. Moving to a newer Node.js is a planned change with its own testing, not a side effect of a CDK upgrade.',
+  stateMachineRole:
+    'The Account Updater state machine\'s role: lambda:InvokeFunction on its three functions (CDK grants the ARN and '
+    + 'ARN:* for versions), states:DescribeExecution/StopExecution on its own executions (Distributed Map child '
+    + 'executions are created at run time), X-Ray and log delivery actions that accept only "*".',
   requestValidation:
     'Requests are validated in each function with zod (every field, unknown members rejected, all issues reported in '
     + 'the contract\'s 400 envelope). API Gateway models would duplicate those schemas and answer in another format.',
@@ -66,7 +70,7 @@ export const REASONS = {
     + 'role only writes its logs and puts the notification configuration of this stack\'s bucket.',
 } as const;
 
-export function applyNagSuppressions({ api, otherFunctions = [], paypalSecret, deadLetterQueues = [] }: NagSubjects): void {
+export function applyNagSuppressions({ api, otherFunctions = [], paypalSecret, deadLetterQueues = [], stateMachines = [] }: NagSubjects): void {
   const restApi = api.api;
   const functions: IFunction[] = [
     ...api.routeFunctions.map(({ fn }) => fn),
@@ -75,6 +79,12 @@ export function applyNagSuppressions({ api, otherFunctions = [], paypalSecret, d
   ];
   if (paypalSecret) NagSuppressions.addResourceSuppressions(paypalSecret, [{ id: 'AwsSolutions-SMG4', reason: REASONS.paypalSecretRotation }]);
   for (const queue of deadLetterQueues) NagSuppressions.addResourceSuppressions(queue, [{ id: 'AwsSolutions-SQS3', reason: REASONS.deadLetterQueue }]);
+  for (const machine of stateMachines) {
+    NagSuppressions.addResourceSuppressions(machine, [
+      { id: 'AwsSolutions-IAM5', reason: REASONS.stateMachineRole },
+      { id: 'AwsSolutions-IAM5', reason: REASONS.reportObjects, appliesTo: [{ regex: '/^Resource::<AccountUpdaterReportsBucket[A-Za-z0-9]+\\.Arn>\\/(au-inbox|au-runs)\\/\\*$/g' }] },
+    ], true);
+  }
   const stack = Stack.of(restApi);
   for (const child of stack.node.children) {
     if (!child.node.id.startsWith('BucketNotificationsHandler')) continue;
@@ -86,7 +96,6 @@ export function applyNagSuppressions({ api, otherFunctions = [], paypalSecret, d
   }
 
   for (const fn of functions) {
-    NagSuppressions.addResourceSuppressions(fn.node.defaultChild as CfnResource, [{ id: 'AwsSolutions-L1', reason: REASONS.runtime }]);
     NagSuppressions.addResourceSuppressions(fn.role as IRole, [
       { id: 'AwsSolutions-IAM5', reason: REASONS.xray, appliesTo: ['Resource::*'] },
       {
@@ -97,7 +106,7 @@ export function applyNagSuppressions({ api, otherFunctions = [], paypalSecret, d
       {
         id: 'AwsSolutions-IAM5',
         reason: REASONS.reportObjects,
-        appliesTo: [{ regex: '/^Resource::<AccountUpdaterReportsBucket[A-Za-z0-9]+\\.Arn>\\/(au-inbox|au-results|au-reports)\\/\\*$/g' }],
+        appliesTo: [{ regex: '/^Resource::<AccountUpdaterReportsBucket[A-Za-z0-9]+\\.Arn>\\/(au-inbox|au-runs|au-results|au-reports)\\/\\*$/g' }],
       },
     ], true);
   }

@@ -24,6 +24,7 @@ import type { EnvironmentSettings } from './environments.ts';
 import { grantKeyUsage, scopedKey } from './keys.ts';
 import { Monitoring } from './monitoring.ts';
 import { applyNagSuppressions } from './nag.ts';
+import { ApiRateLimit } from './waf.ts';
 
 export interface PaymentsApiStackProps extends StackProps {
   readonly environment: EnvironmentSettings;
@@ -142,14 +143,22 @@ export class PaymentsApiStack extends Stack {
 
     const accountUpdater = new AccountUpdater(this, 'AccountUpdater', { environment, projectRoot: PROJECT_ROOT, functionsDir, table, vaultKey, fingerprintKey, accessLogs });
     monitoring.watchFunctions([
-      { name: 'au-ingest', fn: accountUpdater.ingestFunction },
+      { name: 'au-check', fn: accountUpdater.checkFunction },
+      { name: 'au-chunk', fn: accountUpdater.chunkFunction },
+      { name: 'au-merge', fn: accountUpdater.mergeFunction },
       { name: 'au-export', fn: accountUpdater.exportFunction },
     ]);
     monitoring.alarmOnQueueDepth(accountUpdater.deadLetterQueue, { name: 'au-dlq' });
     monitoring.alarmOnAccountUpdaterExportFailure(accountUpdater.exportFunction);
 
+    if (environment.wafRateLimit) {
+      new ApiRateLimit(this, 'RateLimit', { stage: api.deploymentStage, responseEnvironment: environment.responseEnvironment, ...environment.wafRateLimit });
+    }
+
     // Plain outputs, no exports: CLIs read them with DescribeStacks.
     output(this, 'ApiUrl', api.url, 'Stage URL; routes live under <ApiUrl>v3/');
+    output(this, 'RestApiId', api.restApiId, 'admin revoke-* flushes this API stage\'s authorizer cache');
+    output(this, 'StageName', api.deploymentStage.stageName);
     output(this, 'TableName', table.tableName);
     output(this, 'DocumentsBucketName', documents.bucketName);
     output(this, 'ReportsBucketName', accountUpdater.reports.bucketName);
@@ -163,7 +172,8 @@ export class PaymentsApiStack extends Stack {
 
     applyNagSuppressions({
       api: restApi,
-      otherFunctions: [...triggered.functions.map(({ fn }) => fn), accountUpdater.ingestFunction, accountUpdater.exportFunction],
+      otherFunctions: [...triggered.functions.map(({ fn }) => fn), accountUpdater.checkFunction, accountUpdater.chunkFunction, accountUpdater.mergeFunction, accountUpdater.exportFunction],
+      stateMachines: [accountUpdater.applyStateMachine],
       paypalSecret,
       deadLetterQueues: [triggered.deadLetterQueue, accountUpdater.deadLetterQueue],
     });

@@ -15,6 +15,7 @@ import type { GatewayResponseKind } from '#shared/http/gateway-responses.ts';
 import { GATEWAY_RESPONSES, METHOD_NOT_ALLOWED } from '#shared/http/gateway-responses.ts';
 import type { HttpMethod, RouteDefinition } from '#shared/http/routes.ts';
 import { LOCAL_ACCOUNT_ID, lambdaContext } from './lambda-context.ts';
+import { LOCAL_HOST } from './ports.ts';
 import {
   AUTHORIZERS,
   API_GATEWAY_MAX_HEADER_BYTES,
@@ -54,6 +55,8 @@ export interface ApiGatewayEmulatorOptions {
 export interface ApiGatewayEmulator {
   url: string;
   port: number;
+  /** Drops every cached authorizer answer, as API Gateway's FlushStageAuthorizersCache does. */
+  flushAuthorizerCache(): void;
   close(): Promise<void>;
 }
 
@@ -171,12 +174,13 @@ export async function startApiGatewayEmulator(options: ApiGatewayEmulatorOptions
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(options.port, options.host ?? '0.0.0.0', () => resolve());
+    server.listen(options.port, options.host ?? LOCAL_HOST, () => resolve());
   });
   const port = (server.address() as AddressInfo).port;
   return {
     url: `http://localhost:${port}`,
     port,
+    flushAuthorizerCache: () => authorizerCache.clear(),
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());
@@ -216,7 +220,7 @@ function matchResource(resources: CompiledResource[], pathname: string): { resou
   for (const resource of resources) {
     const found = resource.pattern.exec(normalized);
     if (!found) continue;
-    const parameters: Record<string, string> = {};
+    const parameters: Record<string, string> = Object.create(null) as Record<string, string>;
     try {
       resource.parameterNames.forEach((name, index) => (parameters[name] = decodeURIComponent(found[index + 1] ?? '')));
     } catch {
@@ -236,19 +240,27 @@ function proxyEvent(
   requestId: string,
   options: ApiGatewayEmulatorOptions,
 ): APIGatewayProxyEvent {
-  const multiValueHeaders: Record<string, string[]> = {};
+  // Client-chosen names (headers, query parameters) go into maps without a prototype, so `constructor`
+  // or `__proto__` is just a name here too; the events themselves are plain JSON-shaped objects, as in AWS.
+  const multiValueHeaders = new Map<string, { name: string; values: string[] }>();
   for (let index = 0; index < req.rawHeaders.length; index += 2) {
     const name = req.rawHeaders[index] as string;
     const value = req.rawHeaders[index + 1] as string;
-    const existing = Object.keys(multiValueHeaders).find((key) => key.toLowerCase() === name.toLowerCase());
-    (multiValueHeaders[existing ?? name] ??= []).push(value);
+    const entry = multiValueHeaders.get(name.toLowerCase()) ?? { name, values: [] };
+    entry.values.push(value);
+    multiValueHeaders.set(name.toLowerCase(), entry);
   }
-  multiValueHeaders['X-Forwarded-Proto'] = ['http'];
-  const headers = Object.fromEntries(Object.entries(multiValueHeaders).map(([name, values]) => [name, values[values.length - 1] as string]));
+  multiValueHeaders.set('x-forwarded-proto', { name: 'X-Forwarded-Proto', values: ['http'] });
+  const headerEntries = [...multiValueHeaders.values()];
+  const headers = Object.fromEntries(headerEntries.map(({ name, values }) => [name, values[values.length - 1] as string]));
 
-  const multiValueQueryStringParameters: Record<string, string[]> = {};
-  for (const [name, value] of url.searchParams) (multiValueQueryStringParameters[name] ??= []).push(value);
-  const hasQuery = Object.keys(multiValueQueryStringParameters).length > 0;
+  const multiValueQuery = new Map<string, string[]>();
+  for (const [name, value] of url.searchParams) {
+    const values = multiValueQuery.get(name);
+    if (values) values.push(value);
+    else multiValueQuery.set(name, [value]);
+  }
+  const hasQuery = multiValueQuery.size > 0;
 
   const mediaType = (findHeader(headers, 'content-type') ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
   const binary = options.binaryMediaTypes.includes(mediaType);
@@ -258,9 +270,9 @@ function proxyEvent(
     path: url.pathname,
     httpMethod: route.method,
     headers,
-    multiValueHeaders,
-    queryStringParameters: hasQuery ? Object.fromEntries(Object.entries(multiValueQueryStringParameters).map(([n, v]) => [n, v[v.length - 1] as string])) : null,
-    multiValueQueryStringParameters: hasQuery ? multiValueQueryStringParameters : null,
+    multiValueHeaders: Object.fromEntries(headerEntries.map(({ name, values }) => [name, values])),
+    queryStringParameters: hasQuery ? Object.fromEntries([...multiValueQuery].map(([name, values]) => [name, values[values.length - 1] as string])) : null,
+    multiValueQueryStringParameters: hasQuery ? Object.fromEntries(multiValueQuery) : null,
     pathParameters: match.resource.parameterNames.length > 0 ? match.parameters : null,
     stageVariables: null,
     body: body.length === 0 ? null : binary ? body.toString('base64') : body.toString('utf8'),

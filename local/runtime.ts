@@ -1,3 +1,5 @@
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import type http from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -23,7 +25,8 @@ import { demoRoutes } from './demo/server.ts';
 import { startDynamoDbLocal } from './dynamodb-local.ts';
 import { startKmsStandin } from './kms-standin.ts';
 import { startPaypalStandin } from './paypal-standin.ts';
-import { localCredentials } from './ports.ts';
+import { assertPortFree, localCredentials, localPorts } from './ports.ts';
+import { ADMIN_FLUSH_PATH } from './runtime-file.ts';
 import { ensureTable } from './provision.ts';
 import { routeS3Events } from './s3-events.ts';
 import { startS3Local } from './s3-local.ts';
@@ -46,6 +49,7 @@ export const LOCAL_NAMES = {
 } as const;
 
 export interface LocalRuntimeOptions {
+  /** The API's port; the emulators take the next four (see local/ports.ts). 0: all random. */
   port: number;
   /** Persist DynamoDB, S3 objects and KMS key material here; in memory when absent. */
   dataDir?: string;
@@ -67,6 +71,11 @@ export interface LocalRuntime {
   demo: { url: string; publishableKey: PublishableKey } | undefined;
   /** The KMS stand-in's live per-operation call counter (benchmarks count KMS calls per request). */
   kmsCalls: { calls: Record<string, number>; reset(): void };
+  /**
+   * Bearer token of the runtime's loopback admin endpoint (`POST ${ADMIN_FLUSH_PATH}`),
+   * written only to the owner-readable runtime file; `admin revoke-*` uses it.
+   */
+  adminToken: string;
   close(): Promise<void>;
 }
 
@@ -81,15 +90,19 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     for (const close of closers.reverse()) await close().catch(() => {});
   };
   try {
+    const ports = localPorts(options.port);
+    // Checked before anything starts, so a taken PORT fails at once rather than after DynamoDB Local's start-up.
+    await assertPortFree(ports.api, 'the API (PORT)');
     const dataPath = (name: string) => (options.dataDir ? path.join(options.dataDir, name) : undefined);
     if (options.dataDir) {
       const { mkdir } = await import('node:fs/promises');
       for (const name of ['dynamodb', 's3']) await mkdir(path.join(options.dataDir, name), { recursive: true });
     }
     const [dynamodbLocal, s3Local, kmsStandin, paypalStandin] = await Promise.all([
-      startDynamoDbLocal({ dataDir: dataPath('dynamodb') }),
-      startS3Local({ dataDir: dataPath('s3'), buckets: [LOCAL_NAMES.documentsBucket, LOCAL_NAMES.reportsBucket] }),
+      startDynamoDbLocal({ dataDir: dataPath('dynamodb'), port: ports.dynamodb }),
+      startS3Local({ dataDir: dataPath('s3'), buckets: [LOCAL_NAMES.documentsBucket, LOCAL_NAMES.reportsBucket], port: ports.s3 }),
       startKmsStandin({
+        port: ports.kms,
         dataDir: options.dataDir,
         keys: [
           { alias: LOCAL_NAMES.vaultKeyAlias, keySpec: 'SYMMETRIC_DEFAULT' },
@@ -97,7 +110,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
           { alias: LOCAL_NAMES.fingerprintKeyAlias, keySpec: 'HMAC_256' },
         ],
       }),
-      startPaypalStandin(),
+      startPaypalStandin({ port: ports.paypal }),
     ]);
     closers.push(dynamodbLocal.close, s3Local.close, kmsStandin.close, paypalStandin.close);
 
@@ -155,11 +168,12 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     const script = assetOf(await writeTokenizeScript());
 
     let localRoutes: NonNullable<ApiGatewayEmulatorOptions['localRoutes']> = async () => false;
+    const adminToken = randomBytes(32).toString('base64url');
     const api = await startApiGatewayEmulator({
-      localRoutes: (req, res) => localRoutes(req, res),
+      localRoutes: async (req, res) => (await adminRoute(req, res, adminToken, () => api.flushAuthorizerCache())) || localRoutes(req, res),
       routes: options.routes ?? routeTable,
       functionsDir: options.functionsDir ?? path.join(REPO_ROOT, 'functions'),
-      port: options.port,
+      port: ports.api,
       stage: LOCAL_NAMES.stage,
       binaryMediaTypes: ['multipart/form-data'],
       authorizerHandler: 'authorizer',
@@ -177,6 +191,10 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       log: options.log,
     });
     closers.push(s3Events.close);
+    // Account Updater inbox: the same state machine definition and handlers as the stack's EventBridge rule starts.
+    const { routeInboxToEngine } = await import('./au-engine.ts');
+    const inbox = routeInboxToEngine(s3Local.server as never, LOCAL_NAMES.reportsBucket, { functionsDir: options.functionsDir ?? path.join(REPO_ROOT, 'functions'), log: options.log });
+    closers.push(inbox.close);
 
     let demo: LocalRuntime['demo'];
     const merchantCredential = issuedCredentials[0];
@@ -198,12 +216,30 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       demo,
       endpoints: { dynamodb: dynamodbLocal.endpoint, s3: s3Local.endpoint, kms: kmsStandin.url, paypal: paypalStandin.url },
       kmsCalls: { calls: kmsStandin.calls, reset: () => kmsStandin.resetCalls() },
+      adminToken,
       close: closeAll,
     };
   } catch (error) {
     await closeAll();
     throw error;
   }
+}
+
+/**
+ * The local counterpart of API Gateway's FlushStageAuthorizersCache, for the
+ * revoke commands: loopback only (the whole runtime is), never in the route
+ * table, and it takes the runtime file's token, so only the user who started
+ * the runtime can call it. Resolves true when it answered.
+ */
+async function adminRoute(req: http.IncomingMessage, res: http.ServerResponse, token: string, flush: () => void): Promise<boolean> {
+  if (new URL(req.url ?? '/', 'http://localhost').pathname !== ADMIN_FLUSH_PATH) return false;
+  const presented = Buffer.from(/^Bearer (\S+)$/.exec(req.headers.authorization ?? '')?.[1] ?? '');
+  const expected = Buffer.from(token);
+  const status = req.method !== 'POST' ? 405 : presented.length === expected.length && timingSafeEqual(presented, expected) ? 204 : 401;
+  if (status === 204) flush();
+  req.resume();
+  res.writeHead(status, { 'Cache-Control': 'no-store' }).end();
+  return true;
 }
 
 async function seedDemoOrganization(deps: Parameters<typeof applySeed>[1]): Promise<IssuedCredential[]> {

@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import type { CredentialStore, IssuedCredential, SecretHasher } from '#shared/domain/credentials.ts';
 import { issueCredential } from '#shared/domain/credentials.ts';
 import { Conflict } from '#shared/domain/errors.ts';
@@ -10,8 +10,8 @@ const seedSchema = z.strictObject({
   organizations: z.array(
     z.strictObject({
       organization_id: z.string(),
-      parent_organization_id: z.string().optional(),
-      credentials: z.array(z.strictObject({ api_access_id: z.string(), api_secure_key: z.string() })).default([]),
+      parent_organization_id: z.optional(z.string()),
+      credentials: z._default(z.array(z.strictObject({ api_access_id: z.string(), api_secure_key: z.string() })), []),
     }),
   ),
 });
@@ -26,7 +26,8 @@ export async function readSeedFile(file: string): Promise<Seed> {
   } catch (error) {
     throw new Error(`LOCAL_SEED ${file} is not valid JSON: ${(error as Error).message}`);
   }
-  const parsed = seedSchema.safeParse(json);
+  // zod/mini carries no messages of its own; whoever writes a seed file reads these.
+  const parsed = seedSchema.safeParse(json, { error: z.locales.en().localeError });
   if (!parsed.success) {
     throw new Error(`LOCAL_SEED ${file} does not match the seed format: ${parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`);
   }

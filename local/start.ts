@@ -1,13 +1,20 @@
 /**
  * `npm start`: the whole service on this machine, no AWS account, no Docker.
- * PORT (default 3000), LOCAL_SEED (organizations and credentials to seed),
- * LOCAL_DATA_DIR (persist stores there; in memory when unset).
+ * PORT (default 3000; the emulators take PORT+1 to PORT+4; 0 makes every port
+ * random), LOCAL_SEED (organizations and credentials to seed), LOCAL_DATA_DIR
+ * (persist stores there; in memory when unset).
+ *
+ * Stopping: SIGINT, SIGTERM or SIGHUP, to this process or to its whole process
+ * group, closes everything in order; a second signal exits at once, and the
+ * synchronous exit steps (local/cleanup.ts) still remove the runtime file and
+ * the S3 emulator's folder, while the children follow their closed pipes.
  */
 import path from 'node:path';
+import { onExitSync } from './cleanup.ts';
 import { MissingJavaError } from './dynamodb-local.ts';
 import { REPO_ROOT, startLocalRuntime } from './runtime.ts';
 import type { LocalRuntime } from './runtime.ts';
-import { removeRuntimeFile, writeRuntimeFile } from './runtime-file.ts';
+import { removeRuntimeFile, removeRuntimeFileSync, writeRuntimeFile } from './runtime-file.ts';
 import { readSeedFile } from './seed.ts';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
@@ -19,25 +26,28 @@ const quiet = process.env.LOCAL_ACCESS_LOG === 'off';
 let runtime: LocalRuntime | undefined;
 let stopping = false;
 
-async function stop(signal: string): Promise<void> {
+async function stop(reason: string): Promise<void> {
   if (stopping) {
-    process.exit(1); // a second signal: stop waiting
+    console.log(`${reason} received again, exiting now.`);
+    process.exit(1); // the exit steps still remove the files; the children follow their closed pipes
   }
   stopping = true;
-  console.log(`\n${signal} received, stopping...`);
-  if (runtime) {
-    await removeRuntimeFile(REPO_ROOT, runtime.port);
-    await runtime.close();
+  console.log(`\n${reason} received, stopping...`);
+  try {
+    if (runtime) {
+      await removeRuntimeFile(REPO_ROOT, runtime.port);
+      await runtime.close();
+    }
+  } finally {
+    process.exit(0);
   }
-  process.exit(0);
 }
-process.on('SIGINT', () => void stop('SIGINT'));
-process.on('SIGTERM', () => void stop('SIGTERM'));
-// `npm start` runs us under a shell that dies on SIGTERM without passing it on;
-// when our parent goes away, stop rather than linger as an orphan.
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => void stop(signal));
+// `npm start` runs us under npm; if npm goes away without passing a signal on,
+// stop rather than linger as an orphan (unless already stopping).
 const parentAtStart = process.ppid;
 setInterval(() => {
-  if (process.ppid !== parentAtStart) void stop('parent exit');
+  if (process.ppid !== parentAtStart && !stopping) void stop('parent exit');
 }, 500).unref();
 
 try {
@@ -48,7 +58,9 @@ try {
     seed,
     log: quiet ? undefined : (line) => console.log(JSON.stringify({ level: 'INFO', service: 'local-api-gateway', ...line })),
   });
-  await writeRuntimeFile(REPO_ROOT, runtime.port, { pid: process.pid, url: runtime.url, handlerEnvironment: runtime.handlerEnvironment });
+  const startedPort = runtime.port;
+  onExitSync(() => removeRuntimeFileSync(REPO_ROOT, startedPort));
+  await writeRuntimeFile(REPO_ROOT, runtime.port, { pid: process.pid, url: runtime.url, handlerEnvironment: runtime.handlerEnvironment, adminToken: runtime.adminToken });
   printBanner(runtime);
 } catch (error) {
   console.error(error instanceof MissingJavaError ? `\n${error.message}\n` : error);

@@ -2,18 +2,22 @@
  * npm run --silent au:apply -- <file.csv> [--org org_<id>] [--stack <name>]
  *
  * Applies an Account Updater file to the running local service's store (or a
- * deployed stack's) with the same use case as the ingest function, and prints
- * {"applied", "skipped", "errors", "notes"}.
+ * deployed stack's) with the same state machine definition and handlers as
+ * the inbox, and prints {"applied", "skipped", "errors", "error_count",
+ * "notes"}, plus "errors_file" (the whole list, next to the file) when the
+ * summary lists only the first 1,000 errors.
  */
-import { createReadStream } from 'node:fs';
 import { access } from 'node:fs/promises';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { isOrganizationId } from '#shared/domain/ids.ts';
+import { InvalidRequest } from '#shared/domain/errors.ts';
 import { runCli, UsageError } from './cli.ts';
 import { applyTarget } from './target.ts';
 
 const USAGE = 'usage: au:apply <file.csv> [--org org_<id>] [--stack <name>]';
+const FUNCTIONS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'functions');
 
 await runCli(async () => {
   let parsed;
@@ -35,8 +39,12 @@ await runCli(async () => {
   }
 
   await applyTarget(parsed.values.stack);
+  process.env.LOG_LEVEL ??= 'WARN';
   // Imported after the target is applied: these modules build their AWS clients from it.
-  const { applyAccountUpdates } = await import('#shared/domain/account-updater/apply.ts');
-  const { applyDeps } = await import('#shared/wiring/account-updater.ts');
-  return applyAccountUpdates(() => createReadStream(filePath, { highWaterMark: 64 * 1024 }), organizationId ? { organizationId } : {}, applyDeps());
+  const { applyLocalFile } = await import('../local/au-engine.ts');
+  const { config } = await import('#shared/config.ts');
+  const { summary, errorsFile } = await applyLocalFile(filePath, organizationId ? { organizationId } : {}, { bucket: config.reportsBucket, functionsDir: FUNCTIONS_DIR, concurrency: Number(process.env.AU_WORKERS ?? 4), ...(process.env.AU_DEBUG ? { log: (line: Record<string, unknown>) => process.stderr.write(`${JSON.stringify(line)}\n`) } : {}) });
+  if (typeof summary.error === 'string') throw new InvalidRequest([{ field: 'file', message: String(summary.message) }], summary.error);
+  const { errors_key: _key, ...printed } = summary;
+  return { ...printed, ...(errorsFile ? { errors_file: errorsFile } : {}) };
 });

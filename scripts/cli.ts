@@ -1,7 +1,7 @@
 import { DomainError } from '#shared/domain/errors.ts';
 
 /** Prints a JSON result on stdout; errors go to stderr as JSON with a non-zero exit code. */
-export async function runCli(main: () => Promise<unknown>): Promise<void> {
+export async function runCli(main: () => Promise<unknown>, exitCodeFor: (error: unknown) => number | undefined = () => undefined): Promise<void> {
   try {
     const result = await main();
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
@@ -11,7 +11,7 @@ export async function runCli(main: () => Promise<unknown>): Promise<void> {
         ? { error: error.code, message: error.message, ...(error.issues.length ? { errors: error.issues } : {}) }
         : { error: error instanceof UsageError ? 'USAGE' : 'FAILED', message: (error as Error).message };
     process.stderr.write(`${JSON.stringify(body)}\n`);
-    process.exitCode = error instanceof UsageError ? 2 : 1;
+    process.exitCode = exitCodeFor(error) ?? (error instanceof UsageError ? 2 : 1);
   }
 }
 

@@ -8,6 +8,7 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readRuntimeFile } from '../local/runtime-file.ts';
+import type { RuntimeFile } from '../local/runtime-file.ts';
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -21,17 +22,33 @@ const OUTPUT_TO_ENVIRONMENT: Readonly<Record<string, string>> = {
   FingerprintKeyId: 'FINGERPRINT_KEY_ID',
   PaypalSecretArn: 'PAYPAL_SECRET_ARN',
   EnvironmentName: 'ENVIRONMENT_NAME',
+  // For the revoke commands' authorizer cache flush.
+  RestApiId: 'REST_API_ID',
+  StageName: 'API_STAGE',
 };
 
 export class TargetNotFound extends Error {}
+
+export type AppliedTarget = { kind: 'stack'; stackName: string } | { kind: 'environment' } | { kind: 'local'; runtime: RuntimeFile };
+let applied: AppliedTarget | undefined;
+
+/** What applyTarget chose (the revoke commands flush that target's authorizer cache). */
+export function appliedTarget(): AppliedTarget {
+  if (!applied) throw new Error('applyTarget has not run');
+  return applied;
+}
 
 export async function applyTarget(stackName: string | undefined): Promise<string> {
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   if (stackName) {
     Object.assign(process.env, await stackEnvironment(stackName));
+    applied = { kind: 'stack', stackName };
     return `stack ${stackName}`;
   }
-  if (process.env.TABLE_NAME) return 'environment variables';
+  if (process.env.TABLE_NAME) {
+    applied = { kind: 'environment' };
+    return 'environment variables';
+  }
   const port = Number(process.env.PORT ?? 3000);
   const runtime = await readRuntimeFile(REPO_ROOT, port);
   if (!runtime) {
@@ -40,6 +57,7 @@ export async function applyTarget(stackName: string | undefined): Promise<string
     );
   }
   Object.assign(process.env, runtime.handlerEnvironment);
+  applied = { kind: 'local', runtime };
   return `local runtime ${runtime.url}`;
 }
 

@@ -12,3 +12,8 @@ export function documentDeps(): DocumentDeps {
     files: new S3DocumentFiles(s3, config.documentsBucket, config.documentsKmsKeyId),
   };
 }
+
+/** The records alone, for routes that never touch a file (get, list): their bundles carry no S3 client. */
+export function documentRecordDeps(): Pick<DocumentDeps, 'documents'> {
+  return { documents: new DynamoDocumentRepository(dynamo, config.tableName) };
+}

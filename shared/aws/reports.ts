@@ -1,8 +1,10 @@
 import { Readable } from 'node:stream';
-import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
-import type { ReportWriter, UpdateFileSource } from '#shared/domain/account-updater/ports.ts';
+import type { UpdateFileSource } from '#shared/account-updater/csv.ts';
+import { RUNS_PREFIX } from '#shared/account-updater/state-machine.ts';
+import type { BatchResult, BatchResults, ReportWriter } from '#shared/domain/account-updater/ports.ts';
 
 /**
  * The reports bucket: report files are streamed up as multipart uploads (5 MiB
@@ -41,4 +43,46 @@ export function s3ObjectSource(s3: S3Client, bucket: string, key: string): Updat
 
 export async function putJson(s3: S3Client, bucket: string, key: string, value: unknown): Promise<void> {
   await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: `${JSON.stringify(value, null, 2)}\n`, ContentType: 'application/json' }));
+}
+
+/**
+ * Batch results of a run, one small JSON object per batch under
+ * `au-runs/<run id>/batches/`, named by the batch's first line (zero-padded)
+ * so that listing returns them in line order. A retried batch overwrites its
+ * own object.
+ */
+export class S3BatchResults implements BatchResults {
+  constructor(
+    private readonly s3: S3Client,
+    private readonly bucket: string,
+  ) {}
+
+  async put(runId: string, result: BatchResult): Promise<void> {
+    await this.s3.send(new PutObjectCommand({ Bucket: this.bucket, Key: this.keyOf(runId, result.first_line), Body: JSON.stringify(result), ContentType: 'application/json' }));
+  }
+
+  async *list(runId: string): AsyncIterable<BatchResult> {
+    const prefix = `${RUNS_PREFIX}${runId}/batches/`;
+    let token: string | undefined;
+    do {
+      const page = await this.s3.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, ...(token ? { ContinuationToken: token } : {}) }));
+      // A few GETs ahead, results still in order.
+      const keys = (page.Contents ?? []).map((object) => object.Key!).filter((key) => key.endsWith('.json'));
+      const window: Array<Promise<BatchResult>> = [];
+      for (let index = 0; index < keys.length; index += 1) {
+        while (window.length < 8 && index + window.length < keys.length) window.push(this.read(keys[index + window.length]!));
+        yield await window.shift()!;
+      }
+      token = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (token);
+  }
+
+  private async read(key: string): Promise<BatchResult> {
+    const { Body } = await this.s3.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
+    return JSON.parse(await Body!.transformToString('utf8')) as BatchResult;
+  }
+
+  private keyOf(runId: string, firstLine: number): string {
+    return `${RUNS_PREFIX}${runId}/batches/${String(firstLine).padStart(10, '0')}.json`;
+  }
 }

@@ -9,5 +9,10 @@ import { S3_BUDGET, applyRequestDeadline, clientBudget } from './client-config.t
  * bounded by the client budget and the request deadline (client-config.ts).
  */
 export const s3 = /* @__PURE__ */ tracer.captureAWSv3Client(
-  /* @__PURE__ */ applyRequestDeadline(/* @__PURE__ */ new S3Client({ forcePathStyle: config.s3ForcePathStyle, ...clientBudget(S3_BUDGET) }), 'S3'),
+  /* @__PURE__ */ applyRequestDeadline(/* @__PURE__ */ new S3Client(/* @__PURE__ */ clientConfig()), 'S3'),
 );
+
+// A call rather than an inline `config.s3ForcePathStyle`: esbuild keeps a pure call whose arguments read a property.
+function clientConfig() {
+  return { forcePathStyle: config.s3ForcePathStyle, ...clientBudget(S3_BUDGET) };
+}

@@ -9,13 +9,34 @@ export interface StoredCredential {
   /** Keyed hash (HMAC) of the secure key; the key itself is never stored. */
   secret_mac: Uint8Array;
   created_at: string;
+  /** Stamped by the authorizer at most once a minute (so it may lag by up to a minute past its last cache miss). */
+  last_used_at?: string;
+  /** Set by `admin revoke-credentials`; a revoked credential never authenticates again and is not listed. */
+  revoked_at?: string;
 }
 
 export interface CredentialStore {
   get(accessId: string): Promise<StoredCredential | undefined>;
   /** Fails with Conflict when the access id is taken. */
   create(credential: StoredCredential): Promise<void>;
+  /** The organization's active (unrevoked) credentials, newest first: a Query, never a Scan. */
+  listByOrganization(organizationId: string): Promise<StoredCredential[]>;
+  /** False when no such credential exists; revoking twice is harmless. */
+  revoke(accessId: string, now: Date): Promise<boolean>;
+  /** Sets last_used_at to `now` unless it is already on or after `staleBefore` (or the credential is revoked). */
+  recordUse(accessId: string, now: Date, staleBefore: Date): Promise<void>;
 }
+
+/** How a credential is shown by `admin list-credentials`: never its hash. */
+export interface CredentialListing {
+  api_access_id: string;
+  organization_id: string;
+  created_at: string;
+  last_used_at: string | null;
+}
+
+/** last_used_at is written at most this often per credential. */
+export const LAST_USED_RESOLUTION_MS = 60_000;
 
 /** Computes the keyed hash of a secure key; in AWS the HMAC key never leaves KMS. */
 export interface SecretHasher {
@@ -68,15 +89,54 @@ const UNKNOWN_CREDENTIAL_MAC = new Uint8Array(32);
 
 export async function authenticate(
   request: { authorization: string | undefined; organizationId: string | undefined },
-  deps: { credentials: CredentialStore; hasher: SecretHasher },
+  deps: { credentials: Pick<CredentialStore, 'get' | 'recordUse'>; hasher: SecretHasher; onVerified?: (verified: VerifiedCredential) => void },
+  now: Date = new Date(),
 ): Promise<Caller> {
   const basic = parseBasicAuthorization(request.authorization);
   if (!basic || !isOrganizationId(request.organizationId)) throw new NotAuthenticated();
-  const [stored, presentedMac] = await Promise.all([deps.credentials.get(basic.accessId), deps.hasher.mac(basic.secureKey)]);
+  const [found, presentedMac] = await Promise.all([deps.credentials.get(basic.accessId), deps.hasher.mac(basic.secureKey)]);
+  const stored = found?.revoked_at === undefined ? found : undefined;
   const expected = stored?.secret_mac ?? UNKNOWN_CREDENTIAL_MAC;
   const macMatches = expected.length === presentedMac.length && timingSafeEqual(expected, presentedMac);
   if (!stored || !macMatches || stored.organization_id !== request.organizationId) throw new NotAuthenticated();
+  deps.onVerified?.({ accessId: stored.api_access_id, secureKey: basic.secureKey, secretMac: stored.secret_mac });
+  await recordUse(stored, deps.credentials, now);
   return { organizationId: stored.organization_id, accessId: stored.api_access_id };
+}
+
+/** What a successful check proved: this secure key hashes to this stored MAC. Kept in memory only. */
+export interface VerifiedCredential {
+  accessId: string;
+  secureKey: string;
+  secretMac: Uint8Array;
+}
+
+/**
+ * The stored credential is in hand already, so a fresh stamp costs no write;
+ * a stale one costs one conditional write (at most one a minute, whatever the
+ * number of containers). Bookkeeping never refuses a valid caller: a failed
+ * stamp is retried by the next authentication.
+ */
+async function recordUse(stored: StoredCredential, credentials: Pick<CredentialStore, 'recordUse'>, now: Date): Promise<void> {
+  const staleBefore = new Date(now.getTime() - LAST_USED_RESOLUTION_MS);
+  if (stored.last_used_at !== undefined && stored.last_used_at >= staleBefore.toISOString()) return;
+  await credentials.recordUse(stored.api_access_id, now, staleBefore).catch(() => undefined);
+}
+
+export async function listCredentials(organizationId: string, credentials: Pick<CredentialStore, 'listByOrganization'>): Promise<CredentialListing[]> {
+  if (!isOrganizationId(organizationId)) throw new InvalidRequest([{ field: 'organization_id', message: 'must be org_ followed by 1 to 60 letters, digits, _ or -' }]);
+  return (await credentials.listByOrganization(organizationId)).map((credential) => ({
+    api_access_id: credential.api_access_id,
+    organization_id: credential.organization_id,
+    created_at: credential.created_at,
+    last_used_at: credential.last_used_at ?? null,
+  }));
+}
+
+/** Revokes at once in the store; the caller then flushes the API's authorizer cache. NotFound for an unknown id. */
+export async function revokeCredential(accessId: string, credentials: Pick<CredentialStore, 'revoke'>, now: Date = new Date()): Promise<{ api_access_id: string; revoked: true }> {
+  if (!ACCESS_ID_PATTERN.test(accessId) || !(await credentials.revoke(accessId, now))) throw new NotFound(`no credential with api_access_id ${accessId}`);
+  return { api_access_id: accessId, revoked: true };
 }
 
 /**
@@ -85,7 +145,7 @@ export async function authenticate(
  */
 export async function issueCredential(
   input: { organizationId: string; accessId?: string; secureKey?: string },
-  deps: { organizations: OrganizationStore; credentials: CredentialStore; hasher: SecretHasher },
+  deps: { organizations: OrganizationStore; credentials: Pick<CredentialStore, 'create'>; hasher: SecretHasher },
   now: Date = new Date(),
 ): Promise<IssuedCredential> {
   const accessId = input.accessId ?? `ak_${randomBase62(22)}`;

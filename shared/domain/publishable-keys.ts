@@ -25,14 +25,29 @@ export interface PublishableKey {
   /** Minting attempts allowed per key per clock minute. */
   mints_per_minute: number;
   created_at: string;
+  /** Set by `admin revoke-publishable-key`; a revoked key never authenticates again and is not listed. */
+  revoked_at?: string;
 }
 
 export interface PublishableKeyStore {
   get(publishableKey: string): Promise<PublishableKey | undefined>;
   /** Fails with Conflict when the key exists (never, with 190 random bits). */
   create(key: PublishableKey): Promise<void>;
-  /** Every key of one location (a handful at most). */
+  /** Every active key of one location (a handful at most). */
   listByLocation(organizationId: string, locationId: string): Promise<PublishableKey[]>;
+  /** Every active key of one organization, newest first: a Query, never a Scan. */
+  listByOrganization(organizationId: string): Promise<PublishableKey[]>;
+  /** False when no such key exists; revoking twice is harmless. */
+  revoke(publishableKey: string, now: Date): Promise<boolean>;
+}
+
+/** How `admin list-publishable-keys` shows a key (public by design, so shown whole). */
+export interface PublishableKeyListing {
+  publishable_key: string;
+  organization_id: string;
+  location_id: string;
+  allowed_origins: string[];
+  created_at: string;
 }
 
 /** Fixed-window counter: counts one attempt and says whether it is within the limit. */
@@ -96,7 +111,7 @@ function defaultPort(url: URL): string {
 /** Issues a publishable key for an existing organization; the location needs no record of its own. */
 export async function issuePublishableKey(
   input: { organizationId: string; locationId: string; allowedOrigins: readonly string[]; mintsPerMinute?: number },
-  deps: { organizations: OrganizationStore; publishableKeys: PublishableKeyStore },
+  deps: { organizations: OrganizationStore; publishableKeys: Pick<PublishableKeyStore, 'create'> },
   now: Date = new Date(),
 ): Promise<PublishableKey> {
   const issues: FieldIssue[] = [];
@@ -136,12 +151,12 @@ export async function issuePublishableKey(
  */
 export async function authenticatePublishableKey(
   request: { authorization: string | undefined; organizationId: string | undefined },
-  deps: { publishableKeys: PublishableKeyStore },
+  deps: { publishableKeys: Pick<PublishableKeyStore, 'get'> },
 ): Promise<PublishableScope> {
   const value = parseBearerPublishableKey(request.authorization);
   if (!value || !isOrganizationId(request.organizationId)) throw new NotAuthenticated();
   const stored = await deps.publishableKeys.get(value);
-  if (!stored || stored.organization_id !== request.organizationId) throw new NotAuthenticated();
+  if (!stored || stored.revoked_at !== undefined || stored.organization_id !== request.organizationId) throw new NotAuthenticated();
   return {
     publishableKey: stored.publishable_key,
     organizationId: stored.organization_id,
@@ -181,4 +196,32 @@ export async function isOriginAllowedAtLocation(
   if (!origin) return undefined;
   const keys = await store.listByLocation(target.organizationId, target.locationId);
   return keys.some((key) => key.allowed_origins.includes(origin)) ? origin : undefined;
+}
+
+/** `list-publishable-keys org_<id> [loc_<id>]`: the organization's active keys, or one location's. */
+export async function listPublishableKeys(
+  input: { organizationId: string; locationId?: string },
+  store: Pick<PublishableKeyStore, 'listByLocation' | 'listByOrganization'>,
+): Promise<PublishableKeyListing[]> {
+  const issues: FieldIssue[] = [];
+  if (!isOrganizationId(input.organizationId)) issues.push({ field: 'organization_id', message: 'must be org_ followed by 1 to 60 letters, digits, _ or -' });
+  if (input.locationId !== undefined && !isLocationId(input.locationId)) issues.push({ field: 'location_id', message: 'must be loc_ followed by 1 to 60 letters, digits, _ or -' });
+  if (issues.length > 0) throw new InvalidRequest(issues);
+  const keys = input.locationId === undefined ? await store.listByOrganization(input.organizationId) : await store.listByLocation(input.organizationId, input.locationId);
+  return keys
+    .filter((key) => key.revoked_at === undefined)
+    .sort((a, b) => (a.created_at < b.created_at ? 1 : a.created_at > b.created_at ? -1 : 0))
+    .map((key) => ({
+      publishable_key: key.publishable_key,
+      organization_id: key.organization_id,
+      location_id: key.location_id,
+      allowed_origins: key.allowed_origins,
+      created_at: key.created_at,
+    }));
+}
+
+/** Revokes at once in the store; the caller then flushes the API's authorizer cache. NotFound for an unknown key. */
+export async function revokePublishableKey(publishableKey: string, store: Pick<PublishableKeyStore, 'revoke'>, now: Date = new Date()): Promise<{ publishable_key: string; revoked: true }> {
+  if (!PUBLISHABLE_KEY_PATTERN.test(publishableKey) || !(await store.revoke(publishableKey, now))) throw new NotFound(`no publishable key ${publishableKey}`);
+  return { publishable_key: publishableKey, revoked: true };
 }

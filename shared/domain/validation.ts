@@ -1,11 +1,11 @@
-import type { z } from 'zod';
+import type { core } from 'zod/mini';
 import type { FieldIssue } from './errors.ts';
 
 /**
  * zod issues -> the contract's field issues: dotted paths (`card.account_number`),
  * one issue per unknown member (named, so a typo is visible), every issue kept.
  */
-export function issuesFromZod(error: z.ZodError, basePath: readonly PropertyKey[] = []): FieldIssue[] {
+export function issuesFromZod(error: core.$ZodError, basePath: readonly PropertyKey[] = []): FieldIssue[] {
   const issues: FieldIssue[] = [];
   for (const issue of error.issues) {
     const path = [...basePath, ...issue.path];

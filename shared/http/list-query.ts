@@ -14,6 +14,7 @@
 import type { FieldIssue } from '#shared/domain/errors.ts';
 import { InvalidRequest } from '#shared/domain/errors.ts';
 import { responseMember } from './envelope.ts';
+import { emptyRecord } from './hostile-input.ts';
 import type { ApiResponse } from './response.ts';
 
 export type FilterSpec =
@@ -53,8 +54,9 @@ const issue = (field: string, message: string): FieldIssue => ({ field, message 
 export function parseListQuery<Name extends string>(query: Readonly<Record<string, readonly string[]>>, spec: ListQuerySpec<Name>): ListQuery<Name> {
   const issues: FieldIssue[] = [];
   const known = new Set<string>([...Object.keys(spec.filters), ...PAGE_PARAMETERS, FILTER_PARAMETER]);
+  // Every name a client sends is looked up as an own member only: `constructor` or `__proto__` is just an unknown name.
   const single = (name: string): string | undefined => {
-    const values = query[name];
+    const values = Object.hasOwn(query, name) ? query[name] : undefined;
     if (!values || values.length === 0) return undefined;
     if (values.length > 1) issues.push(issue(name, 'must be given once'));
     return values[0];
@@ -75,10 +77,10 @@ export function parseListQuery<Name extends string>(query: Readonly<Record<strin
     }
   }
 
-  const filters: Partial<Record<Name, string>> = {};
+  const filters = emptyRecord<string>() as Partial<Record<Name, string>>;
   const seen = new Set<string>();
   for (const term of terms) {
-    const filterSpec = (spec.filters as Record<string, FilterSpec>)[term.name];
+    const filterSpec = Object.hasOwn(spec.filters, term.name) ? (spec.filters as Record<string, FilterSpec>)[term.name] : undefined;
     if (!filterSpec) {
       issues.push(issue(FILTER_PARAMETER, `${term.name} is not a known filter (known: ${Object.keys(spec.filters).join(', ')})`));
       continue;

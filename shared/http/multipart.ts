@@ -6,7 +6,7 @@
 import { Readable } from 'node:stream';
 import busboy from 'busboy';
 import { InvalidRequest, TooLarge, UnsupportedMediaType } from '#shared/domain/errors.ts';
-import { withoutNullMembers } from './request.ts';
+import { mediaTypeOf, parseJsonObject } from './hostile-input.ts';
 
 export interface MultipartUpload {
   /** The JSON part, parsed (members whose value is null removed). */
@@ -32,10 +32,9 @@ const FEED_BYTES = 64 * 1024;
 
 const invalid = (message: string) => new InvalidRequest([{ field: '', message }], 'INVALID_MULTIPART');
 
-/** The boundary of a multipart/form-data Content-Type: 415 for another type, 400 for a missing or bad boundary. */
+/** The boundary of a multipart/form-data Content-Type: 415 for another type or charset, 400 for a missing or bad boundary. */
 export function multipartBoundary(contentType: string | undefined): string {
-  const mediaType = (contentType ?? '').split(';')[0]?.trim().toLowerCase();
-  if (mediaType !== 'multipart/form-data') {
+  if (mediaTypeOf(contentType) !== 'multipart/form-data') {
     throw new UnsupportedMediaType(`Content-Type must be multipart/form-data, not ${JSON.stringify(contentType ?? '')}`);
   }
   const parameter = /;\s*boundary\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^;\s]*))/i.exec(contentType ?? '');
@@ -46,7 +45,12 @@ export function multipartBoundary(contentType: string | undefined): string {
 }
 
 export function parseMultipartUpload(contentType: string | undefined, body: Buffer | undefined, limits: MultipartLimits): Promise<MultipartUpload> {
-  multipartBoundary(contentType);
+  const boundary = multipartBoundary(contentType);
+  try {
+    checkPartCharsets(body ?? Buffer.alloc(0), boundary);
+  } catch (error) {
+    return Promise.reject(error as Error);
+  }
   return new Promise((resolve, reject) => {
     let parser: busboy.Busboy;
     try {
@@ -139,14 +143,45 @@ export function parseMultipartUpload(contentType: string | undefined, body: Buff
 
 function parseJsonPart(text: string): Record<string, unknown> {
   if (text.includes('\uFFFD')) throw invalid('the JSON part must be UTF-8');
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    throw invalid('the JSON part is not valid JSON');
+  return parseJsonObject(text, 'INVALID_MULTIPART', 'the JSON part');
+}
+
+/** Parts looked at for their charset: a body with more than two parts is refused anyway. */
+const MAX_PARTS_CHECKED = 3;
+const MAX_PART_HEADER_BYTES = 16 * 1024;
+
+/**
+ * busboy decodes a part (and an RFC 5987 `filename*`) in whatever charset the
+ * part declares and does not say which it was. The JSON part and the filename
+ * are read as UTF-8 text, and a `txt` file must be UTF-8, so a part that
+ * declares another charset is 415, like a body that does. This reads only the
+ * header blocks of the first parts: the delimiter cannot occur inside a part.
+ */
+function checkPartCharsets(body: Buffer, boundary: string): void {
+  const delimiter = Buffer.from(`--${boundary}`, 'latin1');
+  let position = body.indexOf(delimiter);
+  for (let part = 0; part < MAX_PARTS_CHECKED && position >= 0; part += 1) {
+    const headersStart = position + delimiter.length;
+    if (body[headersStart] === 0x2d && body[headersStart + 1] === 0x2d) return; // the closing delimiter
+    const headersEnd = body.indexOf('\r\n\r\n', headersStart, 'latin1');
+    if (headersEnd < 0) return; // malformed: busboy says so
+    const block = body.subarray(headersStart, Math.min(headersEnd, headersStart + MAX_PART_HEADER_BYTES)).toString('latin1');
+    for (const line of block.split('\r\n')) {
+      const separator = line.indexOf(':');
+      if (separator < 0) continue;
+      const name = line.slice(0, separator).trim().toLowerCase();
+      const value = line.slice(separator + 1);
+      if (name === 'content-type') mediaTypeOf(value, `part ${part + 1}'s Content-Type`);
+      if (name === 'content-disposition') {
+        const extended = /filename\*\s*=\s*"?([^']*)'/i.exec(value);
+        if (extended && extended[1]?.toLowerCase() !== 'utf-8') {
+          throw new UnsupportedMediaType(`part ${part + 1}'s filename* charset must be utf-8, not ${JSON.stringify(extended[1]?.slice(0, 40))}`);
+        }
+      }
+    }
+    position = body.indexOf(Buffer.from(`\r\n--${boundary}`, 'latin1'), headersEnd);
+    if (position >= 0) position += 2;
   }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw invalid('the JSON part must be a JSON object');
-  return withoutNullMembers(parsed as Record<string, unknown>);
 }
 
 function* slices(body: Buffer): Generator<Buffer> {

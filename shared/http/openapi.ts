@@ -8,7 +8,7 @@
  * routes, path parameters with their prefixes, the list query parameters,
  * Idempotency-Key on POSTs, and the error answers (see errorStatuses).
  */
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import packageJson from '../../package.json' with { type: 'json' };
 import { AUTH_REALM, RETRY_AFTER_SECONDS } from './gateway-responses.ts';
 import type { FilterSpec } from './list-query.ts';
@@ -30,8 +30,8 @@ const PUBLISHABLE = 'publishableKey';
 export interface OpenApiSources {
   readonly routes: readonly RouteDefinition[];
   readonly schemas: Readonly<Record<string, RouteSchemas>>;
-  readonly requestSchemas: Readonly<Record<string, z.ZodType>>;
-  readonly responseSchemas: Readonly<Record<string, z.ZodType>>;
+  readonly requestSchemas: Readonly<Record<string, z.ZodMiniType>>;
+  readonly responseSchemas: Readonly<Record<string, z.ZodMiniType>>;
 }
 
 const DEFAULT_SOURCES: OpenApiSources = { routes: routeTable, schemas: routeSchemas, requestSchemas, responseSchemas };
@@ -378,19 +378,19 @@ function errorResponses(route: RouteDefinition, entry: RouteSchemas): JsonObject
  * bodies stay closed, as the service refuses unknown members.
  */
 class SchemaComponents {
-  private readonly requests = new Map<z.ZodType, string>();
-  private readonly responses = new Map<z.ZodType, string>();
+  private readonly requests = new Map<z.ZodMiniType, string>();
+  private readonly responses = new Map<z.ZodMiniType, string>();
 
   constructor(sources: OpenApiSources) {
     for (const [name, schema] of Object.entries(sources.requestSchemas)) this.requests.set(schema, name);
     for (const [name, schema] of Object.entries(sources.responseSchemas)) this.responses.set(schema, name);
   }
 
-  request(schema: z.ZodType, route: RouteDefinition): JsonObject {
+  request(schema: z.ZodMiniType, route: RouteDefinition): JsonObject {
     return { $ref: `${SCHEMAS}${this.nameOf(this.requests, schema, `${pascalCase(route.handler)}Request`)}` };
   }
 
-  response(schema: z.ZodType, route: RouteDefinition): JsonObject {
+  response(schema: z.ZodMiniType, route: RouteDefinition): JsonObject {
     return { $ref: `${SCHEMAS}${this.nameOf(this.responses, schema, `${pascalCase(route.handler)}Response`)}` };
   }
 
@@ -402,13 +402,13 @@ class SchemaComponents {
     return { ...requests, ...responses };
   }
 
-  private nameOf(names: Map<z.ZodType, string>, schema: z.ZodType, fallback: string): string {
+  private nameOf(names: Map<z.ZodMiniType, string>, schema: z.ZodMiniType, fallback: string): string {
     if (!names.has(schema)) names.set(schema, fallback);
     return names.get(schema) as string;
   }
 }
 
-function generate(names: ReadonlyMap<z.ZodType, string>, io: 'input' | 'output'): Record<string, JsonObject> {
+function generate(names: ReadonlyMap<z.ZodMiniType, string>, io: 'input' | 'output'): Record<string, JsonObject> {
   const registry = z.registry<{ id: string }>();
   for (const [schema, id] of names) registry.add(schema, { id });
   const { schemas } = z.toJSONSchema(registry, {

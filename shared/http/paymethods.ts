@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import type * as z from 'zod/mini';
 import type { OneTimeToken, Paymethod, PaymethodType } from '#shared/domain/paymethods/model.ts';
 import type { Page, PaymethodQuery } from '#shared/domain/paymethods/ports.ts';
 import { FINGERPRINT_PATTERN } from '#shared/domain/paymethods/fingerprints.ts';

@@ -3,6 +3,7 @@ import { config } from '#shared/config.ts';
 import { InvalidRequest, NotAuthenticated, NotFound, TooLarge, UnsupportedMediaType } from '#shared/domain/errors.ts';
 import type { PublishableScope } from '#shared/domain/publishable-keys.ts';
 import type { Caller } from '#shared/domain/tenancy.ts';
+import { emptyRecord, isSafeText, mediaTypeOf, parseJsonObject } from './hostile-input.ts';
 import type { RouteDefinition } from './routes.ts';
 import { PATH_PARAMETER_PREFIXES } from './routes.ts';
 
@@ -11,11 +12,11 @@ export interface ApiRequest {
   readonly requestId: string;
   readonly method: string;
   readonly pathParameters: Readonly<Record<string, string>>;
-  /** Every value of every query parameter, decoded. */
+  /** Every value of every query parameter, decoded. Maps in this request have no prototype: any name is just a name. */
   readonly query: Readonly<Record<string, readonly string[]>>;
   /** Lower-cased names, last value wins (as API Gateway's `headers`). */
   readonly headers: Readonly<Record<string, string>>;
-  /** Parsed JSON object for JSON routes (null members removed), undefined otherwise. */
+  /** Parsed JSON object for JSON routes (null members removed, hostile shapes refused), undefined otherwise. */
   readonly body: Record<string, unknown> | undefined;
   /**
    * The body's bytes as received, on every route (multipart uploads read them;
@@ -63,16 +64,16 @@ function hasJsonBody(method: string): boolean {
 }
 
 function lowerCaseHeaders(headers: APIGatewayProxyEvent['headers'] | null): Record<string, string> {
-  const result: Record<string, string> = {};
+  const result = emptyRecord<string>();
   for (const [name, value] of Object.entries(headers ?? {})) if (value !== undefined) result[name.toLowerCase()] = value;
   return result;
 }
 
 /** A segment without its prefix (or with characters no id has) does not name a record: 404. */
 function checkPathParameters(parameters: Record<string, string | undefined>): Record<string, string> {
-  const checked: Record<string, string> = {};
+  const checked = emptyRecord<string>();
   for (const [name, value] of Object.entries(parameters)) {
-    const prefix = PATH_PARAMETER_PREFIXES[name];
+    const prefix = Object.hasOwn(PATH_PARAMETER_PREFIXES, name) ? PATH_PARAMETER_PREFIXES[name] : undefined;
     if (
       value === undefined ||
       (prefix !== undefined && (!value.startsWith(prefix) || value.length === prefix.length)) ||
@@ -87,12 +88,19 @@ function checkPathParameters(parameters: Record<string, string | undefined>): Re
 }
 
 function decodeQuery(event: APIGatewayProxyEvent): Record<string, string[]> {
-  const query: Record<string, string[]> = {};
+  const query = emptyRecord<string[]>();
   const multi = event.multiValueQueryStringParameters;
   if (multi) {
     for (const [name, values] of Object.entries(multi)) if (values) query[name] = [...values];
   } else {
     for (const [name, value] of Object.entries(event.queryStringParameters ?? {})) if (value !== undefined) query[name] = [value];
+  }
+  const unsafe = Object.entries(query).filter(([name, values]) => !isSafeText(name) || values.some((value) => !isSafeText(value)));
+  if (unsafe.length > 0) {
+    throw new InvalidRequest(
+      unsafe.map(([name]) => ({ field: isSafeText(name) ? name : '', message: 'query parameters must not contain U+0000 or unpaired UTF-16 surrogates' })),
+      'INVALID_QUERY',
+    );
   }
   return query;
 }
@@ -100,30 +108,16 @@ function decodeQuery(event: APIGatewayProxyEvent): Record<string, string[]> {
 function parseJsonBody(event: APIGatewayProxyEvent, headers: Record<string, string>): Record<string, unknown> {
   const bytes = event.body === null || event.body === undefined ? Buffer.alloc(0) : Buffer.from(event.body, event.isBase64Encoded ? 'base64' : 'utf8');
   if (bytes.length === 0) throw new InvalidRequest([{ field: '', message: 'a JSON request body is required' }], 'INVALID_JSON');
-  const mediaType = (headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
-  if (mediaType !== 'application/json') {
+  if (mediaTypeOf(headers['content-type']) !== 'application/json') {
     throw new UnsupportedMediaType(`Content-Type must be application/json, not ${JSON.stringify(headers['content-type'] ?? '')}`);
   }
-  let parsed: unknown;
+  let text: string;
   try {
-    parsed = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
+    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
   } catch {
-    throw new InvalidRequest([{ field: '', message: 'the request body is not valid JSON' }], 'INVALID_JSON');
+    throw new InvalidRequest([{ field: '', message: 'the request body is not valid UTF-8' }], 'INVALID_JSON');
   }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
-    throw new InvalidRequest([{ field: '', message: 'the request body must be a JSON object' }], 'INVALID_JSON');
-  }
-  return withoutNullMembers(parsed as Record<string, unknown>);
-}
-
-/** The contract treats a member whose value is null as absent, at any depth. */
-export function withoutNullMembers(value: Record<string, unknown>): Record<string, unknown> {
-  const result: Record<string, unknown> = {};
-  for (const [name, member] of Object.entries(value)) {
-    if (member === null) continue;
-    result[name] = member && typeof member === 'object' && !Array.isArray(member) ? withoutNullMembers(member as Record<string, unknown>) : member;
-  }
-  return result;
+  return parseJsonObject(text, 'INVALID_JSON');
 }
 
 interface Credential {

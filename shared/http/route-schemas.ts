@@ -10,11 +10,11 @@
  * Adding a route: add its entry below (a unit test fails while one is missing),
  * then run `npm run openapi`.
  */
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { documentListViewSchema, documentViewSchema, uploadFormSchema } from '#shared/domain/documents/view-schemas.ts';
 import { UPLOAD_CONTENT_TYPES } from '#shared/domain/documents/file-type.ts';
 import { uploadMetadataSchema, uploadSessionSchema } from '#shared/domain/documents/validation.ts';
-import { createBodySchema, oneTimeTokenSchema, updateSchema } from '#shared/domain/paymethods/validation.ts';
+import { createBodySchema, locationlessCreateBodySchema, oneTimeTokenSchema, updateBodySchema } from '#shared/domain/paymethods/validation.ts';
 import { MAX_FILE_BYTES } from '#shared/domain/documents/document.ts';
 import { DOCUMENT_LIST_FILTERS } from './documents.ts';
 import { errorEnvelopeSchema } from './schemas/envelope.ts';
@@ -36,11 +36,11 @@ import { deletedEnvelopeSchema, recordEnvelopeSchema, selfLinksSchema } from './
 export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 422 | 429 | 500 | 503;
 
 export type RequestBody =
-  | { readonly kind: 'json'; readonly schema: z.ZodType }
+  | { readonly kind: 'json'; readonly schema: z.ZodMiniType }
   | {
       readonly kind: 'multipart';
       /** The JSON part, sent first with Content-Type application/json. */
-      readonly metadata: z.ZodType;
+      readonly metadata: z.ZodMiniType;
       /** Content-Types the file part may declare. */
       readonly fileContentTypes: readonly string[];
       readonly maxFileBytes: number;
@@ -55,7 +55,7 @@ export interface SuccessResponse {
   readonly status: 200 | 201 | 204 | 302;
   readonly description: string;
   /** The JSON body; absent for bodiless answers (redirects, preflights). */
-  readonly schema?: z.ZodType;
+  readonly schema?: z.ZodMiniType;
   /** A body that is not JSON (the tokenization script): its media type, described as a string. */
   readonly text?: { readonly mediaType: string; readonly description: string };
   /** Headers beyond X-Request-Id (every answer) and Location (every 201). */
@@ -73,13 +73,11 @@ export interface RouteSchemas {
   readonly description?: string;
 }
 
-const paymethodCreateBody = createBodySchema('location');
-
 /** Request bodies, by component name (io: input). A body used by an entry but not named here is named after its route. */
-export const requestSchemas: Readonly<Record<string, z.ZodType>> = {
-  PaymethodCreate: paymethodCreateBody,
-  PaymethodCreateLocationless: createBodySchema('locationless'),
-  PaymethodUpdate: updateSchema,
+export const requestSchemas: Readonly<Record<string, z.ZodMiniType>> = {
+  PaymethodCreate: createBodySchema,
+  PaymethodCreateLocationless: locationlessCreateBodySchema,
+  PaymethodUpdate: updateBodySchema,
   OneTimeTokenCreate: oneTimeTokenSchema,
   DocumentUploadMetadata: uploadMetadataSchema,
   DocumentUploadSessionCreate: uploadSessionSchema,
@@ -88,11 +86,11 @@ export const requestSchemas: Readonly<Record<string, z.ZodType>> = {
 const paymethodCreated = recordEnvelopeSchema(paymethodWriteViewSchema, 'Create Successful.', paymethodLinksSchema);
 const paymethodUpdated = recordEnvelopeSchema(paymethodWriteViewSchema, 'Update Successful.', paymethodLinksSchema);
 const paymethodFetched = recordEnvelopeSchema(paymethodReadViewSchema, 'Get Successful.', paymethodLinksSchema);
-const paymethodList = listEnvelopeSchema(paymethodReadViewSchema.extend({ links: paymethodLinksSchema }));
+const paymethodList = listEnvelopeSchema(z.extend(paymethodReadViewSchema, { links: paymethodLinksSchema }));
 const paymethodDeleted = deletedEnvelopeSchema(z.object({ paymethod_token: paymethodReadViewSchema.shape.paymethod_token }));
 const oneTimeTokenCreated = recordEnvelopeSchema(oneTimeTokenViewSchema, 'Create Successful.', selfLinksSchema);
 const documentCreated = recordEnvelopeSchema(documentViewSchema, 'Create Successful.', selfLinksSchema);
-const uploadSessionCreated = recordEnvelopeSchema(documentViewSchema.extend({ upload: uploadFormSchema }), 'Create Successful.', selfLinksSchema);
+const uploadSessionCreated = recordEnvelopeSchema(z.extend(documentViewSchema, { upload: uploadFormSchema }), 'Create Successful.', selfLinksSchema);
 const documentFetched = recordEnvelopeSchema(documentViewSchema, 'Get Successful.', selfLinksSchema);
 const documentList = listEnvelopeSchema(documentListViewSchema);
 const documentDeleted = deletedEnvelopeSchema(z.object({ document_id: documentViewSchema.shape.document_id }));
@@ -107,7 +105,7 @@ const openApiDocumentSchema = z.looseObject({
  * Answer bodies and the shapes they share, by component name (io: output).
  * Naming a schema that others embed (Card) makes the document refer to it.
  */
-export const responseSchemas: Readonly<Record<string, z.ZodType>> = {
+export const responseSchemas: Readonly<Record<string, z.ZodMiniType>> = {
   ErrorEnvelope: errorEnvelopeSchema,
   Card: cardViewSchema,
   Echeck: echeckViewSchema,
@@ -142,19 +140,19 @@ const CREATE_DESCRIPTION =
 
 export const routeSchemas: Readonly<Record<string, RouteSchemas>> = {
   'paymethods-create-customer': {
-    request: { kind: 'json', schema: paymethodCreateBody },
+    request: { kind: 'json', schema: createBodySchema },
     response: { status: 201, description: "The paymethod, attached to the path's customer.", schema: paymethodCreated },
     errors: PAYMETHOD_CREATE_ERRORS,
     description: `${CREATE_DESCRIPTION} The first paymethod of a customer becomes its default.`,
   },
   'paymethods-create-location': {
-    request: { kind: 'json', schema: paymethodCreateBody },
+    request: { kind: 'json', schema: createBodySchema },
     response: { status: 201, description: 'The paymethod (clientless, or attached to the body customer_token).', schema: paymethodCreated },
     errors: PAYMETHOD_CREATE_ERRORS,
     description: CREATE_DESCRIPTION,
   },
   'paymethods-create-locationless': {
-    request: { kind: 'json', schema: requestSchemas.PaymethodCreateLocationless! },
+    request: { kind: 'json', schema: locationlessCreateBodySchema },
     response: { status: 201, description: 'The locationless paymethod.', schema: paymethodCreated },
     errors: {
       ...PAYMETHOD_CREATE_ERRORS,
@@ -167,7 +165,7 @@ export const routeSchemas: Readonly<Record<string, RouteSchemas>> = {
     response: { status: 200, description: 'The paymethod.', schema: paymethodFetched },
   },
   'paymethods-update': {
-    request: { kind: 'json', schema: updateSchema },
+    request: { kind: 'json', schema: updateBodySchema },
     response: { status: 200, description: 'The updated paymethod.', schema: paymethodUpdated },
     errors: { 409: 'The paymethod was modified concurrently; retry (CONCURRENT_MODIFICATION).' },
   },

@@ -42,6 +42,11 @@ export interface RouteAccess {
   paypal?: boolean;
   /** Computes paymethod fingerprints (kms:GenerateMac on the fingerprint key). */
   fingerprint?: boolean;
+  /**
+   * Remembers where list pages start (shared/store/page-boundaries.ts), so a bare
+   * page_index costs about one page: BatchWriteItem on `PAGE#...` items only.
+   */
+  pageBoundaries?: boolean;
 }
 
 export interface RouteDefinition {
@@ -138,7 +143,7 @@ export const routes: readonly RouteDefinition[] = [
     method: 'GET',
     path: '/v3/organizations/{organization_id}/locations/{location_id}/customers/{customer_token}/paymethods',
     auth: 'secret',
-    access: { table: 'read' },
+    access: { table: 'read', pageBoundaries: true },
     summary: "List a customer's paymethods at a location",
   },
   {
@@ -146,7 +151,7 @@ export const routes: readonly RouteDefinition[] = [
     method: 'GET',
     path: '/v3/organizations/{organization_id}/locations/{location_id}/paymethods',
     auth: 'secret',
-    access: { table: 'read' },
+    access: { table: 'read', pageBoundaries: true },
     summary: "List a location's paymethods",
   },
   {
@@ -154,7 +159,7 @@ export const routes: readonly RouteDefinition[] = [
     method: 'GET',
     path: '/v3/organizations/{organization_id}/paymethods',
     auth: 'secret',
-    access: { table: 'read' },
+    access: { table: 'read', pageBoundaries: true },
     summary: "List an organization's paymethods, including the Account Updater report",
   },
   {
@@ -185,7 +190,7 @@ export const routes: readonly RouteDefinition[] = [
     method: 'GET',
     path: DOCUMENTS,
     auth: 'secret',
-    access: { table: 'read' },
+    access: { table: 'read', pageBoundaries: true },
     summary: "List the organization's documents, newest first",
   },
   {

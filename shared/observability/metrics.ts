@@ -1,4 +1,3 @@
-import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { AUTHENTICATION_REFUSED_METRIC, BUSINESS_METRICS, METRICS_NAMESPACE, ROUTE_METRICS, SERVICE_NAME } from './catalog.ts';
 import type { BusinessMetricDimensions, BusinessMetricName } from './catalog.ts';
 
@@ -7,20 +6,39 @@ export type { BusinessMetricName } from './catalog.ts';
 
 /**
  * Metrics go to stdout in CloudWatch Embedded Metric Format, which Lambda ships
- * with the logs: no API call, no extra latency. POWERTOOLS_METRICS_DISABLED=true
- * (set by the local runtime) turns them off without changing handler code.
+ * with the logs: no API call, no extra latency. Each call below writes one EMF
+ * line, in the shape Powertools Metrics wrote (dimensions `service`,
+ * `environment`, then the metric's own), without carrying its library in every
+ * bundle. POWERTOOLS_METRICS_DISABLED=true (set by the local runtime) turns them
+ * off without changing handler code.
  *
- * Built on first use rather than at import, so the environment the local
- * runtime applies before loading a handler is the one that counts.
+ * The environment is read when a line is written, not at import, so what the
+ * local runtime applies before loading a handler is what counts.
  */
-let instance: Metrics | undefined;
-function metrics(): Metrics {
-  instance ??= new Metrics({
-    namespace: process.env.POWERTOOLS_METRICS_NAMESPACE ?? METRICS_NAMESPACE,
-    serviceName: process.env.POWERTOOLS_SERVICE_NAME ?? SERVICE_NAME,
-    defaultDimensions: { environment: process.env.ENVIRONMENT_NAME ?? 'local' },
-  });
-  return instance;
+type Unit = 'Count' | 'Milliseconds';
+
+function emit(metrics: ReadonlyArray<{ name: string; unit: Unit; value: number }>, dimensions: Readonly<Record<string, string>>): void {
+  if (process.env.POWERTOOLS_METRICS_DISABLED === 'true') return;
+  const allDimensions = {
+    service: process.env.POWERTOOLS_SERVICE_NAME ?? SERVICE_NAME,
+    environment: process.env.ENVIRONMENT_NAME ?? 'local',
+    ...dimensions,
+  };
+  const line = {
+    _aws: {
+      Timestamp: Date.now(),
+      CloudWatchMetrics: [
+        {
+          Namespace: process.env.POWERTOOLS_METRICS_NAMESPACE ?? METRICS_NAMESPACE,
+          Dimensions: [Object.keys(allDimensions)],
+          Metrics: metrics.map(({ name, unit }) => ({ Name: name, Unit: unit })),
+        },
+      ],
+    },
+    ...allDimensions,
+    ...Object.fromEntries(metrics.map(({ name, value }) => [name, value])),
+  };
+  process.stdout.write(`${JSON.stringify(line)}\n`);
 }
 
 export interface RequestOutcome {
@@ -32,18 +50,20 @@ export interface RequestOutcome {
 
 /** Count, 4xx, 5xx and latency of one API request, flushed as one EMF line. */
 export function recordRequest({ route, statusCode, durationMs }: RequestOutcome): void {
-  const m = metrics();
-  m.addDimension('route', route);
-  m.addMetric(ROUTE_METRICS.requests, MetricUnit.Count, 1);
-  m.addMetric(ROUTE_METRICS.clientErrors, MetricUnit.Count, statusCode >= 400 && statusCode < 500 ? 1 : 0);
-  m.addMetric(ROUTE_METRICS.serverErrors, MetricUnit.Count, statusCode >= 500 ? 1 : 0);
-  m.addMetric(ROUTE_METRICS.latency, MetricUnit.Milliseconds, durationMs);
-  m.publishStoredMetrics();
+  emit(
+    [
+      { name: ROUTE_METRICS.requests, unit: 'Count', value: 1 },
+      { name: ROUTE_METRICS.clientErrors, unit: 'Count', value: statusCode >= 400 && statusCode < 500 ? 1 : 0 },
+      { name: ROUTE_METRICS.serverErrors, unit: 'Count', value: statusCode >= 500 ? 1 : 0 },
+      { name: ROUTE_METRICS.latency, unit: 'Milliseconds', value: durationMs },
+    ],
+    { route },
+  );
 }
 
 /** The request authorizer refused a caller's credentials. */
 export function recordAuthenticationRefused(): void {
-  metrics().singleMetric().addMetric(AUTHENTICATION_REFUSED_METRIC, MetricUnit.Count, 1);
+  emit([{ name: AUTHENTICATION_REFUSED_METRIC, unit: 'Count', value: 1 }], {});
 }
 
 /**
@@ -64,10 +84,8 @@ export function recordBusinessMetric<Name extends BusinessMetricName>(
   dimensions: BusinessMetricDimensions<Name>,
 ): void {
   const declared: readonly string[] = BUSINESS_METRICS[name].dimensions;
-  const given = Object.entries(dimensions as Record<string, string>);
-  const unexpected = given.filter(([key]) => !declared.includes(key)).map(([key]) => key);
+  const given = dimensions as Record<string, string>;
+  const unexpected = Object.keys(given).filter((key) => !declared.includes(key));
   if (unexpected.length) throw new Error(`Business metric ${name} has no dimension ${unexpected.join(', ')}`);
-  const single = metrics().singleMetric();
-  for (const [key, dimensionValue] of given) single.addDimension(key, dimensionValue);
-  single.addMetric(name, MetricUnit[BUSINESS_METRICS[name].unit], value);
+  emit([{ name, unit: BUSINESS_METRICS[name].unit, value }], given);
 }

@@ -1,62 +1,25 @@
-import { BatchGetCommand, PutCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient, QueryCommandInput } from '@aws-sdk/lib-dynamodb';
-import type {
-  AccountUpdateHistory,
-  AccountUpdateRecord,
-  AccountUpdaterStore,
-  CardChange,
-  StoredPaymethod,
-} from '#shared/domain/account-updater/ports.ts';
-import type { Paymethod } from '#shared/domain/paymethods/model.ts';
-import type { SealedSecret } from '#shared/domain/vault.ts';
-import { keys, withoutKeys } from './keys.ts';
-import { duplicateScopeMove } from './paymethods.ts';
+import type { AccountUpdateHistory, AccountUpdateLog, AccountUpdateRecord } from '#shared/domain/account-updater/ports.ts';
+import { auHistoryPartition, auShards, keys, withoutKeys } from './keys.ts';
 import { TTL_ATTRIBUTE } from './table.ts';
 
 /** History and month markers are kept about 13 months, then DynamoDB's TTL removes them. */
 const HISTORY_RETENTION_SECONDS = 400 * 24 * 3600;
-const MAX_BATCH_GET_ATTEMPTS = 8;
-
-export interface AccountUpdaterStoreOptions {
-  /** When set, reads ask for their consumed capacity and report it here (benchmarks). */
-  onRead?: (report: { operation: 'BatchGetItem' | 'Query'; consumedCapacity?: number }) => void;
-}
+const MAX_BATCH_WRITE_ATTEMPTS = 8;
+type Item = Record<string, unknown>;
 
 /**
- * The Account Updater's storage: card lookups in batches, one transaction per
- * applied row (the card and its history item), and the history reads the
- * monthly export streams. Keys come from keys.ts, like every other item.
+ * The Account Updater's own items: the history of applied rows (write-sharded
+ * by token, written in batches after the cards) and the month markers the
+ * export starts from. Cards are the paymethod repository's; keys come from
+ * keys.ts, like every other item.
  */
-export class DynamoAccountUpdaterStore implements AccountUpdaterStore, AccountUpdateHistory {
+export class DynamoAccountUpdaterStore implements AccountUpdateLog, AccountUpdateHistory {
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,
-    private readonly options: AccountUpdaterStoreOptions = {},
   ) {}
-
-  async getPaymethods(tokens: readonly string[]): Promise<Map<string, StoredPaymethod>> {
-    const found = new Map<string, StoredPaymethod>();
-    let pending: Array<Record<string, unknown>> = [...new Set(tokens)].map((token) => keys.paymethod(token));
-    for (let attempt = 1; pending.length > 0; attempt += 1) {
-      if (attempt > MAX_BATCH_GET_ATTEMPTS) throw new Error(`BatchGetItem left ${pending.length} keys unprocessed after ${MAX_BATCH_GET_ATTEMPTS} attempts`);
-      if (attempt > 1) await backoff(attempt);
-      const result = await this.client.send(
-        new BatchGetCommand({
-          RequestItems: { [this.tableName]: { Keys: pending, ConsistentRead: true } },
-          ...(this.options.onRead ? { ReturnConsumedCapacity: 'TOTAL' as const } : {}),
-        }),
-      );
-      this.options.onRead?.({ operation: 'BatchGetItem', consumedCapacity: result.ConsumedCapacity?.[0]?.CapacityUnits });
-      for (const item of result.Responses?.[this.tableName] ?? []) {
-        if (item.entity !== 'paymethod') continue;
-        const { vault, entity: _entity, ...rest } = withoutKeys(item);
-        const paymethod = rest as unknown as Paymethod;
-        found.set(paymethod.paymethod_token, { paymethod, ...(vault ? { secret: vault as SealedSecret } : {}) });
-      }
-      pending = (result.UnprocessedKeys?.[this.tableName]?.Keys ?? []) as Array<Record<string, unknown>>;
-    }
-    return found;
-  }
 
   async markMonth(month: string, organizationId: string): Promise<void> {
     await this.client.send(
@@ -67,94 +30,84 @@ export class DynamoAccountUpdaterStore implements AccountUpdaterStore, AccountUp
     );
   }
 
-  async applyCardUpdate(change: CardChange): Promise<'applied' | 'conflict'> {
-    const { current, card, secret, history } = change;
-    const token = current.paymethod_token;
-    const org = current.organization_id;
-    const auDate = card.au_updated_date as string;
-    const nextVersion = current.version + 1;
-    const names: Record<string, string> = { '#card': 'card', '#version': 'version', '#type': 'paymethod_type', '#updated': 'updated_at' };
-    const values: Record<string, unknown> = { ':card': card, ':expected': current.version, ':next': nextVersion, ':type': 'card', ':updated': auDate };
-    const sets = ['#card = :card', '#version = :next', '#updated = :updated'];
-    const set = (attribute: string, value: unknown) => {
-      const index = sets.length;
-      names[`#a${index}`] = attribute;
-      values[`:a${index}`] = value;
-      sets.push(`#a${index} = :a${index}`);
-    };
-    if (secret) set('vault', secret);
-    for (const [attribute, value] of Object.entries(keys.paymethodAuByOrganization(org, auDate, token))) set(attribute, value);
-    if (current.location_id) for (const [attribute, value] of Object.entries(keys.paymethodAuByLocation(org, current.location_id, auDate, token))) set(attribute, value);
-    // A new number's fingerprint: its index key and its duplicate scope entry move with it, in this same transaction.
-    const next = { ...current, card };
-    if (card.fingerprint) for (const [attribute, value] of Object.entries(keys.paymethodByFingerprint(org, card.fingerprint, current.created_at, token))) set(attribute, value);
-    const fingerprintMove = duplicateScopeMove(this.tableName, current, next);
-
-    const month = auDate.slice(0, 7);
-    try {
-      await this.client.send(
-        new TransactWriteCommand({
-          TransactItems: [
-            {
-              Update: {
-                TableName: this.tableName,
-                Key: keys.paymethod(token),
-                UpdateExpression: `SET ${sets.join(', ')}`,
-                ConditionExpression: '#version = :expected AND #type = :type',
-                ExpressionAttributeNames: names,
-                ExpressionAttributeValues: values,
-              },
-            },
-            {
-              Put: {
-                TableName: this.tableName,
-                Item: { ...keys.auHistory(org, month, auDate, token, nextVersion), entity: 'au-history', ...history, [TTL_ATTRIBUTE]: expiry() },
-                ConditionExpression: 'attribute_not_exists(pk)',
-              },
-            },
-            ...fingerprintMove,
-          ],
-        }),
-      );
-      return 'applied';
-    } catch (error) {
-      if ((error as Error).name !== 'TransactionCanceledException') throw error;
-      const reasons = (error as { CancellationReasons?: Array<{ Code?: string }> }).CancellationReasons ?? [];
-      // A lost race (condition failed) or a transaction conflict: the caller reads the card again.
-      if (reasons.some((reason) => reason.Code === 'ConditionalCheckFailed' || reason.Code === 'TransactionConflict')) return 'conflict';
-      throw error;
+  /** Unconditional puts: the key is the update's identity, so a retried batch writes the same items again. */
+  async record(updates: ReadonlyArray<{ line: number; update: AccountUpdateRecord }>): Promise<void> {
+    const items = updates.map(({ line, update }) => ({
+      ...keys.auHistory(update.organization_id, update.au_updated_date.slice(0, 7), update.au_updated_date, update.paymethod_token, line),
+      entity: 'au-history',
+      ...update,
+      [TTL_ATTRIBUTE]: expiry(),
+    }));
+    for (let first = 0; first < items.length; first += 25) {
+      let pending = items.slice(first, first + 25).map((Item) => ({ PutRequest: { Item } }));
+      for (let attempt = 1; pending.length > 0; attempt += 1) {
+        if (attempt > MAX_BATCH_WRITE_ATTEMPTS) throw new Error(`BatchWriteItem left ${pending.length} items unprocessed after ${MAX_BATCH_WRITE_ATTEMPTS} attempts`);
+        if (attempt > 1) await backoff(attempt);
+        const result = await this.client.send(new BatchWriteCommand({ RequestItems: { [this.tableName]: pending } }));
+        pending = (result.UnprocessedItems?.[this.tableName] ?? []) as typeof pending;
+      }
     }
   }
 
   async *organizationsWithUpdates(month: string): AsyncIterable<string> {
-    for await (const item of this.queryAll({ ':pk': keys.auMonth(month, '').pk })) yield item.organization_id as string;
+    for await (const item of this.queryAll(keys.auMonth(month, '').pk)) yield item.organization_id as string;
   }
 
+  /**
+   * The shards of the month (and the unsharded partition of months written
+   * before sharding) merged on the sort key, `<date>#<token>#<line>`: the
+   * order of one unsharded partition. A card's items are all in one shard;
+   * of those with the same date (one run), only the highest line is the
+   * update the card shows, so only it is returned.
+   */
   async *updatesOf(organizationId: string, month: string): AsyncIterable<AccountUpdateRecord> {
-    for await (const item of this.queryAll({ ':pk': keys.auHistory(organizationId, month, '', '', 0).pk })) {
-      const { entity: _entity, ...record } = withoutKeys(item);
-      yield record as unknown as AccountUpdateRecord;
+    const streams = auShards().map((shard) => this.queryAll(auHistoryPartition(organizationId, month, shard)));
+    const heads = await Promise.all(streams.map((stream) => stream.next()));
+    let pending: Item | undefined;
+    for (;;) {
+      let best = -1;
+      for (let index = 0; index < heads.length; index += 1) {
+        const head = heads[index]!;
+        if (head.done) continue;
+        const bestHead = heads[best];
+        if (best < 0 || !bestHead || bestHead.done || (head.value.sk as string) < (bestHead.value.sk as string)) best = index;
+      }
+      if (best < 0) break;
+      const head = heads[best]!;
+      if (head.done) break;
+      if (pending && updateOf(pending.sk as string) !== updateOf(head.value.sk as string)) yield toRecord(pending);
+      pending = head.value;
+      heads[best] = await streams[best]!.next();
     }
+    if (pending) yield toRecord(pending);
   }
 
   /** Every item of one partition, ascending by sort key, a page at a time. */
-  private async *queryAll(values: { ':pk': string }): AsyncGenerator<Record<string, unknown>> {
-    let startKey: Record<string, unknown> | undefined;
+  private async *queryAll(partition: string): AsyncGenerator<Item, void, undefined> {
+    let startKey: Item | undefined;
     do {
       const input: QueryCommandInput = {
         TableName: this.tableName,
         KeyConditionExpression: 'pk = :pk',
-        ExpressionAttributeValues: values,
+        ExpressionAttributeValues: { ':pk': partition },
         ScanIndexForward: true,
         ...(startKey ? { ExclusiveStartKey: startKey } : {}),
-        ...(this.options.onRead ? { ReturnConsumedCapacity: 'TOTAL' as const } : {}),
       };
       const result = await this.client.send(new QueryCommand(input));
-      this.options.onRead?.({ operation: 'Query', consumedCapacity: result.ConsumedCapacity?.CapacityUnits });
       yield* result.Items ?? [];
       startKey = result.LastEvaluatedKey;
     } while (startKey);
   }
+}
+
+/** `<date>#<token>` of a history sort key: one card's update in one run. */
+function updateOf(sortKey: string): string {
+  return sortKey.slice(0, sortKey.lastIndexOf('#'));
+}
+
+function toRecord(item: Item): AccountUpdateRecord {
+  const { entity: _entity, ...record } = withoutKeys(item);
+  return record as unknown as AccountUpdateRecord;
 }
 
 function expiry(): number {

@@ -1,8 +1,12 @@
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { AuthFailureCounter } from '#shared/domain/authentication.ts';
 import type { CredentialStore, StoredCredential } from '#shared/domain/credentials.ts';
 import { Conflict } from '#shared/domain/errors.ts';
 import { keys, withoutKeys } from './keys.ts';
+import { TTL_ATTRIBUTE } from './table.ts';
+
+const ORGANIZATION_INDEX = 'gsi2';
 
 export class DynamoCredentialStore implements CredentialStore {
   constructor(
@@ -22,7 +26,11 @@ export class DynamoCredentialStore implements CredentialStore {
       await this.client.send(
         new PutCommand({
           TableName: this.tableName,
-          Item: { ...keys.credential(credential.api_access_id), ...credential },
+          Item: {
+            ...keys.credential(credential.api_access_id),
+            ...keys.credentialByOrganization(credential.organization_id, credential.created_at, credential.api_access_id),
+            ...credential,
+          },
           ConditionExpression: 'attribute_not_exists(pk)',
         }),
       );
@@ -32,5 +40,94 @@ export class DynamoCredentialStore implements CredentialStore {
       }
       throw error;
     }
+  }
+
+  async listByOrganization(organizationId: string): Promise<StoredCredential[]> {
+    const { gsi2pk } = keys.credentialByOrganization(organizationId, '', '');
+    const found: StoredCredential[] = [];
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const page = await this.client.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          IndexName: ORGANIZATION_INDEX,
+          KeyConditionExpression: 'gsi2pk = :pk',
+          ExpressionAttributeValues: { ':pk': gsi2pk },
+          ScanIndexForward: false,
+          ExclusiveStartKey: startKey,
+        }),
+      );
+      found.push(...(page.Items ?? []).map((item) => withoutKeys(item) as StoredCredential));
+      startKey = page.LastEvaluatedKey;
+    } while (startKey);
+    return found;
+  }
+
+  /** Marks it revoked (kept for the record) and takes it out of the organization's list, in one write. */
+  async revoke(accessId: string, now: Date): Promise<boolean> {
+    try {
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: keys.credential(accessId),
+          UpdateExpression: 'SET revoked_at = if_not_exists(revoked_at, :now) REMOVE gsi2pk, gsi2sk',
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeValues: { ':now': now.toISOString() },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if ((error as Error).name === 'ConditionalCheckFailedException') return false;
+      throw error;
+    }
+  }
+
+  /** At most one write a minute per credential: the condition refuses a fresher stamp written meanwhile. */
+  async recordUse(accessId: string, now: Date, staleBefore: Date): Promise<void> {
+    try {
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: keys.credential(accessId),
+          UpdateExpression: 'SET last_used_at = :now',
+          ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(revoked_at) AND (attribute_not_exists(last_used_at) OR last_used_at < :stale)',
+          ExpressionAttributeValues: { ':now': now.toISOString(), ':stale': staleBefore.toISOString() },
+        }),
+      );
+    } catch (error) {
+      if ((error as Error).name !== 'ConditionalCheckFailedException') throw error;
+    }
+  }
+}
+
+/**
+ * Failed authentications per source address, one item per address and clock
+ * minute (so an attacker's address is its own partition, never a shared hot
+ * key), removed by TTL. Reading is one GetItem (strongly consistent: the
+ * limit is exact for sequential attempts); only a failure writes.
+ */
+export class DynamoAuthFailureCounter implements AuthFailureCounter {
+  constructor(
+    private readonly client: DynamoDBDocumentClient,
+    private readonly tableName: string,
+  ) {}
+
+  async count(sourceIp: string, minute: number): Promise<number> {
+    const { Item } = await this.client.send(new GetCommand({ TableName: this.tableName, Key: keys.authFailures(sourceIp, minute), ProjectionExpression: 'failures', ConsistentRead: true }));
+    return typeof Item?.failures === 'number' ? Item.failures : 0;
+  }
+
+  async add(sourceIp: string, minute: number): Promise<number> {
+    const { Attributes } = await this.client.send(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: keys.authFailures(sourceIp, minute),
+        UpdateExpression: 'ADD failures :one SET #ttl = if_not_exists(#ttl, :ttl)',
+        ExpressionAttributeNames: { '#ttl': TTL_ATTRIBUTE },
+        ExpressionAttributeValues: { ':one': 1, ':ttl': (minute + 2) * 60 },
+        ReturnValues: 'UPDATED_NEW',
+      }),
+    );
+    return typeof Attributes?.failures === 'number' ? Attributes.failures : 1;
   }
 }

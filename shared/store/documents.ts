@@ -8,6 +8,8 @@ import type { DocumentListQuery, DocumentPage, DocumentRepository } from '#share
 import { InvalidRequest } from '#shared/domain/errors.ts';
 import { idempotencyCompletionWrite, idempotencyKeyLost } from './idempotency.ts';
 import { DOCUMENT_INDEX_ATTRIBUTES, documentListPartition, documentListSortKeyBounds, keys, withoutKeys } from './keys.ts';
+import type { PagedList } from './page-boundaries.ts';
+import { PageBoundaries, collect } from './page-boundaries.ts';
 
 type Item = Record<string, unknown>;
 type Partition = ReturnType<typeof documentListPartition>;
@@ -25,10 +27,14 @@ const epochSeconds = (date: Date) => Math.floor(date.getTime() / 1000);
  * Only available documents carry the index keys.
  */
 export class DynamoDocumentRepository implements DocumentRepository {
+  private readonly pageBoundaries: PageBoundaries;
+
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,
-  ) {}
+  ) {
+    this.pageBoundaries = new PageBoundaries(client, tableName);
+  }
 
   async put(document: StoredDocument, options: { expiresAt?: Date; completion?: IdempotencyCompletion<StoredDocument> } = {}): Promise<void> {
     const put = {
@@ -136,48 +142,39 @@ export class DynamoDocumentRepository implements DocumentRepository {
 
   async list(query: DocumentListQuery): Promise<DocumentPage> {
     const plan = listPlan(query);
-    let startKey: Item | undefined;
-    if (query.cursor !== undefined) {
-      startKey = decodeCursor(query.cursor, plan, query.pageIndex);
-    } else if (query.pageIndex > 0) {
-      // A bare page_index: read past the earlier pages (cost grows with the offset; links.next avoids it).
-      const skipped = await this.collect(plan, query.pageIndex * query.pageSize, undefined);
-      const last = skipped.at(-1);
-      if (!last || skipped.length < query.pageIndex * query.pageSize) return { documents: [] };
-      startKey = positionOf(last, plan.partition);
-    }
+    const list: PagedList = {
+      fingerprint: `doc-${plan.fingerprint}`,
+      queryOnePage: async ({ startKey, limit, ascending }) => {
+        const { Items = [], LastEvaluatedKey } = await this.client.send(
+          new QueryCommand({
+            TableName: this.tableName,
+            IndexName: plan.partition.indexName,
+            KeyConditionExpression: plan.keyCondition,
+            ...(plan.filter ? { FilterExpression: plan.filter } : {}),
+            ExpressionAttributeNames: plan.names,
+            ExpressionAttributeValues: plan.values,
+            // Newest first; page boundaries read back towards newer items.
+            ScanIndexForward: ascending ?? false,
+            Limit: limit,
+            ExclusiveStartKey: startKey,
+          }),
+        );
+        return { items: Items, lastEvaluatedKey: LastEvaluatedKey };
+      },
+      positionOf: (item) => positionOf(item, plan.partition),
+      sortValueOf: (item) => item[plan.partition.sortKeyAttribute] as string,
+    };
     // One more than the page tells whether another page exists without a second round trip.
-    const items = await this.collect(plan, query.pageSize + 1, startKey);
+    const items =
+      query.cursor !== undefined
+        ? (await collect(list.queryOnePage, decodeCursor(query.cursor, plan, query.pageIndex), query.pageSize + 1)).items
+        : await this.pageBoundaries.readBarePage(list, query.pageIndex, query.pageSize);
     const page = items.slice(0, query.pageSize);
     const last = page.at(-1);
     return {
       documents: page.map((item) => toDocument(item) as AvailableDocument),
       ...(items.length > query.pageSize && last ? { nextCursor: encodeCursor(positionOf(last, plan.partition), plan, query.pageIndex + 1) } : {}),
     };
-  }
-
-  /** Reads until `wanted` matching items or the end of the range. */
-  private async collect(plan: ListPlan, wanted: number, startKey: Item | undefined): Promise<Item[]> {
-    const items: Item[] = [];
-    let exclusiveStartKey = startKey;
-    do {
-      const { Items = [], LastEvaluatedKey } = await this.client.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          IndexName: plan.partition.indexName,
-          KeyConditionExpression: plan.keyCondition,
-          ...(plan.filter ? { FilterExpression: plan.filter } : {}),
-          ExpressionAttributeNames: plan.names,
-          ExpressionAttributeValues: plan.values,
-          ScanIndexForward: false,
-          Limit: Math.min(wanted - items.length, 1000),
-          ExclusiveStartKey: exclusiveStartKey,
-        }),
-      );
-      items.push(...Items);
-      exclusiveStartKey = LastEvaluatedKey;
-    } while (items.length < wanted && exclusiveStartKey);
-    return items.slice(0, wanted);
   }
 
   private async conditionalUpdate(input: Omit<ConstructorParameters<typeof UpdateCommand>[0], 'TableName'>): Promise<boolean> {

@@ -1,6 +1,9 @@
 import { GLOBAL_SECONDARY_INDEXES, TTL_ATTRIBUTE } from './table.ts';
 import type { IndexName } from './table.ts';
 
+/** The only items list functions may write (their IAM grant is conditioned on this key prefix). */
+export const PAGE_BOUNDARY_KEY_PREFIX = 'PAGE#';
+
 /**
  * Every key the service writes is built here, so the layout can be read in
  * one place (docs/data-model.md explains each pattern).
@@ -8,6 +11,13 @@ import type { IndexName } from './table.ts';
 export const keys = {
   organization: (organizationId: string) => ({ pk: `ORG#${organizationId}`, sk: 'ORG' }),
   credential: (accessId: string) => ({ pk: `CRED#${accessId}`, sk: 'CRED' }),
+  /** An organization's active credentials, newest first (gsi2); revoking removes the entry. */
+  credentialByOrganization: (organizationId: string, createdAt: string, accessId: string) => ({
+    gsi2pk: `ORG#${organizationId}#CRED`,
+    gsi2sk: `${createdAt}#${accessId}`,
+  }),
+  /** Failed authentications from one source address in one clock minute; TTL removes it. */
+  authFailures: (sourceIp: string, minute: number) => ({ pk: `AUTHFAIL#${sourceIp}#${minute}`, sk: 'AUTHFAIL' }),
 
   paymethod: (paymethodToken: string) => ({ pk: `MTH#${paymethodToken}`, sk: 'MTH' }),
   /** Newest-first orderings: ISO timestamps sort as text; the token breaks ties. */
@@ -24,10 +34,17 @@ export const keys = {
     gsi6pk: `CID#${organizationId}#${customerId}#MTH`,
     gsi6sk: `${createdAt}#${token}`,
   }),
-  /** Sparse Account Updater indexes: only cards with an au_updated_date are in them. */
-  paymethodAuByOrganization: (organizationId: string, auUpdatedDate: string, token: string) => ({ gsi4pk: `AU#${organizationId}`, gsi4sk: `${auUpdatedDate}#${token}` }),
+  /**
+   * Sparse Account Updater indexes: only cards with an au_updated_date are in
+   * them. Write-sharded by token (auShardOf): one organization's run updates
+   * thousands of cards a second, more than one partition key takes.
+   */
+  paymethodAuByOrganization: (organizationId: string, auUpdatedDate: string, token: string) => ({
+    gsi4pk: auReportPartition(organizationId, undefined, auShardOf(token)),
+    gsi4sk: `${auUpdatedDate}#${token}`,
+  }),
   paymethodAuByLocation: (organizationId: string, locationId: string, auUpdatedDate: string, token: string) => ({
-    gsi5pk: `AU#${organizationId}#${locationId}`,
+    gsi5pk: auReportPartition(organizationId, locationId, auShardOf(token)),
     gsi5sk: `${auUpdatedDate}#${token}`,
   }),
   /** Sparse fingerprint index: the organization is in the key, so another organization's fingerprint finds nothing. */
@@ -52,16 +69,30 @@ export const keys = {
     gsi1pk: `LOC#${organizationId}#${locationId}#PUBKEY`,
     gsi1sk: `${createdAt}#${publishableKey}`,
   }),
+  /** An organization's active publishable keys, newest first (gsi2); revoking removes the entry. */
+  publishableKeyByOrganization: (organizationId: string, createdAt: string, publishableKey: string) => ({
+    gsi2pk: `ORG#${organizationId}#PUBKEY`,
+    gsi2sk: `${createdAt}#${publishableKey}`,
+  }),
   /** One counter per publishable key per clock minute; TTL removes it. */
   mintCounter: (publishableKey: string, minute: number) => ({ pk: `RATE#${publishableKey}#${minute}`, sk: 'RATE' }),
-  /** Account Updater history: one item per applied update, read back in order by the monthly export. */
-  auHistory: (organizationId: string, month: string, auUpdatedDate: string, token: string, version: number) => ({
-    pk: `AUHIST#${organizationId}#${month}`,
-    sk: `${auUpdatedDate}#${token}#v${String(version).padStart(6, '0')}`,
+  /**
+   * Account Updater history: one item per applied row, read back in order by
+   * the monthly export. Write-sharded by token like the report indexes; the
+   * source line in the sort key makes a retried batch rewrite the same item.
+   */
+  auHistory: (organizationId: string, month: string, auUpdatedDate: string, token: string, line: number) => ({
+    pk: auHistoryPartition(organizationId, month, auShardOf(token)),
+    sk: `${auUpdatedDate}#${token}#L${String(line).padStart(9, '0')}`,
   }),
   /** Which organizations have updates in a month: the export's starting point, instead of a Scan. */
   auMonth: (month: string, organizationId: string) => ({ pk: `AUMONTH#${month}`, sk: `ORG#${organizationId}` }),
   idempotency: (organizationId: string, key: string) => ({ pk: `IDEM#${organizationId}#${key}`, sk: 'IDEM' }),
+  /**
+   * Where page `pageIndex` of one list query starts (see page-boundaries.ts): one partition per query
+   * fingerprint and page size, so a partition only takes the writes of paging that one query.
+   */
+  pageBoundary: (fingerprint: string, pageSize: number, pageIndex: number) => ({ pk: `${PAGE_BOUNDARY_KEY_PREFIX}${fingerprint}#${pageSize}`, sk: `P#${String(pageIndex).padStart(9, '0')}` }),
 
   /** The organization is part of the key: another organization's id cannot even address the item. */
   document: (organizationId: string, documentId: string) => ({ pk: `DOC#${organizationId}#${documentId}`, sk: 'DOC' }),
@@ -84,6 +115,44 @@ export const keys = {
     };
   },
 } as const;
+
+/**
+ * Write shards of every key one organization's Account Updater run writes in
+ * order. 5,000 rows/s over 8 shards is 625 writes/s per key, under
+ * DynamoDB's 1,000 per partition with room for the hash's unevenness
+ * (docs/account-updater.md has the arithmetic).
+ */
+export const AU_SHARDS = 8;
+
+/** FNV-1a of the token, so a card always lands in the same shard. */
+export function auShardOf(token: string): number {
+  let hash = 0x811c9dc5;
+  for (let index = 0; index < token.length; index += 1) {
+    hash ^= token.charCodeAt(index);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return (hash >>> 0) % AU_SHARDS;
+}
+
+/**
+ * The report index partition of one shard. `shard` undefined is the
+ * unsharded partition cards updated before sharding still sit in; readers
+ * merge it with the shards.
+ */
+export function auReportPartition(organizationId: string, locationId: string | undefined, shard: number | undefined): string {
+  const base = locationId === undefined ? `AU#${organizationId}` : `AU#${organizationId}#${locationId}`;
+  return shard === undefined ? base : `${base}#S${shard}`;
+}
+
+/** The history partition of one shard (undefined: the unsharded partition of earlier months). */
+export function auHistoryPartition(organizationId: string, month: string, shard: number | undefined): string {
+  return `AUHIST#${organizationId}#${month}${shard === undefined ? '' : `#S${shard}`}`;
+}
+
+/** Every partition a reader of one organization's AU keys merges: the shards, then the unsharded one. */
+export function auShards(): Array<number | undefined> {
+  return [...Array.from({ length: AU_SHARDS }, (_unused, shard) => shard), undefined];
+}
 
 export const DOCUMENT_INDEX_ATTRIBUTES = ['gsi1pk', 'gsi1sk', 'gsi2pk', 'gsi2sk', 'gsi3pk', 'gsi3sk'] as const;
 

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient, QueryCommandInput, TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { commitWrite } from '#shared/aws/outcome.ts';
-import { Conflict, NotFound } from '#shared/domain/errors.ts';
+import type { CardChange, CardUpdates, StoredCard, UpdateSource } from '#shared/domain/account-updater/ports.ts';
+import { Conflict } from '#shared/domain/errors.ts';
 import type { IdempotencyCompletion } from '#shared/domain/idempotency.ts';
 import { fingerprintOf } from '#shared/domain/paymethods/fingerprints.ts';
 import type { Paymethod } from '#shared/domain/paymethods/model.ts';
@@ -10,7 +11,9 @@ import type { NewPaymethod, Page, PageRequest, PaymethodQuery, PaymethodReposito
 import type { SealedSecret } from '#shared/domain/vault.ts';
 import { decodeCursor, encodeCursor, queryFingerprint } from './cursor.ts';
 import { idempotencyCompletionWrite, idempotencyKeyLost } from './idempotency.ts';
-import { keys, withoutKeys } from './keys.ts';
+import { auReportPartition, auShards, keys, withoutKeys } from './keys.ts';
+import type { PagedList } from './page-boundaries.ts';
+import { PageBoundaries, collect } from './page-boundaries.ts';
 import type { IndexName } from './table.ts';
 import { GLOBAL_SECONDARY_INDEXES } from './table.ts';
 
@@ -32,6 +35,9 @@ export interface PaymethodStoreOptions {
 
 /** Attribute that holds the sealed account number; it never leaves this module. */
 const SECRET_ATTRIBUTE = 'vault';
+/** Which Account Updater file line last changed the card (not a public member). */
+const AU_SOURCE_ATTRIBUTE = 'au_source';
+const MAX_BATCH_GET_ATTEMPTS = 8;
 const ENTITY = 'paymethod';
 const MAX_WRITE_ATTEMPTS = 3;
 
@@ -94,7 +100,7 @@ export function duplicateScopeMove(tableName: string, before: ScopedRecord, afte
 }
 
 function toPaymethod(item: Item): Paymethod {
-  const { [SECRET_ATTRIBUTE]: _secret, entity: _entity, ...rest } = withoutKeys(item);
+  const { [SECRET_ATTRIBUTE]: _secret, [AU_SOURCE_ATTRIBUTE]: _source, entity: _entity, ...rest } = withoutKeys(item);
   return rest as unknown as Paymethod;
 }
 
@@ -103,6 +109,8 @@ interface QueryPlan {
   partitionAttribute: string;
   sortAttribute: string;
   partition: string;
+  /** Write-sharded indexes: every partition to merge (newest first); absent for a single partition. */
+  shards?: string[];
   from?: string;
   to?: string;
   filters: Array<{ attribute: string; value: string }>;
@@ -139,9 +147,9 @@ export function planQuery(query: PaymethodQuery): QueryPlan {
     // Stored dates are full ISO instants; "\uffff" makes the end second inclusive of its milliseconds.
     const range = { from: query.auUpdatedFrom, to: query.auUpdatedTo === undefined ? undefined : `${query.auUpdatedTo}\uffff` };
     const filters = extra([['customer_token', query.customerToken], ['customer_id', query.customerId], ...type]);
-    return query.locationId
-      ? plan('gsi5', keys.paymethodAuByLocation(org, query.locationId, '', '').gsi5pk, filters, range)
-      : plan('gsi4', keys.paymethodAuByOrganization(org, '', '').gsi4pk, filters, range);
+    const location = query.locationId;
+    const shards = auShards().map((shard) => auReportPartition(org, location, shard));
+    return { ...plan(location ? 'gsi5' : 'gsi4', auReportPartition(org, location, undefined), filters, range), shards };
   }
   if (query.customerToken) {
     return plan('gsi3', keys.paymethodByCustomer(org, query.customerToken, '', '').gsi3pk, extra([['location_id', query.locationId], ['customer_id', query.customerId], ...type]));
@@ -156,12 +164,16 @@ function duplicatePaymethod(record: Paymethod, existing: string): Conflict {
   return new Conflict('DUPLICATE_PAYMETHOD', `duplicate of paymethod ${existing}`, [{ field, message: `is already on file as paymethod ${existing}` }]);
 }
 
-export class DynamoPaymethodStore implements PaymethodRepository {
+export class DynamoPaymethodStore implements PaymethodRepository, CardUpdates {
+  private readonly pageBoundaries: PageBoundaries;
+
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,
     private readonly options: PaymethodStoreOptions = {},
-  ) {}
+  ) {
+    this.pageBoundaries = new PageBoundaries(client, tableName);
+  }
 
   async get(paymethodToken: string): Promise<Paymethod | undefined> {
     const item = await this.getItem(keys.paymethod(paymethodToken));
@@ -261,38 +273,109 @@ export class DynamoPaymethodStore implements PaymethodRepository {
   }
 
   /**
-   * Account Updater results (the AU feature writes them through here): sets
-   * the card's au_* members and the sparse AU index keys in one update.
+   * Cards as the Account Updater needs them: strongly consistent, in batches
+   * of up to 100 tokens, with the sealed number (to compare a row's number)
+   * and the file line that last changed each card. Unknown tokens are absent.
    */
-  async recordAccountUpdate(paymethodToken: string, update: { au_code: string; au_description: string; au_updated_date: Date }): Promise<void> {
-    const current = await this.get(paymethodToken);
-    if (!current?.card) throw new NotFound(`no card paymethod ${paymethodToken}`);
-    const card = { ...current.card, au_code: update.au_code, au_description: update.au_description, au_updated_date: update.au_updated_date.toISOString() };
-    await this.client.send(new UpdateCommand(this.overwrite(current, { ...current, card, version: current.version + 1 })));
+  async findCards(tokens: readonly string[]): Promise<Map<string, StoredCard>> {
+    const found = new Map<string, StoredCard>();
+    let pending: Item[] = [...new Set(tokens)].map((token) => keys.paymethod(token));
+    for (let attempt = 1; pending.length > 0; attempt += 1) {
+      if (attempt > MAX_BATCH_GET_ATTEMPTS) throw new Error(`BatchGetItem left ${pending.length} keys unprocessed after ${MAX_BATCH_GET_ATTEMPTS} attempts`);
+      if (attempt > 1) await backoff(attempt);
+      const result = await this.client.send(new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: pending, ConsistentRead: true } } }));
+      for (const item of result.Responses?.[this.tableName] ?? []) {
+        if (item.entity !== ENTITY) continue;
+        const paymethod = toPaymethod(item);
+        const secret = item[SECRET_ATTRIBUTE] as SealedSecret | undefined;
+        const source = item[AU_SOURCE_ATTRIBUTE] as UpdateSource | undefined;
+        found.set(paymethod.paymethod_token, { paymethod, ...(secret ? { secret } : {}), ...(source ? { source } : {}) });
+      }
+      pending = (result.UnprocessedKeys?.[this.tableName]?.Keys ?? []) as Item[];
+    }
+    return found;
+  }
+
+  /**
+   * An Account Updater row's single commit point: one UpdateItem of the card,
+   * conditioned on the version read (and still a card), that sets the card,
+   * the new sealed number, the file line it came from and the sparse report
+   * index keys. Everything the report and the history need is on the card
+   * after this write. 'conflict' when the card changed or went away.
+   */
+  async applyAccountUpdate(change: CardChange): Promise<'applied' | 'conflict'> {
+    const { current, card, secret, source } = change;
+    const next: Paymethod = { ...current, card, updated_at: card.au_updated_date ?? current.updated_at, version: current.version + 1 };
+    const names: Record<string, string> = { '#version': 'version', '#type': 'paymethod_type' };
+    const values: Record<string, unknown> = { ':expected': current.version, ':card': 'card' };
+    const attributes: Item = {
+      card: next.card,
+      updated_at: next.updated_at,
+      version: next.version,
+      [AU_SOURCE_ATTRIBUTE]: source,
+      ...(secret ? { [SECRET_ATTRIBUTE]: secret } : {}),
+      ...keys.paymethodAuByOrganization(current.organization_id, card.au_updated_date!, current.paymethod_token),
+      ...(current.location_id ? keys.paymethodAuByLocation(current.organization_id, current.location_id, card.au_updated_date!, current.paymethod_token) : {}),
+      // A new number's fingerprint moves its filter key with it.
+      ...(card.fingerprint ? keys.paymethodByFingerprint(current.organization_id, card.fingerprint, current.created_at, current.paymethod_token) : {}),
+    };
+    // Only a new number changes the fingerprint; then its duplicate scope entries move in the same
+    // commit (one transaction instead of one UpdateItem, for those rows only).
+    const fingerprintMove = duplicateScopeMove(this.tableName, current, next);
+    const sets = Object.entries(attributes).map(([name, value], index) => {
+      names[`#s${index}`] = name;
+      values[`:s${index}`] = value;
+      return `#s${index} = :s${index}`;
+    });
+    const update = {
+      TableName: this.tableName,
+      Key: keys.paymethod(current.paymethod_token),
+      UpdateExpression: `SET ${sets.join(', ')}`,
+      ConditionExpression: '#version = :expected AND #type = :card',
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: values,
+    };
+    if (fingerprintMove.length > 0) {
+      const outcome = await this.transact([{ Update: update }, ...fingerprintMove]);
+      if (outcome === 'ok') return 'applied';
+      if (outcome.some((code) => code === 'ConditionalCheckFailed' || code === 'TransactionConflict')) return 'conflict';
+      throw new Error(`Account Updater write cancelled: ${outcome.join(', ')}`);
+    }
+    try {
+      await this.client.send(new UpdateCommand(update));
+      return 'applied';
+    } catch (error) {
+      if ((error as Error).name === 'ConditionalCheckFailedException') return 'conflict';
+      throw error;
+    }
   }
 
   async list(query: PaymethodQuery, page: PageRequest): Promise<Page<Paymethod>> {
     const plan = planQuery(query);
     const fingerprint = queryFingerprint([plan.index, plan.partition, plan.from, plan.to, plan.filters]);
-    const position = page.cursor === undefined ? undefined : decodeCursor(page.cursor, fingerprint, page.pageIndex);
-    let startKey: Item | undefined = position && {
-      ...keys.paymethod(position.token),
-      [plan.partitionAttribute]: plan.partition,
-      [plan.sortAttribute]: position.sortValue,
+    // A write-sharded index (the Account Updater report) merges its shards; a bare page_index skips there.
+    if (plan.shards) {
+      const position = page.cursor === undefined ? undefined : decodeCursor(page.cursor, fingerprint, page.pageIndex);
+      return this.listShards(plan, plan.shards, page, fingerprint, position?.sortValue);
+    }
+    const list: PagedList = {
+      fingerprint: `mth-${fingerprint}`,
+      queryOnePage: async ({ startKey, limit, ascending }) => {
+        const result = await this.query(plan, limit, startKey, ascending);
+        return { items: result.Items ?? [], lastEvaluatedKey: result.LastEvaluatedKey };
+      },
+      positionOf: (item) => ({ ...keys.paymethod(item.paymethod_token as string), [plan.partitionAttribute]: plan.partition, [plan.sortAttribute]: item[plan.sortAttribute] }),
+      sortValueOf: (item) => item[plan.sortAttribute] as string,
     };
-    // Without a cursor the page is found by skipping the pages before it (cost grows with page_index).
-    let toSkip = position ? 0 : page.pageIndex * page.pageSize;
-    const wanted = page.pageSize + 1; // one more than the page tells whether a next page exists
-    const collected: Item[] = [];
-    do {
-      const limit = Math.min(toSkip + wanted - collected.length, 1000);
-      const result = await this.query(plan, limit, startKey);
-      for (const item of result.Items ?? []) {
-        if (toSkip > 0) toSkip -= 1;
-        else if (collected.length < wanted) collected.push(item);
-      }
-      startKey = result.LastEvaluatedKey;
-    } while (startKey && collected.length < wanted);
+    // one more than the page tells whether a next page exists
+    let collected: Item[];
+    if (page.cursor !== undefined) {
+      const position = decodeCursor(page.cursor, fingerprint, page.pageIndex);
+      const startKey = { ...keys.paymethod(position.token), [plan.partitionAttribute]: plan.partition, [plan.sortAttribute]: position.sortValue };
+      collected = (await collect(list.queryOnePage, startKey, page.pageSize + 1)).items;
+    } else {
+      collected = await this.pageBoundaries.readBarePage(list, page.pageIndex, page.pageSize);
+    }
 
     const items = collected.slice(0, page.pageSize);
     const last = items.at(-1);
@@ -303,7 +386,56 @@ export class DynamoPaymethodStore implements PaymethodRepository {
     return { items: items.map(toPaymethod), ...(nextCursor ? { nextCursor } : {}) };
   }
 
-  private async query(plan: QueryPlan, limit: number, startKey: Item | undefined) {
+  /**
+   * A list over a write-sharded index: each shard is read newest first and
+   * the streams are merged on the sort key, so a page reads at most page
+   * size + 1 items per shard, whatever the index holds. A cursor is the last
+   * sort key returned (unique: it ends with the token); every shard resumes
+   * below it.
+   */
+  private async listShards(plan: QueryPlan, shards: string[], page: PageRequest, fingerprint: string, after: string | undefined): Promise<Page<Paymethod>> {
+    let toSkip = after === undefined ? page.pageIndex * page.pageSize : 0;
+    const wanted = page.pageSize + 1;
+    const upper = after === undefined ? plan.to : plan.to === undefined || after < plan.to ? after : plan.to;
+    const streams = shards.map((partition) => this.newestFirst({ ...plan, partition, ...(upper === undefined ? {} : { to: upper }) }, toSkip + wanted, after));
+    const heads = await Promise.all(streams.map((stream) => stream.next()));
+    const collected: Item[] = [];
+    while (collected.length < wanted) {
+      let best = -1;
+      for (let index = 0; index < heads.length; index += 1) {
+        const head = heads[index]!;
+        if (head.done) continue;
+        const bestHead = best < 0 ? undefined : heads[best];
+        if (!bestHead || bestHead.done || (head.value[plan.sortAttribute] as string) > (bestHead.value[plan.sortAttribute] as string)) best = index;
+      }
+      if (best < 0) break;
+      const head = heads[best]!;
+      if (head.done) break;
+      if (toSkip > 0) toSkip -= 1;
+      else collected.push(head.value);
+      heads[best] = await streams[best]!.next();
+    }
+    await Promise.all(streams.map((stream) => stream.return(undefined)));
+    const items = collected.slice(0, page.pageSize);
+    const last = items.at(-1);
+    const nextCursor =
+      collected.length > page.pageSize && last
+        ? encodeCursor({ token: last.paymethod_token as string, sortValue: last[plan.sortAttribute] as string, pageIndex: page.pageIndex + 1 }, fingerprint)
+        : undefined;
+    return { items: items.map(toPaymethod), ...(nextCursor ? { nextCursor } : {}) };
+  }
+
+  /** One partition's items, newest first, `limit` a request, skipping the cursor's own item. */
+  private async *newestFirst(plan: QueryPlan, limit: number, after: string | undefined): AsyncGenerator<Item, void, undefined> {
+    let startKey: Item | undefined;
+    do {
+      const result = await this.query(plan, Math.min(limit, 1000), startKey);
+      for (const item of result.Items ?? []) if (item[plan.sortAttribute] !== after) yield item;
+      startKey = result.LastEvaluatedKey;
+    } while (startKey);
+  }
+
+  private async query(plan: QueryPlan, limit: number, startKey: Item | undefined, ascending = false) {
     const names: Record<string, string> = { '#pk': plan.partitionAttribute };
     if (plan.from !== undefined || plan.to !== undefined) names['#sk'] = plan.sortAttribute;
     const values: Record<string, unknown> = { ':pk': plan.partition };
@@ -325,7 +457,7 @@ export class DynamoPaymethodStore implements PaymethodRepository {
       ...(filters.length > 0 ? { FilterExpression: filters.join(' AND ') } : {}),
       ExpressionAttributeNames: names,
       ExpressionAttributeValues: values,
-      ScanIndexForward: false, // newest first
+      ScanIndexForward: ascending, // lists are newest first; page boundaries read back towards newer items
       Limit: limit,
       ...(startKey ? { ExclusiveStartKey: startKey } : {}),
       ...(this.options.onRead ? { ReturnConsumedCapacity: 'TOTAL' as const } : {}),
@@ -439,4 +571,9 @@ export class DynamoPaymethodStore implements PaymethodRepository {
       return items.map((_item, index) => reasons[index]?.Code);
     }
   }
+}
+
+function backoff(attempt: number): Promise<void> {
+  const ms = Math.min(2_000, 25 * 2 ** attempt) * (0.5 + Math.random() / 2);
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }

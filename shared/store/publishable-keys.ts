@@ -6,6 +6,7 @@ import { keys, withoutKeys } from './keys.ts';
 import { TTL_ATTRIBUTE } from './table.ts';
 
 const LOCATION_INDEX = 'gsi1';
+const ORGANIZATION_INDEX = 'gsi2';
 
 export class DynamoPublishableKeyStore implements PublishableKeyStore {
   constructor(
@@ -26,6 +27,7 @@ export class DynamoPublishableKeyStore implements PublishableKeyStore {
           Item: {
             ...keys.publishableKey(key.publishable_key),
             ...keys.publishableKeyByLocation(key.organization_id, key.location_id, key.created_at, key.publishable_key),
+            ...keys.publishableKeyByOrganization(key.organization_id, key.created_at, key.publishable_key),
             entity: 'publishable-key',
             ...key,
           },
@@ -39,16 +41,44 @@ export class DynamoPublishableKeyStore implements PublishableKeyStore {
   }
 
   async listByLocation(organizationId: string, locationId: string): Promise<PublishableKey[]> {
-    const { gsi1pk } = keys.publishableKeyByLocation(organizationId, locationId, '', '');
+    return this.queryAll(LOCATION_INDEX, 'gsi1pk', keys.publishableKeyByLocation(organizationId, locationId, '', '').gsi1pk);
+  }
+
+  async listByOrganization(organizationId: string): Promise<PublishableKey[]> {
+    return this.queryAll(ORGANIZATION_INDEX, 'gsi2pk', keys.publishableKeyByOrganization(organizationId, '', '').gsi2pk);
+  }
+
+  /** Marks it revoked (kept for the record) and takes it out of both lists, in one write. */
+  async revoke(publishableKey: string, now: Date): Promise<boolean> {
+    try {
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: keys.publishableKey(publishableKey),
+          UpdateExpression: 'SET revoked_at = if_not_exists(revoked_at, :now) REMOVE gsi1pk, gsi1sk, gsi2pk, gsi2sk',
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeValues: { ':now': now.toISOString() },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if ((error as Error).name === 'ConditionalCheckFailedException') return false;
+      throw error;
+    }
+  }
+
+  private async queryAll(indexName: string, partitionAttribute: string, partitionKey: string): Promise<PublishableKey[]> {
     const found: PublishableKey[] = [];
     let startKey: Record<string, unknown> | undefined;
     do {
       const page = await this.client.send(
         new QueryCommand({
           TableName: this.tableName,
-          IndexName: LOCATION_INDEX,
-          KeyConditionExpression: 'gsi1pk = :pk',
-          ExpressionAttributeValues: { ':pk': gsi1pk },
+          IndexName: indexName,
+          KeyConditionExpression: '#pk = :pk',
+          ExpressionAttributeNames: { '#pk': partitionAttribute },
+          ExpressionAttributeValues: { ':pk': partitionKey },
+          ScanIndexForward: false,
           ExclusiveStartKey: startKey,
         }),
       );

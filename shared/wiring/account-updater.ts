@@ -2,33 +2,35 @@ import { dynamo } from '#shared/aws/dynamodb.ts';
 import { kms } from '#shared/aws/kms.ts';
 import { KmsFingerprinter } from '#shared/aws/kms-fingerprints.ts';
 import { KmsVault } from '#shared/aws/kms-vault.ts';
-import { S3ReportWriter } from '#shared/aws/reports.ts';
+import { S3BatchResults, S3ReportWriter } from '#shared/aws/reports.ts';
 import { s3 } from '#shared/aws/s3.ts';
 import { config } from '#shared/config.ts';
-import type { ApplyDeps } from '#shared/domain/account-updater/apply.ts';
+import type { BatchDeps } from '#shared/domain/account-updater/apply.ts';
 import { DynamoAccountUpdaterStore } from '#shared/store/account-updater.ts';
+import { DynamoPaymethodStore } from '#shared/store/paymethods.ts';
+import { once } from './once.ts';
 
 /**
- * The Account Updater's adapters, shared by the Lambda functions and the CLIs
- * (which apply their target's environment before importing this). Built on
- * first use: the export never builds the vault, so it needs no key grant.
+ * The Account Updater's adapters, shared by its Lambda functions, the local
+ * engine and the CLIs (which apply their target's environment before
+ * importing this). Built on first use: the export and the merge never build
+ * the vault, so they need no key grant.
  */
-let store: DynamoAccountUpdaterStore | undefined;
-let vault: KmsVault | undefined;
-let fingerprinter: KmsFingerprinter | undefined;
-const accountUpdaterStore = () => (store ??= new DynamoAccountUpdaterStore(dynamo, config.tableName));
+const accountUpdaterStore = /* @__PURE__ */ once(() => new DynamoAccountUpdaterStore(dynamo, config.tableName));
+const cards = /* @__PURE__ */ once(() => new DynamoPaymethodStore(dynamo, config.tableName));
+const vault = /* @__PURE__ */ once(() => new KmsVault(kms, config.vaultKeyId));
+const fingerprinter = /* @__PURE__ */ once(() => new KmsFingerprinter(kms, config.fingerprintKeyId));
+const batchResults = /* @__PURE__ */ once(() => new S3BatchResults(s3, config.reportsBucket));
+const reports = /* @__PURE__ */ once(() => new S3ReportWriter(s3, config.reportsBucket));
 
 export const clock = (): Date => new Date();
 
-export function applyDeps(): ApplyDeps {
-  return {
-    store: accountUpdaterStore(),
-    vault: (vault ??= new KmsVault(kms, config.vaultKeyId)),
-    fingerprinter: (fingerprinter ??= new KmsFingerprinter(kms, config.fingerprintKeyId)),
-    clock,
-  };
-}
-
-export function exportDeps() {
-  return { history: accountUpdaterStore(), reports: new S3ReportWriter(s3, config.reportsBucket) };
-}
+export const batchDeps = (): BatchDeps & { results: S3BatchResults } => ({
+  cards: cards(),
+  log: accountUpdaterStore(),
+  vault: vault(),
+  fingerprinter: fingerprinter(),
+  results: batchResults(),
+});
+export const mergeDeps = () => ({ results: batchResults(), reports: reports() });
+export const exportDeps = () => ({ history: accountUpdaterStore(), reports: reports() });

@@ -35,21 +35,27 @@ const mentions = (statement: Statement, id: string) => JSON.stringify(statement.
 
 describe('AccountUpdater construct', () => {
   let template: Template;
-  let ingest: string;
+  let check: string;
+  let chunk: string;
+  let merge: string;
   let exporter: string;
+  let machine: string;
   let bucket: string;
   let reportsKey: string;
   let vaultKey: string;
   let queue: string;
   beforeAll(() => {
     template = synthesize();
-    ingest = idOf(template, 'AWS::Lambda::Function', 'AccountUpdaterIngestFunction');
+    check = idOf(template, 'AWS::Lambda::Function', 'AccountUpdaterCheckFunction');
+    chunk = idOf(template, 'AWS::Lambda::Function', 'AccountUpdaterChunkFunction');
+    merge = idOf(template, 'AWS::Lambda::Function', 'AccountUpdaterMergeFunction');
     exporter = idOf(template, 'AWS::Lambda::Function', 'AccountUpdaterExportFunction');
+    machine = idOf(template, 'AWS::StepFunctions::StateMachine', 'AccountUpdaterApplyStateMachine');
     bucket = idOf(template, 'AWS::S3::Bucket', 'AccountUpdaterReportsBucket');
     reportsKey = idOf(template, 'AWS::KMS::Key', 'AccountUpdaterReportsKey');
     vaultKey = idOf(template, 'AWS::KMS::Key', 'VaultKey');
     queue = idOf(template, 'AWS::SQS::Queue', 'AccountUpdaterDeadLetterQueue');
-  }, 60_000);
+  }, 180_000);
 
   it('keeps the reports bucket private, versioned, SSE-KMS with its own rotating key, TLS-only, with lifecycle rules', () => {
     template.hasResourceProperties('AWS::KMS::Key', { EnableKeyRotation: true });
@@ -61,6 +67,7 @@ describe('AccountUpdater construct', () => {
       LifecycleConfiguration: {
         Rules: expect.arrayContaining([
           expect.objectContaining({ Prefix: 'au-inbox/', ExpirationInDays: 7, NoncurrentVersionExpiration: { NoncurrentDays: 1 } }),
+          expect.objectContaining({ Prefix: 'au-runs/', ExpirationInDays: 7, NoncurrentVersionExpiration: { NoncurrentDays: 1 } }),
           expect.objectContaining({ Prefix: 'au-results/', ExpirationInDays: 400 }),
           expect.objectContaining({ Prefix: 'au-reports/', ExpirationInDays: 400 }),
           expect.objectContaining({ AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 }, NoncurrentVersionExpiration: { NoncurrentDays: 30 } }),
@@ -73,54 +80,58 @@ describe('AccountUpdater construct', () => {
     });
   });
 
-  it('runs both jobs for up to 15 minutes with 1 GB, with only the configuration each needs', () => {
-    for (const id of [ingest, exporter]) {
-      expect(resourcesOfType(template, 'AWS::Lambda::Function')[id]!.Properties).toMatchObject({ Runtime: 'nodejs22.x', Architectures: ['arm64'], Timeout: 900, MemorySize: 1024 });
-    }
+  it('gives each step its own function, with only the configuration it needs', () => {
+    const functions = resourcesOfType(template, 'AWS::Lambda::Function');
+    for (const id of [check, chunk, merge]) expect(functions[id]!.Properties).toMatchObject({ Runtime: 'nodejs22.x', Architectures: ['arm64'], Timeout: 300, MemorySize: 1024 });
+    expect(functions[exporter]!.Properties).toMatchObject({ Timeout: 900, MemorySize: 1024 });
     const common = ['ENVIRONMENT_NAME', 'NODE_OPTIONS', 'POWERTOOLS_METRICS_NAMESPACE', 'POWERTOOLS_SERVICE_NAME', 'REPORTS_BUCKET', 'TABLE_NAME'];
-    expect(Object.keys(environmentOf(template, ingest)).sort()).toEqual([...common, 'VAULT_KEY_ID'].sort());
-    expect(Object.keys(environmentOf(template, exporter)).sort()).toEqual(common);
+    expect(Object.keys(environmentOf(template, chunk)).sort()).toEqual([...common, 'VAULT_KEY_ID'].sort());
+    for (const id of [check, merge, exporter]) expect(Object.keys(environmentOf(template, id)).sort()).toEqual(common);
   });
 
-  it('lets only the ingest function use the vault key, within the vault encryption context', () => {
-    const ingestStatements = roleStatements(template, ingest);
-    const onVault = ingestStatements.filter((statement) => mentions(statement, vaultKey));
+  it('lets only the chunk function use the vault key, within the vault encryption context', () => {
+    const onVault = roleStatements(template, chunk).filter((statement) => mentions(statement, vaultKey));
     expect(actionsOf(onVault)).toEqual(['kms:Decrypt', 'kms:GenerateDataKey']);
     for (const statement of onVault) expect(statement.Condition).toEqual({ StringEquals: { 'kms:EncryptionContext:purpose': 'paymethod-vault' } });
-    expect(roleStatements(template, exporter).filter((statement) => mentions(statement, vaultKey))).toEqual([]);
+    for (const id of [check, merge, exporter]) expect(roleStatements(template, id).filter((statement) => mentions(statement, vaultKey))).toEqual([]);
   });
 
   it('grants table, bucket and reports-key actions per function, S3 scoped to its prefixes', () => {
     const byResource = (statements: Statement[], id: string) => actionsOf(statements.filter((statement) => mentions(statement, id)));
-    const ingestStatements = roleStatements(template, ingest);
-    const exportStatements = roleStatements(template, exporter);
     const table = idOf(template, 'AWS::DynamoDB::Table', 'Table');
-    expect(byResource(ingestStatements, table)).toEqual(['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem']);
-    expect(byResource(exportStatements, table)).toEqual(['dynamodb:Query']);
-    const s3 = (statements: Statement[]) =>
-      statements.filter((statement) => mentions(statement, bucket)).map((statement) => [actionsOf([statement]), JSON.stringify(statement.Resource).match(/\/(au-[a-z]+\/)\*/)?.[1]]);
-    expect(s3(ingestStatements)).toEqual([[['s3:GetObject'], 'au-inbox/'], [['s3:PutObject'], 'au-results/']]);
-    expect(s3(exportStatements)).toEqual([[['s3:AbortMultipartUpload', 's3:PutObject'], 'au-reports/']]);
-    for (const statements of [ingestStatements, exportStatements]) {
-      const onReportsKey = statements.filter((statement) => mentions(statement, reportsKey));
-      expect(actionsOf(onReportsKey)).toEqual(['kms:Decrypt', 'kms:GenerateDataKey']);
-      for (const statement of onReportsKey) expect(JSON.stringify(statement.Condition)).toContain('kms:ViaService');
+    expect(byResource(roleStatements(template, chunk), table)).toEqual(['dynamodb:BatchGetItem', 'dynamodb:BatchWriteItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem']);
+    expect(byResource(roleStatements(template, exporter), table)).toEqual(['dynamodb:Query']);
+    for (const id of [check, merge]) expect(byResource(roleStatements(template, id), table)).toEqual([]);
+    const s3 = (id: string) =>
+      roleStatements(template, id)
+        .filter((statement) => mentions(statement, bucket))
+        .map((statement) => [actionsOf([statement]), [...JSON.stringify(statement.Resource).matchAll(/\/(au-[a-z]+\/)\*/g)].map((match) => match[1])]);
+    expect(s3(check)).toEqual([[['s3:GetObject'], ['au-inbox/', 'au-runs/']], [['s3:PutObject'], ['au-results/', 'au-runs/']]]);
+    expect(s3(chunk)).toEqual([[['s3:PutObject'], ['au-runs/']]]);
+    expect(s3(merge)).toEqual([[['s3:ListBucket'], []], [['s3:GetObject'], ['au-runs/']], [['s3:AbortMultipartUpload', 's3:PutObject'], ['au-results/', 'au-runs/']]]);
+    expect(s3(exporter)).toEqual([[['s3:AbortMultipartUpload', 's3:PutObject'], ['au-reports/']]]);
+    for (const id of [check, chunk, merge, exporter]) {
+      for (const statement of roleStatements(template, id).filter((candidate) => mentions(candidate, reportsKey))) expect(JSON.stringify(statement.Condition)).toContain('kms:ViaService');
     }
   });
 
-  it('invokes ingest for .csv files under au-inbox/ only', () => {
+  it('starts the state machine for .csv files created under au-inbox/ (EventBridge), retrying, then the dead-letter queue', () => {
     const notifications = Object.values(resourcesOfType(template, 'Custom::S3BucketNotifications'));
-    expect(notifications).toHaveLength(1);
-    expect(notifications[0]!.Properties).toMatchObject({
-      BucketName: { Ref: bucket },
-      NotificationConfiguration: {
-        LambdaFunctionConfigurations: [{
-          Events: ['s3:ObjectCreated:*'],
-          Filter: { Key: { FilterRules: expect.arrayContaining([{ Name: 'prefix', Value: 'au-inbox/' }, { Name: 'suffix', Value: '.csv' }]) } },
-          LambdaFunctionArn: arnOf(ingest),
-        }],
-      },
+    expect(notifications.map((notification) => notification.Properties)).toEqual([expect.objectContaining({ BucketName: { Ref: bucket }, NotificationConfiguration: { EventBridgeConfiguration: {} } })]);
+    template.hasResourceProperties('AWS::Events::Rule', {
+      EventPattern: { source: ['aws.s3'], 'detail-type': ['Object Created'], detail: { bucket: { name: [{ Ref: bucket }] }, object: { key: [{ wildcard: 'au-inbox/*.csv' }] } } },
+      Targets: [Match.objectLike({ Arn: { Ref: machine }, RetryPolicy: Match.objectLike({ MaximumRetryAttempts: 2 }), DeadLetterConfig: { Arn: arnOf(queue) } })],
     });
+  });
+
+  it('runs a Distributed Map over the CSV in batches, each retried alone, and logs no execution data', () => {
+    const properties = resourcesOfType(template, 'AWS::StepFunctions::StateMachine')[machine]!.Properties as Record<string, unknown>;
+    expect(properties).toMatchObject({ TracingConfiguration: { Enabled: true }, LoggingConfiguration: { Level: 'ALL', IncludeExecutionData: false } });
+    const definition = JSON.stringify(properties.DefinitionString);
+    for (const fragment of ['"Mode\\":\\"DISTRIBUTED', '"InputType\\":\\"CSV', '"MaxItemsPerBatch\\":1000', 'ToleratedFailurePercentage', 'ResultWriter']) expect(definition).toContain(fragment);
+    const policies = Object.values(resourcesOfType(template, 'AWS::IAM::Policy')).filter((policy) => JSON.stringify(policy.Properties).includes('ApplyStateMachineRole'));
+    const statements = policies.flatMap((policy) => (policy.Properties as { PolicyDocument: { Statement: Statement[] } }).PolicyDocument.Statement);
+    expect(actionsOf(statements.filter((statement) => [check, chunk, merge].some((id) => mentions(statement, id))))).toEqual(['lambda:InvokeFunction']);
   });
 
   it('exports at 06:00 UTC on day 1 by default, retrying twice, then into the dead-letter queue', () => {
@@ -128,13 +139,7 @@ describe('AccountUpdater construct', () => {
       ScheduleExpression: 'cron(0 6 1 * ? *)',
       Targets: [Match.objectLike({ Arn: arnOf(exporter), RetryPolicy: Match.objectLike({ MaximumRetryAttempts: 2 }), DeadLetterConfig: { Arn: arnOf(queue) } })],
     });
-    for (const id of [ingest, exporter]) {
-      template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
-        FunctionName: { Ref: id },
-        MaximumRetryAttempts: 2,
-        DestinationConfig: { OnFailure: { Destination: arnOf(queue) } },
-      });
-    }
+    template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', { FunctionName: { Ref: exporter }, MaximumRetryAttempts: 2, DestinationConfig: { OnFailure: { Destination: arnOf(queue) } } });
     template.hasResourceProperties('AWS::SQS::Queue', { SqsManagedSseEnabled: true, MessageRetentionPeriod: 14 * 24 * 3600 });
   });
 

@@ -186,7 +186,7 @@ describe('operations (fixture routes, prod)', () => {
   }, SYNTH_TIMEOUT_MS);
 
   it('alarms on the API, every function, DynamoDB and the hooks, all to the topic', () => {
-    const functionNames = ['authorizer', ...fixtureRoutes.map((route) => route.handler), ...s3Triggers.map((trigger) => trigger.handler), 'au-ingest', 'au-export'];
+    const functionNames = ['authorizer', ...fixtureRoutes.map((route) => route.handler), ...s3Triggers.map((trigger) => trigger.handler), 'au-check', 'au-chunk', 'au-merge', 'au-export'];
     expect(alarmNames(template)).toEqual([
       'PaymentsApi-prod-api-5xx-rate',
       'PaymentsApi-prod-api-p99-latency',

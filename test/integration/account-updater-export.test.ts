@@ -15,6 +15,8 @@ import { unique } from '../support/paymethods.ts';
 describe('Account Updater monthly export', () => {
   const MONTH = '2030-01';
   const orgs = [unique('org_ex'), unique('org_ex'), unique('org_ex')].sort() as [string, string, string];
+  /** Sorts after the three: its file comes last. */
+  const unshardedOrg = `${orgs[2]}_unsharded`;
   const token = (n: number) => `mth_export${String(n).padStart(4, '0')}${unique('').slice(0, 8)}`;
   const tokens = [token(1), token(2), token(3), token(4)] as const;
   let s3: S3Client;
@@ -26,9 +28,9 @@ describe('Account Updater monthly export', () => {
     s3 = new S3Client({ forcePathStyle: true });
     const { dynamo } = await import('#shared/aws/dynamodb.ts');
     const { paymethodItem } = await import('#shared/store/paymethods.ts');
-    const { applyAccountUpdates } = await import('#shared/domain/account-updater/apply.ts');
-    const { applyDeps } = await import('#shared/wiring/account-updater.ts');
-    const deps = applyDeps();
+    const { applyBatch } = await import('#shared/domain/account-updater/apply.ts');
+    const { batchDeps } = await import('#shared/wiring/account-updater.ts');
+    const deps = batchDeps();
 
     const owners: Array<[string, string, string | undefined]> = [
       [tokens[0], orgs[0], 'cst_first'],
@@ -54,24 +56,31 @@ describe('Account Updater monthly export', () => {
     }
     await dynamo.send(new BatchWriteCommand({ RequestItems: { [environment.TABLE_NAME!]: items } }));
 
-    const file = (...rows: string[]) => async function* () {
-      yield `paymethod_token,au_code,account_number,expire_month,expire_year\n${rows.join('\n')}\n`;
-    };
-    const at = (iso: string) => () => new Date(iso);
-    const first = await applyAccountUpdates(
-      file(`${tokens[1]},new,5555555555554444,3,2033`, `${tokens[0]},exp,,4,2032`, `${tokens[2]},cls,,,`),
-      {},
-      { ...deps, clock: at('2030-01-10T08:00:00.000Z') },
-    );
+    // One batch of the apply step (the chunk function's use case) at a fixed time of application.
+    const apply = (at: string, ...rows: string[]) =>
+      applyBatch(
+        rows.map((row, index) => ({ line: index + 2, fields: row.split(',') })),
+        { file_id: unique('file'), run_id: unique('run'), applied_at: at },
+        deps,
+      );
+    const first = await apply('2030-01-10T08:00:00.000Z', `${tokens[1]},new,5555555555554444,3,2033`, `${tokens[0]},exp,,4,2032`, `${tokens[2]},cls,,,`);
     expect(first).toMatchObject({ applied: 3, errors: [] });
-    const second = await applyAccountUpdates(
-      file(`${tokens[0]},con,,,`, `${tokens[3]},new,378282246310005,,`),
-      {},
-      { ...deps, clock: at('2030-01-31T23:59:59.999Z') },
-    );
+    const second = await apply('2030-01-31T23:59:59.999Z', `${tokens[0]},con,,,`, `${tokens[3]},new,378282246310005,,`);
     expect(second).toMatchObject({ applied: 2, errors: [] });
     // Another month: not in this export.
-    await applyAccountUpdates(file(`${tokens[2]},con,,,`), {}, { ...deps, clock: at('2030-02-01T00:00:00.000Z') });
+    await apply('2030-02-01T00:00:00.000Z', `${tokens[2]},con,,,`);
+
+    // The first organization's month again, for an organization whose history is in the unsharded layout of
+    // before write-sharding (one partition, version in the sort key): its file must be byte-identical.
+    const { DynamoAccountUpdaterStore } = await import('#shared/store/account-updater.ts');
+    const history = new DynamoAccountUpdaterStore(dynamo, environment.TABLE_NAME!);
+    const legacy = [];
+    let version = 2;
+    for await (const update of history.updatesOf(orgs[0], MONTH)) {
+      legacy.push({ PutRequest: { Item: { pk: `AUHIST#${unshardedOrg}#${MONTH}`, sk: `${update.au_updated_date}#${update.paymethod_token}#v${String(version++).padStart(6, '0')}`, entity: 'au-history', ...update, organization_id: unshardedOrg } } });
+    }
+    legacy.push({ PutRequest: { Item: { pk: `AUMONTH#${MONTH}`, sk: `ORG#${unshardedOrg}`, entity: 'au-month', month: MONTH, organization_id: unshardedOrg } } });
+    await dynamo.send(new BatchWriteCommand({ RequestItems: { [environment.TABLE_NAME!]: legacy } }));
   });
 
   async function read(key: string): Promise<string> {
@@ -95,10 +104,12 @@ describe('Account Updater monthly export', () => {
     for (let run = 0; run < 2; run += 1) {
       const result = await npmScript('au:export', '--month', MONTH);
       expect(result.code, result.stderr).toBe(0);
-      expect(JSON.parse(result.stdout)).toEqual({ month: MONTH, keys: Object.keys(files) });
+      expect(JSON.parse(result.stdout)).toEqual({ month: MONTH, keys: [...Object.keys(files), `au-reports/${unshardedOrg}/${MONTH}.csv`] });
       for (const [key, content] of Object.entries(files)) expect(await read(key)).toBe(content);
+      // The sharded month and the same updates in one unsharded partition give the same bytes.
+      expect(await read(`au-reports/${unshardedOrg}/${MONTH}.csv`)).toBe(files[`au-reports/${orgs[0]}/${MONTH}.csv`]);
     }
-  });
+  }, 180_000);
 
   it('writes nothing for a month without updates', async () => {
     const result = await npmScript('au:export', '--month', '1999-01');

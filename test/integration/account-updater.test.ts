@@ -90,6 +90,7 @@ describe('Account Updater: applying a file with the CLI against the running serv
         { line: 14, paymethod_token: bad, reason: 'malformed expiry: expire_month must be 1 to 12' },
         { line: 15, paymethod_token: echeck, reason: 'not a card: the paymethod is an echeck' },
       ],
+      error_count: 9,
       notes: [
         { line: 4, paymethod_token: c, reason: 'superseded by line 5' },
         { line: 6, paymethod_token: suppressed, reason: 'suppressed: suppress_account_updater is true' },
@@ -111,7 +112,7 @@ describe('Account Updater: applying a file with the CLI against the running serv
     expect(again).toMatchObject({ applied: 0, skipped: 5 });
     expect(again.errors).toEqual(summary.errors);
     expect((await cardOf(loc, a)).au_updated_date).toBe(cardA.au_updated_date);
-  });
+  }, 180_000);
 
   it('serves the report from the sparse indexes, at organization and location level', async () => {
     const { a, b, c, suppressed, bad, echeck } = cards;
@@ -134,10 +135,10 @@ describe('Account Updater: applying a file with the CLI against the running serv
 
   it("applies another organization's card when the file is not scoped", async () => {
     const file = await updateFile('unscoped.csv', `${HEADER}\n${cards.other},exp,,9,2034\n`);
-    expect(await apply(file)).toEqual({ applied: 1, skipped: 0, errors: [], notes: [] });
+    expect(await apply(file)).toEqual({ applied: 1, skipped: 0, errors: [], error_count: 0, notes: [] });
     const answer = await call(`${locationPath(UNRELATED.organizationId, loc)}/paymethods/${cards.other}`, { as: UNRELATED });
     expect(answer.body.card).toMatchObject({ expire_month: 9, expire_year: 2034, au_code: 'exp' });
-  });
+  }, 180_000);
 
   it('refuses empty files, a wrong header and a missing file as a whole, with a JSON error', async () => {
     const empty = await npmScript('au:apply', await updateFile('empty.csv', ''));
@@ -154,5 +155,5 @@ describe('Account Updater: applying a file with the CLI against the running serv
     expect(JSON.parse(missing.stderr)).toMatchObject({ error: 'USAGE' });
     const badOrg = await npmScript('au:apply', await updateFile('x.csv', `${HEADER}\n`), '--org', '200');
     expect(badOrg.code).toBe(2);
-  });
+  }, 180_000);
 });

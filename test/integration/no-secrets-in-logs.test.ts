@@ -20,13 +20,13 @@ async function logUntil(requestId: string): Promise<string> {
 describe('no account number in any log line', () => {
   it('logs nothing secret through a full create, token, update, failure and delete run', async () => {
     const loc = unique('loc_');
-    const card = await post(`${locationPath(ORG, loc)}/paymethods`, { card: { ...CARD, account_number: OTHER_CARD_NUMBER, card_verification_value: '8642' } });
+    const card = await post(`${locationPath(ORG, loc)}/paymethods`, { card: { ...CARD, card_type: 'mast', account_number: OTHER_CARD_NUMBER, card_verification_value: '8642' } });
     expect(card.status).toBe(201);
     await post(`${locationPath(ORG, loc)}/paymethods`, { echeck: ECHECK });
-    const ott = await post(`${locationPath(ORG, loc)}/onetimetokens`, { card: { ...CARD, account_number: OTHER_CARD_NUMBER } });
+    const ott = await post(`${locationPath(ORG, loc)}/onetimetokens`, { card: { ...CARD, card_type: 'mast', account_number: OTHER_CARD_NUMBER } });
     await post(`${locationPath(ORG, loc)}/paymethods`, { card: { one_time_token: ott.body.one_time_token } });
-    await post(`${locationPath(ORG, loc)}/paymethods`, { card: { ...CARD, account_number: OTHER_CARD_NUMBER, expire_year: 1999 } });
-    await post(`${locationPath(ORG, loc)}/paymethods`, { card: { ...CARD, account_number: `${OTHER_CARD_NUMBER}0` } });
+    await post(`${locationPath(ORG, loc)}/paymethods`, { card: { ...CARD, card_type: 'mast', account_number: OTHER_CARD_NUMBER, expire_year: 1999 } });
+    await post(`${locationPath(ORG, loc)}/paymethods`, { card: { ...CARD, card_type: 'mast', account_number: `${OTHER_CARD_NUMBER}0` } });
     const path = `${locationPath(ORG, loc)}/paymethods/${card.body.paymethod_token}`;
     await call(path, { method: 'PUT', body: { card: { expire_month: 2, expire_year: 2033, card_verification_value: '8642' } } });
     await call(path, { method: 'PUT', body: { card: { account_number: OTHER_CARD_NUMBER } } });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { call, MERCHANT, PARTNER, useRuntimeEnvironment } from '../support/api.ts';
-import { CARD, CARD_NUMBER, customerPath, ECHECK, expectError, locationPath, post, unique } from '../support/paymethods.ts';
+import { CARD, CARD_NUMBER, customerPath, ECHECK, errorsOf, expectError, locationPath, post, unique } from '../support/paymethods.ts';
 
 const ORG = MERCHANT.organizationId;
 
@@ -57,8 +57,25 @@ describe('one-time tokens', () => {
     expectError(await post(`${locationPath(ORG, unique('loc_'))}/paymethods`, { card: { one_time_token: ott, name_on_card: 'A' } }), 400, ['card.one_time_token']);
     expectError(await post(`${locationPath(ORG, loc)}/paymethods`, { echeck: { one_time_token: ott, account_holder: 'A' } }), 400, ['echeck.one_time_token']);
     expectError(await post(`${locationPath(ORG, loc)}/paymethods`, { label: 'x'.repeat(60), card: { one_time_token: ott } }), 400, ['label']);
-    expectError(await post(`${locationPath(ORG, loc)}/paymethods`, { card: { one_time_token: ott, account_number: CARD_NUMBER } }), 400, ['card.account_number']);
-    expect((await post(`${locationPath(ORG, loc)}/paymethods`, { card: { one_time_token: ott } })).status).toBe(201);
+    expectError(await post(`${locationPath(ORG, loc)}/paymethods`, { card: { one_time_token: ott, name_on_card: 'A', account_number: CARD_NUMBER } }), 400, ['card.account_number']);
+    expect((await post(`${locationPath(ORG, loc)}/paymethods`, { card: { one_time_token: ott, name_on_card: 'A' } })).status).toBe(201);
+  });
+
+  it('requires name_on_card beside a card token and account_holder beside an echeck token, without consuming the token', async () => {
+    const loc = unique('loc_');
+    const { one_time_token: cardToken } = await mint(loc, { card: CARD });
+    const { one_time_token: echeckToken } = await mint(loc, { echeck: ECHECK });
+    const withoutName = await post(`${locationPath(ORG, loc)}/paymethods`, { card: { one_time_token: cardToken } });
+    expectError(withoutName, 400, ['card.name_on_card']);
+    expect(errorsOf(withoutName)).toEqual([{ field: 'card.name_on_card', message: 'is required' }]);
+    const withoutHolder = await post(`${locationPath(ORG, loc)}/paymethods`, { echeck: { one_time_token: echeckToken, sec_code: 'PPD' } });
+    expect(errorsOf(withoutHolder)).toEqual([{ field: 'echeck.account_holder', message: 'is required' }]);
+    // Neither token was consumed: both still create exactly once.
+    const card = await post(`${locationPath(ORG, loc)}/paymethods`, { card: { one_time_token: cardToken, name_on_card: 'Ann Lee' } });
+    expect(card.status, card.text).toBe(201);
+    const echeck = await post(`${locationPath(ORG, loc)}/paymethods`, { echeck: { one_time_token: echeckToken, account_holder: 'Ann Lee' } });
+    expect(echeck.status, echeck.text).toBe(201);
+    expect(echeck.body.echeck).toMatchObject({ sec_code: 'WEB', account_holder: 'Ann Lee' });
   });
 
   it('refuses an expired token with 400', async () => {
@@ -69,7 +86,7 @@ describe('one-time tokens', () => {
     const { one_time_token: ott } = await mint(loc, { card: CARD });
     // DynamoDB's TTL deletes lazily, so an expired token can still be read: the expiry check must catch it.
     await dynamo.send(new UpdateCommand({ TableName: env.TABLE_NAME, Key: { pk: `OTT#${ott}`, sk: 'OTT' }, UpdateExpression: 'SET expires_at_iso = :past', ExpressionAttributeValues: { ':past': '2020-01-01T00:00:00.000Z' } }));
-    expectError(await post(`${locationPath(ORG, loc)}/paymethods`, { card: { one_time_token: ott } }), 400, ['card.one_time_token']);
+    expectError(await post(`${locationPath(ORG, loc)}/paymethods`, { card: { one_time_token: ott, name_on_card: 'A' } }), 400, ['card.one_time_token']);
   });
 
   it('refuses partial or vendor bodies when minting', async () => {

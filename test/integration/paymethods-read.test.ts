@@ -133,8 +133,15 @@ describe('list paymethods', () => {
     const inMay = await createCard(ORG, loc, undefined);
     const inJune = await createCard(ORG, loc, undefined);
     await createCard(ORG, loc, undefined); // never updated: not in the report
-    await store.recordAccountUpdate(inMay.paymethod_token as string, { au_code: 'new', au_description: 'New account number', au_updated_date: new Date('2020-05-31T23:59:59.500Z') });
-    await store.recordAccountUpdate(inJune.paymethod_token as string, { au_code: 'exp', au_description: 'New expiration date', au_updated_date: new Date('2020-06-01T00:00:00Z') });
+    // Through the repository's Account Updater port: the same conditional write the apply step makes.
+    const recordUpdate = async (token: string, au_code: string, au_description: string, au_updated_date: string) => {
+      const found = (await store.findCards([token])).get(token)!;
+      const card = { ...found.paymethod.card!, au_code, au_description, au_updated_date };
+      const source = { file_id: 'test', line: 2, run_id: 'test', before: { card: found.paymethod.card! } };
+      expect(await store.applyAccountUpdate({ current: found.paymethod, card, source })).toBe('applied');
+    };
+    await recordUpdate(inMay.paymethod_token as string, 'new', 'New account number', '2020-05-31T23:59:59.500Z');
+    await recordUpdate(inJune.paymethod_token as string, 'exp', 'New expiration date', '2020-06-01T00:00:00.000Z');
     const report = await call(`/v3/organizations/${ORG}/paymethods/?filter=${encodeURIComponent("start_au_updated_date eq '2020-05-01' and end_au_updated_date eq '2020-05-31'")}&location_id=${loc}`);
     expect(report.status, report.text).toBe(200);
     expect(tokens(report)).toEqual([inMay.paymethod_token]);

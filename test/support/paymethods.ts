@@ -42,3 +42,6 @@ export const resultsOf = (answer: { body: Record<string, unknown> }) => answer.b
 export const linksOf = (answer: { body: Record<string, unknown> }) => answer.body.links as Record<string, string | undefined>;
 export const criteriaOf = (answer: { body: Record<string, unknown> }) =>
   answer.body.search_criteria as { page_size: number; page_index: number; home_organization_id: string; resource_specific: Record<string, string> };
+
+/** The `errors` of an error answer. */
+export const errorsOf = (answer: { body: Record<string, unknown> }) => (answer.body.response as { errors: Array<{ field?: string; message: string }> }).errors;

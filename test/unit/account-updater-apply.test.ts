@@ -1,8 +1,14 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { applyAccountUpdates } from '#shared/domain/account-updater/apply.ts';
+import { checkUpdateFile, readUpdateFile } from '#shared/account-updater/csv.ts';
+import type { UpdateFileSource } from '#shared/account-updater/csv.ts';
+import type { RunContext } from '#shared/domain/account-updater/apply.ts';
+import { applyBatch } from '#shared/domain/account-updater/apply.ts';
 import { exportAccountUpdates, previousMonth } from '#shared/domain/account-updater/export.ts';
-import type { AccountUpdateRecord, AccountUpdaterStore, CardChange, StoredPaymethod } from '#shared/domain/account-updater/ports.ts';
+import { mergeRun } from '#shared/domain/account-updater/merge.ts';
+import type { RunSummary } from '#shared/domain/account-updater/merge.ts';
+import type { AccountUpdateLog, AccountUpdateRecord, BatchResult, BatchResults, CardChange, CardUpdates, StoredCard } from '#shared/domain/account-updater/ports.ts';
+import type { SourceRow } from '#shared/domain/account-updater/rows.ts';
 import { InvalidRequest } from '#shared/domain/errors.ts';
 import type { Paymethod } from '#shared/domain/paymethods/model.ts';
 import type { SealedSecret, Vault, VaultBinding } from '#shared/domain/vault.ts';
@@ -21,33 +27,57 @@ class FakeVault implements Vault {
   }
 }
 
-class FakeStore implements AccountUpdaterStore {
-  readonly records = new Map<string, StoredPaymethod>();
-  readonly history: AccountUpdateRecord[] = [];
+/** The paymethod repository's AU side and the history, in memory, with the same conditional-write rule. */
+class FakeStore implements CardUpdates, AccountUpdateLog {
+  readonly records = new Map<string, StoredCard>();
+  /** Keyed like the history items: date, token, line. */
+  readonly history = new Map<string, AccountUpdateRecord>();
   readonly months = new Set<string>();
   conflictsLeft = 0;
-  async getPaymethods(tokens: readonly string[]) {
+  async findCards(tokens: readonly string[]) {
     return new Map(tokens.filter((token) => this.records.has(token)).map((token) => [token, structuredClone(this.records.get(token)!)]));
   }
-  async markMonth(month: string, organizationId: string) {
-    this.months.add(`${month}#${organizationId}`);
-  }
-  async applyCardUpdate(change: CardChange) {
+  async applyAccountUpdate(change: CardChange) {
     const stored = this.records.get(change.current.paymethod_token)!;
     if (this.conflictsLeft > 0) {
       this.conflictsLeft -= 1;
       stored.paymethod.version += 1;
     }
     if (stored.paymethod.version !== change.current.version) return 'conflict' as const;
-    this.records.set(change.current.paymethod_token, { paymethod: { ...stored.paymethod, card: change.card, version: stored.paymethod.version + 1 }, secret: change.secret ?? stored.secret });
-    this.history.push(change.history);
+    this.records.set(change.current.paymethod_token, {
+      paymethod: { ...stored.paymethod, card: change.card, version: stored.paymethod.version + 1 },
+      ...(change.secret ?? stored.secret ? { secret: change.secret ?? stored.secret! } : {}),
+      source: change.source,
+    });
     return 'applied' as const;
+  }
+  async markMonth(month: string, organizationId: string) {
+    this.months.add(`${month}#${organizationId}`);
+  }
+  async record(updates: ReadonlyArray<{ line: number; update: AccountUpdateRecord }>) {
+    for (const { line, update } of updates) this.history.set(`${update.au_updated_date}#${update.paymethod_token}#${line}`, update);
+  }
+  /** What the export reads: per date and token only the highest line. */
+  exported(): AccountUpdateRecord[] {
+    const last = new Map<string, AccountUpdateRecord>();
+    for (const key of [...this.history.keys()].sort()) last.set(key.slice(0, key.lastIndexOf('#')), this.history.get(key)!);
+    return [...last.values()];
+  }
+}
+
+class MemoryResults implements BatchResults {
+  readonly stored = new Map<string, BatchResult>();
+  async put(runId: string, result: BatchResult) {
+    this.stored.set(`${runId}/${String(result.first_line).padStart(10, '0')}`, result);
+  }
+  async *list(runId: string) {
+    for (const key of [...this.stored.keys()].filter((name) => name.startsWith(`${runId}/`)).sort()) yield this.stored.get(key)!;
   }
 }
 
 const HEADER = 'paymethod_token,au_code,account_number,expire_month,expire_year';
 const vault = new FakeVault();
-/** Fingerprints as the adapter shapes them, without KMS: the number's digest under the organization. */
+/** Fingerprints shaped like the adapter's, without KMS: the number's digest under the organization. */
 const fingerprinter = { fingerprint: async (organizationId: string, account: { accountNumber: string }) => `fp_${createHash('sha256').update(`${organizationId}|${account.accountNumber}`).digest('base64url')}` };
 
 async function card(store: FakeStore, token: string, organizationId = 'org_1', extra: Partial<Paymethod['card']> = {}, type: Paymethod['paymethod_type'] = 'card') {
@@ -65,7 +95,7 @@ async function card(store: FakeStore, token: string, organizationId = 'org_1', e
   store.records.set(token, { paymethod, secret: await vault.seal('4111111111111111', { organizationId, recordToken: token }) });
 }
 
-function file(...lines: string[]) {
+function file(...lines: string[]): UpdateFileSource {
   const text = lines.join('\r\n');
   return () =>
     (async function* () {
@@ -74,17 +104,46 @@ function file(...lines: string[]) {
     })();
 }
 
-let tick = 0;
-const clock = () => new Date(Date.UTC(2026, 4, 15, 12, 0, tick++));
+let runs = 0;
+const written = new Map<string, string>();
+const reports = {
+  async write(key: string, body: AsyncIterable<string>) {
+    let text = '';
+    for await (const chunk of body) text += chunk;
+    written.set(key, text);
+  },
+};
 
-describe('applying an update file', () => {
+/**
+ * The engine's steps with in-memory adapters: check, cut into batches of
+ * `batchSize`, apply them in the order `order` gives (the same batch may
+ * appear twice: a retry), merge.
+ */
+async function run(
+  source: UpdateFileSource,
+  store: FakeStore,
+  options: { organizationId?: string; batchSize?: number; order?: (batches: SourceRow[][]) => SourceRow[][]; at?: string } = {},
+): Promise<RunSummary> {
+  const checked = await checkUpdateFile(source);
+  const context: RunContext = { file_id: checked.file_id, run_id: `run_${(runs += 1)}`, applied_at: options.at ?? '2026-05-15T12:00:00.000Z', ...(options.organizationId ? { organization_id: options.organizationId } : {}) };
+  const batches: SourceRow[][] = [[]];
+  for await (const row of readUpdateFile(source())) {
+    if (batches.at(-1)!.length >= (options.batchSize ?? 1000)) batches.push([]);
+    batches.at(-1)!.push(row);
+  }
+  const results = new MemoryResults();
+  for (const batch of (options.order ?? ((all) => all))(batches)) await results.put(context.run_id, await applyBatch(batch, context, { cards: store, log: store, vault, fingerprinter, concurrency: 4 }));
+  return mergeRun({ run_id: context.run_id, records: checked.records, errors_key: `errors/${context.run_id}.csv` }, { results, reports });
+}
+
+describe('applying an update file in batches', () => {
   it('applies good rows, reports bad ones, and counts each row once', async () => {
     const store = new FakeStore();
     for (const token of ['mth_a', 'mth_b', 'mth_c', 'mth_d', 'mth_sup']) await card(store, token);
     await card(store, 'mth_other', 'org_2');
     await card(store, 'mth_echeck', 'org_1', {}, 'echeck');
     store.records.get('mth_sup')!.paymethod.card!.suppress_account_updater = true;
-    const summary = await applyAccountUpdates(
+    const summary = await run(
       file(
         HEADER,
         'mth_a,new,5555555555554444,,', // 2 applied
@@ -101,11 +160,12 @@ describe('applying an update file', () => {
         'mth_echeck,new,5555555555554444,,', // 13 not a card
         '',
       ),
-      { organizationId: 'org_1' },
-      { store, vault, fingerprinter, clock },
+      store,
+      { organizationId: 'org_1', batchSize: 3 },
     );
     expect(summary.applied).toBe(3);
     expect(summary.skipped).toBe(2);
+    expect(summary.error_count).toBe(7);
     expect(summary.errors.map((error) => [error.line, error.paymethod_token, error.reason.split(':')[0]])).toEqual([
       [5, 'mth_zzz', 'unknown token in org_1'],
       [8, 'mth_other', 'unknown token in org_1'],
@@ -125,52 +185,104 @@ describe('applying an update file', () => {
     expect(store.records.get('mth_b')!.paymethod.card).toMatchObject({ expire_month: 3, expire_year: 2031, au_code: 'exp', au_description: 'New expiration date' });
     expect(store.records.get('mth_c')!.paymethod.card).toMatchObject({ au_code: 'con', au_description: 'Contact cardholder' });
     expect(store.records.get('mth_other')!.paymethod.card!.au_code).toBeUndefined();
-    expect(store.history).toHaveLength(3);
+    expect(store.exported()).toHaveLength(3);
     expect([...store.months]).toEqual(['2026-05#org_1']);
   });
 
-  it('changes nothing when the same file is applied again, opening the stored number only when the last four match', async () => {
+  it('resolves duplicate rows to the last line whatever order the batches run in, retries included', async () => {
+    const rows = [HEADER, 'mth_a,cls,,,', 'mth_b,exp,,3,2031', 'mth_a,exp,,4,2032', 'mth_b,con,,,', 'mth_a,con,,,', 'mth_c,cls,,,', 'mth_a,new,5555555555554444,,'];
+    const orders: Array<(batches: SourceRow[][]) => SourceRow[][]> = [
+      (all) => all,
+      (all) => [...all].reverse(),
+      (all) => [all[2]!, all[0]!, all[3]!, all[1]!, all[0]!],
+      (all) => [all[1]!, all[3]!, all[2]!, all[3]!, all[0]!, all[1]!],
+    ];
+    const outcomes = [];
+    for (const order of orders) {
+      const store = new FakeStore();
+      for (const token of ['mth_a', 'mth_b', 'mth_c']) await card(store, token);
+      const summary = await run(file(...rows), store, { batchSize: 2, order });
+      outcomes.push({ summary, cards: [...store.records.values()].map((stored) => stored.paymethod.card), exported: store.exported() });
+    }
+    expect(outcomes[0]!.summary).toEqual({
+      applied: 3,
+      skipped: 4,
+      errors: [],
+      error_count: 0,
+      notes: [
+        { line: 2, paymethod_token: 'mth_a', reason: 'superseded by line 8' },
+        { line: 3, paymethod_token: 'mth_b', reason: 'superseded by line 5' },
+        { line: 4, paymethod_token: 'mth_a', reason: 'superseded by line 8' },
+        { line: 6, paymethod_token: 'mth_a', reason: 'superseded by line 8' },
+      ],
+    });
+    expect(outcomes[0]!.cards[0]).toMatchObject({ au_code: 'new', last_4_account_number: '4444', expire_month: 12 });
+    for (const outcome of outcomes.slice(1)) expect(outcome).toEqual(outcomes[0]);
+  });
+
+  it('changes nothing when the same file is applied again, duplicates included', async () => {
     const store = new FakeStore();
     await card(store, 'mth_a');
     await card(store, 'mth_b');
-    const updates = file(HEADER, 'mth_a,new,5555555555554444,1,2032', 'mth_b,new,4111111111111111,,');
-    const first = await applyAccountUpdates(updates, {}, { store, vault, fingerprinter, clock });
+    const updates = file(HEADER, 'mth_a,new,5555555555554444,1,2032', 'mth_b,cls,,,', 'mth_b,new,4111111111111111,,');
+    const first = await run(updates, store, { batchSize: 2 });
     // mth_b: same number as stored (opened and compared), new code: applied once.
-    expect(first).toMatchObject({ applied: 2, skipped: 0, errors: [] });
-    const date = store.records.get('mth_a')!.paymethod.card!.au_updated_date;
-    const second = await applyAccountUpdates(updates, {}, { store, vault, fingerprinter, clock });
-    expect(second).toEqual({ applied: 0, skipped: 2, errors: [], notes: [] });
-    expect(store.records.get('mth_a')!.paymethod.card!.au_updated_date).toBe(date);
-    expect(store.history).toHaveLength(2);
+    expect(first).toMatchObject({ applied: 2, skipped: 1, errors: [] });
+    const before = structuredClone([...store.records.values()].map((stored) => [stored.paymethod, stored.source]));
+    const second = await run(updates, store, { batchSize: 2, order: (all) => [...all].reverse(), at: '2026-05-16T12:00:00.000Z' });
+    expect(second).toEqual({ applied: 0, skipped: 3, errors: [], error_count: 0, notes: [{ line: 3, paymethod_token: 'mth_b', reason: 'superseded by line 4' }] });
+    expect([...store.records.values()].map((stored) => [stored.paymethod, stored.source])).toEqual(before);
+    expect(store.exported()).toHaveLength(2);
   });
 
   it('reads the card again after a lost race and decides again', async () => {
     const store = new FakeStore();
     await card(store, 'mth_a');
     store.conflictsLeft = 1;
-    expect(await applyAccountUpdates(file(HEADER, 'mth_a,exp,,4,2033'), {}, { store, vault, fingerprinter, clock })).toMatchObject({ applied: 1, errors: [] });
+    expect(await run(file(HEADER, 'mth_a,exp,,4,2033'), store)).toMatchObject({ applied: 1, errors: [] });
     store.conflictsLeft = 5;
-    const lost = await applyAccountUpdates(file(HEADER, 'mth_a,exp,,5,2033'), {}, { store, vault, fingerprinter, clock });
+    const lost = await run(file(HEADER, 'mth_a,exp,,5,2033'), store);
     expect(lost.errors).toEqual([{ line: 2, paymethod_token: 'mth_a', reason: 'the card changed while the file was being applied; apply the file again' }]);
   });
 
-  it('refuses an empty file, a wrong header and non-UTF-8 as a whole, before writing anything', async () => {
+  it('lists the first 1,000 errors, counts all, writes all beside the summary, and reports lines no batch covered', async () => {
     const store = new FakeStore();
-    await card(store, 'mth_a');
-    const refusal = (source: () => AsyncIterable<Uint8Array | string>) => applyAccountUpdates(source, {}, { store, vault, fingerprinter, clock }).catch((error: unknown) => error);
+    const lines = [HEADER, ...Array.from({ length: 1_205 }, (_unused, index) => `mth_missing${index},cls,,,`)];
+    const summary = await run(file(...lines), store, { batchSize: 100, order: (all) => all.filter((_batch, index) => index !== 3) });
+    expect(summary.error_count).toBe(1_205);
+    expect(summary.errors).toHaveLength(1_000);
+    expect(summary.errors[0]).toEqual({ line: 2, paymethod_token: 'mth_missing0', reason: 'unknown token' });
+    expect(summary.errors[300]).toEqual({ line: 302, paymethod_token: '', reason: 'not applied: its batch failed after its retries; apply the file again' });
+    const csv = written.get(summary.errors_key!)!.split('\r\n');
+    expect(csv[0]).toBe('line,paymethod_token,reason');
+    expect(csv).toHaveLength(1_205 + 2);
+    expect(csv[1_205]).toBe('1206,mth_missing1204,unknown token');
+  });
+
+  it('refuses an empty file, a wrong header, non-UTF-8 and broken quoting as a whole, before writing anything', async () => {
     for (const [source, code] of [
       [file(''), 'EMPTY_FILE'],
       [file('\uFEFF', ''), 'EMPTY_FILE'],
       [file('paymethod_token,au_code,account_number,expire_month', 'mth_a,new,,'), 'BAD_HEADER'],
       [file('token,code,number,month,year', 'mth_a,exp,,4,2033'), 'BAD_HEADER'],
       [() => (async function* () { yield Buffer.from(`${HEADER}\nmth_a,exp,,4,2033\n\xff`, 'latin1'); })(), 'BAD_ENCODING'],
+      [file(HEADER, 'mth_a,"exp"x,,4,2033', 'mth_b,cls,,,'), 'MALFORMED_CSV'],
     ] as const) {
-      const error = await refusal(source);
+      const error = await checkUpdateFile(source).catch((caught: unknown) => caught);
       expect(error).toBeInstanceOf(InvalidRequest);
       expect((error as InvalidRequest).code).toBe(code);
     }
-    expect(store.history).toHaveLength(0);
-    expect(await applyAccountUpdates(file(HEADER, ''), {}, { store, vault, fingerprinter, clock })).toEqual({ applied: 0, skipped: 0, errors: [], notes: [] });
+    expect(await run(file(HEADER, ''), new FakeStore())).toEqual({ applied: 0, skipped: 0, errors: [], error_count: 0, notes: [] });
+  });
+
+  it('reads quoted fields, CRLF and a BOM, numbering records from the header', async () => {
+    const rows = [];
+    for await (const row of readUpdateFile(file('\uFEFF' + HEADER, '"mth_a","c""ls",,,', '', 'mth_b,exp,,1')())) rows.push(row);
+    expect(rows).toEqual([
+      { line: 1, fields: [...HEADER.split(',')] },
+      { line: 2, fields: ['mth_a', 'c"ls', '', '', ''] },
+      { line: 3, fields: ['mth_b', 'exp', '', '1'] },
+    ]);
   });
 });
 

@@ -1,43 +1,53 @@
-import path from 'node:path';
-import { build } from 'esbuild';
 import { describe, expect, it } from 'vitest';
+import { buildFunction, functionNames } from '../../bench/function-bundles.ts';
+import type { FunctionBundle } from '../../bench/function-bundles.ts';
+import type { RouteAccess } from '#shared/http/routes.ts';
+import { routes } from '#shared/http/routes.ts';
 
-const repoRoot = path.resolve(import.meta.dirname, '../..');
-
-/** The npm packages a handler's bundle pulls in, bundled as CDK bundles it. */
-async function packagesIn(handler: string): Promise<Set<string>> {
-  const result = await build({
-    entryPoints: [path.join(repoRoot, 'functions', `${handler}.ts`)],
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node22',
-    mainFields: ['module', 'main'],
-    write: false,
-    outfile: 'bundle.mjs',
-    metafile: true,
-    logLevel: 'silent',
-    define: { TOKENIZE_SCRIPT: '""' },
-  });
-  // Inputs esbuild read but tree-shook away contribute no bytes: count only what reaches the output.
-  const [output] = Object.values(result.metafile.outputs);
-  const kept = Object.entries(output?.inputs ?? {}).filter(([, input]) => input.bytesInOutput > 0);
-  return new Set(kept.flatMap(([file]) => /^node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(file)?.[1] ?? []));
+// Built as `cdk synth` builds them (infra/bundling.ts), once per file.
+const built = new Map<string, Promise<FunctionBundle>>();
+function bundleOf(name: string): Promise<FunctionBundle> {
+  if (!built.has(name)) built.set(name, buildFunction(name));
+  return built.get(name) as Promise<FunctionBundle>;
 }
 
-// Cold starts grow with the bundle: a route must not carry what only other routes use.
-describe('handler bundles', () => {
+/** The SDK clients a route's declared access may need: anything more is cold-start weight it never uses. */
+function clientsFor(access: RouteAccess): string[] {
+  return [
+    ...(access.table ? ['@aws-sdk/client-dynamodb'] : []),
+    ...(access.vault ? ['@aws-sdk/client-kms'] : []),
+    ...(access.documents ? ['@aws-sdk/client-s3'] : []),
+    ...(access.paypal ? ['@aws-sdk/client-secrets-manager'] : []),
+  ];
+}
+
+// Cold starts grow with the bundle: a function must not carry what only other functions use.
+describe('function bundles', () => {
   it.each(['paymethods-get', 'paymethods-list-organization', 'paymethods-delete', 'documents-get', 'documents-list'])(
     '%s bundles neither zod (validation and OpenAPI schemas) nor the KMS client',
     async (handler) => {
-      const packages = await packagesIn(handler);
+      const { packages } = await bundleOf(handler);
       expect(packages.has('zod')).toBe(false);
       expect(packages.has('@aws-sdk/client-kms')).toBe(false);
     },
-    60_000,
+    120_000,
   );
 
-  it('the read routes of paymethods bundle no S3 client either', async () => {
-    expect((await packagesIn('paymethods-get')).has('@aws-sdk/client-s3')).toBe(false);
-  }, 60_000);
+  it.each(routes.map((route) => [route.handler, route] as const))(
+    '%s loads only the SDK clients its declared access needs (public routes without storage load none)',
+    async (_handler, route) => {
+      const { sdkClients } = await bundleOf(route.handler);
+      expect(sdkClients.filter((client) => !clientsFor(route.access).includes(client))).toEqual([]);
+    },
+    120_000,
+  );
+
+  it.each(functionNames())(
+    '%s carries neither the X-Ray SDK nor Powertools: logs, EMF metrics and traces are written by shared/log and shared/observability',
+    async (name) => {
+      const { packages } = await bundleOf(name);
+      expect([...packages].filter((pkg) => pkg.startsWith('@aws-lambda-powertools/') || pkg.startsWith('aws-xray-sdk'))).toEqual([]);
+    },
+    120_000,
+  );
 });

@@ -31,7 +31,7 @@ describe('parseBasicAuthorization', () => {
   });
 });
 
-class MemoryStores implements OrganizationStore, CredentialStore {
+class MemoryStores implements OrganizationStore {
   organizationsById = new Map<string, Organization>();
   credentialsById = new Map<string, StoredCredential>();
   async get(id: string): Promise<never> {
@@ -45,11 +45,27 @@ class MemoryStores implements OrganizationStore, CredentialStore {
       this.organizationsById.set(organization.organization_id, organization);
     },
   };
+  useWrites = 0;
   credentials: CredentialStore = {
     get: async (id) => this.credentialsById.get(id),
     create: async (credential) => {
       if (this.credentialsById.has(credential.api_access_id)) throw new Conflict('CREDENTIAL_EXISTS', 'exists');
       this.credentialsById.set(credential.api_access_id, credential);
+    },
+    listByOrganization: async (organizationId) =>
+      [...this.credentialsById.values()].filter((credential) => credential.organization_id === organizationId && credential.revoked_at === undefined),
+    revoke: async (id, now) => {
+      const credential = this.credentialsById.get(id);
+      if (!credential) return false;
+      credential.revoked_at ??= now.toISOString();
+      return true;
+    },
+    recordUse: async (id, now, staleBefore) => {
+      this.useWrites += 1;
+      const credential = this.credentialsById.get(id);
+      if (credential && credential.revoked_at === undefined && !(credential.last_used_at && credential.last_used_at >= staleBefore.toISOString())) {
+        credential.last_used_at = now.toISOString();
+      }
     },
   };
 }

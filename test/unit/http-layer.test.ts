@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { InvalidRequest, Unavailable } from '#shared/domain/errors.ts';
 import { errorEnvelope } from '#shared/http/envelope.ts';
 import { classifyError, errorResponse } from '#shared/http/errors.ts';
-import { withoutNullMembers } from '#shared/http/request.ts';
+import { parseJsonObject } from '#shared/http/hostile-input.ts';
 import { REDACTED, redactingReplacer } from '#shared/log/redact.ts';
 
 describe('error envelope', () => {
@@ -38,7 +38,7 @@ describe('error envelope', () => {
 
 describe('JSON bodies', () => {
   it('drops null members at every depth but keeps arrays as they are', () => {
-    expect(withoutNullMembers({ a: null, b: { c: null, d: 1 }, e: [null, 1] })).toEqual({ b: { d: 1 }, e: [null, 1] });
+    expect(parseJsonObject('{"a": null, "b": {"c": null, "d": 1}, "e": [null, 1, {"f": null}]}', 'INVALID_JSON')).toEqual({ b: { d: 1 }, e: [null, 1, {}] });
   });
 });
 

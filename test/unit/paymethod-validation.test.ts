@@ -1,8 +1,20 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidRequest } from '#shared/domain/errors.ts';
-import { validateCreate, validateOneTimeToken, validateUpdate } from '#shared/domain/paymethods/validation.ts';
+import {
+  createBodySchema,
+  locationlessCreateBodySchema,
+  oneTimeTokenSchema,
+  parseBody,
+  updateBodySchema,
+} from '#shared/domain/paymethods/validation.ts';
 
 const NOW = new Date('2026-06-15T12:00:00Z');
+
+const validateCreate = (body: Record<string, unknown>, form: 'location' | 'locationless', now: Date) =>
+  parseBody(form === 'locationless' ? locationlessCreateBodySchema : createBodySchema, body, now);
+const validateUpdate = (body: Record<string, unknown>, now: Date) => parseBody(updateBodySchema, body, now);
+const validateOneTimeToken = (body: Record<string, unknown>, now: Date) => parseBody(oneTimeTokenSchema, body, now);
+const cardOf = (input: ReturnType<typeof validateCreate>) => (input.instrument === 'card' ? input.card : undefined);
 const CARD = { card_type: 'VISA', name_on_card: 'Ann Lee', account_number: '4111111111111111', expire_month: '12', expire_year: 2030 };
 const ECHECK = { account_holder: 'Ann Lee', account_number: '123456789', routing_number: '021000021', account_type: 'Checking', sec_code: 'web' };
 
@@ -19,11 +31,15 @@ function issues(run: () => unknown): Array<{ field: string; message: string }> {
 describe('create validation', () => {
   it('normalizes a valid card: lower-case type, integer expiry, boolean procurement flag, no CVV', () => {
     const input = validateCreate({ card: { ...CARD, procurement_card: 'TRUE', card_verification_value: '123', customer_accounting_code: 'A1' } }, 'location', NOW);
-    expect(input.card).toEqual({ card_type: 'visa', name_on_card: 'Ann Lee', account_number: '4111111111111111', expire_month: 12, expire_year: 2030, procurement_card: true });
+    expect(input).toEqual({
+      instrument: 'card',
+      card: { card_type: 'visa', name_on_card: 'Ann Lee', account_number: '4111111111111111', expire_month: 12, expire_year: 2030, procurement_card: true },
+    });
+    expect(cardOf(validateCreate({ card: { ...CARD, expire_month: '07', expire_year: '27' } }, 'location', NOW))).toMatchObject({ expire_month: 7, expire_year: 2027 });
   });
 
   it('normalizes an echeck: lower-case account type, upper-case SEC code', () => {
-    expect(validateCreate({ echeck: ECHECK }, 'location', NOW).echeck).toMatchObject({ account_type: 'checking', sec_code: 'WEB' });
+    expect(validateCreate({ echeck: ECHECK }, 'location', NOW)).toMatchObject({ instrument: 'echeck', echeck: { account_type: 'checking', sec_code: 'WEB' } });
   });
 
   it('reports every failing field with dotted paths', () => {
@@ -52,13 +68,13 @@ describe('create validation', () => {
       { field: 'card.account_number', message: 'is not a valid card number' },
     ]);
     expect(issues(() => validateCreate({ card: { ...CARD, expire_month: 5, expire_year: 2026 } }, 'location', NOW))[0]?.field).toBe('card.expire_year');
-    expect(validateCreate({ card: { ...CARD, expire_month: 6, expire_year: 2026 } }, 'location', NOW).card?.expire_month).toBe(6);
+    expect(cardOf(validateCreate({ card: { ...CARD, expire_month: 6, expire_year: 2026 } }, 'location', NOW))?.expire_month).toBe(6);
     expect(issues(() => validateCreate({ echeck: { ...ECHECK, routing_number: '123456789' } }, 'location', NOW))[0]?.field).toBe('echeck.routing_number');
   });
 
   it('accepts vendors as the alias of vendor, not both', () => {
     const vendor = { vendor_type: 'paypal', vendor_billing_agreement_token: 'BA-8A802366G0648845U' };
-    expect(validateCreate({ vendors: vendor }, 'location', NOW).vendor?.vendor_type).toBe('paypal');
+    expect(validateCreate({ vendors: vendor }, 'location', NOW)).toEqual({ instrument: 'vendor', vendor });
     expect(issues(() => validateCreate({ vendors: vendor, vendor }, 'location', NOW))).toContainEqual({ field: 'vendors', message: 'must not be sent together with vendor' });
   });
 
@@ -74,7 +90,34 @@ describe('create validation', () => {
 
   it('refuses one-time tokens on the locationless form and numbers beside a token', () => {
     const found = issues(() => validateCreate({ organization_id: 'org_1', card: { one_time_token: 'ott_abc', account_number: '4111111111111111' } }, 'locationless', NOW));
-    expect(found.map((issue) => issue.field).sort()).toEqual(['card.account_number', 'card.one_time_token']);
+    // name_on_card is required beside a token (the spec's field tables).
+    expect(found.map((issue) => issue.field).sort()).toEqual(['card.account_number', 'card.name_on_card', 'card.one_time_token']);
+  });
+
+  it('requires name_on_card beside a card token and account_holder beside an echeck token', () => {
+    expect(issues(() => validateCreate({ card: { one_time_token: 'ott_abc' } }, 'location', NOW))).toEqual([{ field: 'card.name_on_card', message: 'is required' }]);
+    expect(issues(() => validateCreate({ echeck: { one_time_token: 'ott_abc', sec_code: 'PPD' } }, 'location', NOW))).toEqual([
+      { field: 'echeck.account_holder', message: 'is required' },
+    ]);
+    expect(validateCreate({ card: { one_time_token: 'ott_abc', name_on_card: 'Ann Lee', expire_year: '31' } }, 'location', NOW)).toEqual({
+      instrument: 'card_token',
+      one_time_token: 'ott_abc',
+      card: { name_on_card: 'Ann Lee', expire_year: 2031 },
+    });
+  });
+
+  it('reports a card_type that disagrees with the number beside every other failing field', () => {
+    const found = issues(() => validateCreate({ label: '', card: { ...CARD, card_type: 'amex', name_on_card: '' } }, 'location', NOW));
+    expect(found).toEqual(
+      expect.arrayContaining([
+        { field: 'label', message: 'must not be empty' },
+        { field: 'card.name_on_card', message: 'must not be empty' },
+        { field: 'card.card_type', message: 'does not agree with the card number: an amex number starts with 34 or 37 and has 15 digits' },
+      ]),
+    );
+    expect(found).toHaveLength(3);
+    // The one-time token mint checks the brand too.
+    expect(issues(() => validateOneTimeToken({ card: { ...CARD, card_type: 'mast' } }, NOW)).map((issue) => issue.field)).toEqual(['card.card_type']);
   });
 
   it('requires organization_id on the locationless form only', () => {
@@ -90,14 +133,14 @@ describe('update validation', () => {
   });
 
   it('validates and drops the CVV of a card update', () => {
-    expect(validateUpdate({ card: { expire_month: 1, expire_year: 2031, card_verification_value: '1234' } }, NOW).card).toEqual({ expire_month: 1, expire_year: 2031 });
+    expect(validateUpdate({ card: { expire_month: 1, expire_year: 2031, card_verification_value: '1234' } }, NOW)).toEqual({ card: { expire_month: 1, expire_year: 2031 } });
     expect(issues(() => validateUpdate({ card: { card_verification_value: 'abc' } }, NOW))[0]?.field).toBe('card.card_verification_value');
   });
 });
 
 describe('one-time token validation', () => {
   it('needs a full card or echeck', () => {
-    expect(validateOneTimeToken({ card: CARD }, NOW).card?.card_type).toBe('visa');
+    expect(validateOneTimeToken({ card: CARD }, NOW)).toMatchObject({ instrument: 'card', card: { card_type: 'visa' } });
     expect(issues(() => validateOneTimeToken({ card: { name_on_card: 'x' } }, NOW)).map((issue) => issue.field)).toContain('card.account_number');
     expect(issues(() => validateOneTimeToken({ vendor: {} }, NOW)).map((issue) => issue.field)).toContain('vendor');
   });

@@ -27,6 +27,15 @@ class MemoryKeys implements PublishableKeyStore, OrganizationStore {
   async create(key: PublishableKey): Promise<void> {
     this.keys.set(key.publishable_key, key);
   }
+  async listByOrganization(organizationId: string): Promise<PublishableKey[]> {
+    return [...this.keys.values()].filter((key) => key.organization_id === organizationId && key.revoked_at === undefined);
+  }
+  async revoke(id: string, now: Date): Promise<boolean> {
+    const key = this.keys.get(id);
+    if (!key) return false;
+    key.revoked_at ??= now.toISOString();
+    return true;
+  }
   async listByLocation(organizationId: string, locationId: string): Promise<PublishableKey[]> {
     this.listCalls += 1;
     return [...this.keys.values()].filter((key) => key.organization_id === organizationId && key.location_id === locationId);

@@ -1,164 +1,92 @@
-import { InvalidRequest } from '../errors.ts';
-import type { CardDetails } from '../paymethods/model.ts';
+import type { CardDetails, Paymethod } from '../paymethods/model.ts';
 import { isExpiryCurrentOrFuture, lastFour, masked } from '../paymethods/rules.ts';
 import type { Fingerprinter } from '../paymethods/fingerprints.ts';
 import type { Vault } from '../vault.ts';
-import { CsvEncodingError, readCsv } from './csv-reader.ts';
-import type { AccountUpdaterStore, StoredPaymethod, UpdateFileSource } from './ports.ts';
-import type { RowError, UpdateRow } from './rows.ts';
-import { AU_CODES, AU_HEADER, isHeader, parseRow, pastExpiry } from './rows.ts';
+import type { AccountUpdateLog, AccountUpdateRecord, BatchResult, CardUpdates, RowNote, StoredCard, UpdateSource } from './ports.ts';
+import type { SourceRow, UpdateRow } from './rows.ts';
+import { AU_CODES, parseRow, pastExpiry } from './rows.ts';
 
-/** A row counted as skipped for a reason worth telling (rows with nothing to change are not listed). */
-export interface RowNote {
-  line: number;
-  paymethod_token: string;
-  reason: string;
-}
-
-/** Each data row is counted exactly once: applied + skipped + errors.length = rows. */
-export interface ApplySummary {
-  applied: number;
-  skipped: number;
-  errors: RowError[];
-  notes: RowNote[];
-}
-
-export interface ApplyOptions {
+/** One application of one file: fixed when the run starts, the same for every batch and every retry. */
+export interface RunContext {
+  /** SHA-256 of the file's bytes. */
+  file_id: string;
+  run_id: string;
+  /** The time of application (au_updated_date of every card the run changes) and of the expiry checks. */
+  applied_at: string;
   /** When set, the file may only update this organization's cards. */
-  organizationId?: string;
+  organization_id?: string;
 }
 
-export interface ApplyDeps {
-  store: AccountUpdaterStore;
+export interface BatchDeps {
+  cards: CardUpdates;
+  log: AccountUpdateLog;
   vault: Vault;
+  /** A new number gets its new fingerprint. */
   fingerprinter: Fingerprinter;
-  /** The time of application (au_updated_date) and of the expiry checks. */
-  clock: () => Date;
-  /** Conditional writes in flight at once (default 32). */
+  /** Conditional writes in flight at once within the batch (default 8; the state machine's MaxConcurrency multiplies it). */
   concurrency?: number;
-  /** Rows per BatchGet lookup (at most 100, DynamoDB's limit). */
-  batchSize?: number;
 }
 
 const MAX_ATTEMPTS = 3;
-const BATCHES_IN_FLIGHT = 4;
+/** Cards read per BatchGetItem (DynamoDB's limit). */
+const LOOKUP_SIZE = 100;
 
 /**
- * Applies an Account Updater file. The file is read twice, streaming, never
- * held whole: the first pass checks the header and finds, for each token, the
- * last well-formed row (duplicates: the last one wins); the second applies
- * those rows in batches, with bounded concurrency.
+ * Applies one batch of an update file's rows (the header row, line 1, is
+ * skipped: the run checked the file before any batch started).
  *
- * Each applied row is one conditional write (the card, checked against the
- * version read, plus its history item), so a failure never leaves a row half
- * applied and a concurrent API update is never overwritten. A row whose values
- * the card already has is skipped: re-applying a file changes nothing.
+ * Each applied row is one conditional write of the card (checked against the
+ * version read), which also records the file line it came from. That line is
+ * what makes the outcome independent of the order batches run in: a row
+ * never replaces a later line of the same file, a later line always
+ * replaces an earlier one (and says so, for the merge to count), and a row
+ * a retried batch finds already applied by this same run counts as applied
+ * again. The history items come after the cards, keyed by date, token and
+ * line, so writing them twice changes nothing.
  */
-export async function applyAccountUpdates(open: UpdateFileSource, options: ApplyOptions, deps: ApplyDeps): Promise<ApplySummary> {
-  const startedAt = deps.clock();
-  const lastLineOf = await findLastRows(open, startedAt);
-  const run = new ApplyRun(options, deps, lastLineOf);
-  await run.applyFile(open, startedAt);
-  return run.summary();
-}
-
-async function findLastRows(open: UpdateFileSource, now: Date): Promise<Map<string, number>> {
-  const lastLineOf = new Map<string, number>();
-  let sawHeader = false;
-  for await (const record of guarded(readCsv(open()))) {
-    if (!sawHeader) {
-      if (!isHeader(record)) refuse('BAD_HEADER', `line ${record.line}: the header must be exactly ${AU_HEADER.join(',')}`);
-      sawHeader = true;
-      continue;
-    }
-    const parsed = parseRow(record, now);
-    if ('row' in parsed) lastLineOf.set(parsed.row.paymethodToken, record.line);
+export async function applyBatch(rows: readonly SourceRow[], run: RunContext, deps: BatchDeps): Promise<BatchResult> {
+  const batch = new Batch(run, deps);
+  const now = new Date(run.applied_at);
+  const valid: UpdateRow[] = [];
+  for (const source of rows) {
+    if (source.line === 1) continue;
+    const parsed = parseRow(source, now);
+    if ('error' in parsed) batch.errors.push(parsed.error);
+    else valid.push(parsed.row);
   }
-  if (!sawHeader) refuse('EMPTY_FILE', `the file is empty; it must start with the header ${AU_HEADER.join(',')}`);
-  return lastLineOf;
+  for (let first = 0; first < valid.length; first += LOOKUP_SIZE) await batch.apply(valid.slice(first, first + LOOKUP_SIZE));
+  await batch.writeHistory();
+  const byLine = (a: { line: number }, b: { line: number }) => a.line - b.line;
+  return {
+    first_line: rows[0]?.line ?? 0,
+    last_line: rows.at(-1)?.line ?? 0,
+    applied: batch.applied,
+    skipped: batch.skipped,
+    errors: batch.errors.sort(byLine),
+    notes: batch.notes.sort(byLine),
+    superseded: batch.superseded.sort(byLine),
+  };
 }
 
-async function* guarded<T>(records: AsyncGenerator<T>): AsyncGenerator<T> {
-  try {
-    yield* records;
-  } catch (error) {
-    if (error instanceof CsvEncodingError) refuse('BAD_ENCODING', error.message);
-    throw error;
-  }
-}
-
-function refuse(code: string, message: string): never {
-  throw new InvalidRequest([{ field: 'file', message }], code);
-}
-
-class ApplyRun {
-  private applied = 0;
-  private skipped = 0;
-  private readonly errors: RowError[] = [];
-  private readonly notes: RowNote[] = [];
+class Batch {
+  applied = 0;
+  skipped = 0;
+  readonly errors: Array<{ line: number; paymethod_token: string; reason: string }> = [];
+  readonly notes: RowNote[] = [];
+  readonly superseded: RowNote[] = [];
+  private readonly history: Array<{ line: number; update: AccountUpdateRecord }> = [];
   private readonly markedMonths = new Map<string, Promise<void>>();
-  private readonly writesPerBatch: number;
-  private readonly batchSize: number;
+  private readonly now: Date;
 
   constructor(
-    private readonly options: ApplyOptions,
-    private readonly deps: ApplyDeps,
-    private readonly lastLineOf: Map<string, number>,
+    private readonly run: RunContext,
+    private readonly deps: BatchDeps,
   ) {
-    this.writesPerBatch = Math.max(1, Math.floor((deps.concurrency ?? 32) / BATCHES_IN_FLIGHT));
-    this.batchSize = Math.min(100, Math.max(1, deps.batchSize ?? 100));
+    this.now = new Date(run.applied_at);
   }
 
-  summary(): ApplySummary {
-    const byLine = (a: { line: number }, b: { line: number }) => a.line - b.line;
-    return { applied: this.applied, skipped: this.skipped, errors: this.errors.sort(byLine), notes: this.notes.sort(byLine) };
-  }
-
-  async applyFile(open: UpdateFileSource, now: Date): Promise<void> {
-    const inFlight = new Set<Promise<void>>();
-    let failure: { error: unknown } | undefined;
-    const launch = (rows: UpdateRow[]) => {
-      const task: Promise<void> = this.applyBatch(rows)
-        .catch((error: unknown) => {
-          failure ??= { error };
-        })
-        .finally(() => inFlight.delete(task));
-      inFlight.add(task);
-    };
-    let batch: UpdateRow[] = [];
-    let header = true;
-    for await (const record of guarded(readCsv(open()))) {
-      if (header) {
-        header = false;
-        continue;
-      }
-      const parsed = parseRow(record, now);
-      if ('error' in parsed) {
-        this.errors.push(parsed.error);
-        continue;
-      }
-      const { row } = parsed;
-      const last = this.lastLineOf.get(row.paymethodToken);
-      if (last !== row.line) {
-        this.skip(row, `superseded by line ${last}`);
-        continue;
-      }
-      batch.push(row);
-      if (batch.length >= this.batchSize) {
-        launch(batch);
-        batch = [];
-        // Backpressure: the file is read no faster than rows are written.
-        while (inFlight.size >= BATCHES_IN_FLIGHT) await Promise.race(inFlight);
-      }
-      if (failure) break;
-    }
-    if (batch.length > 0 && !failure) launch(batch);
-    await Promise.all(inFlight);
-    if (failure) throw failure.error;
-  }
-
-  private async applyBatch(rows: UpdateRow[]): Promise<void> {
-    const found = await this.deps.store.getPaymethods(rows.map((row) => row.paymethodToken));
+  async apply(rows: UpdateRow[]): Promise<void> {
+    const found = await this.deps.cards.findCards(rows.map((row) => row.paymethodToken));
     let next = 0;
     const worker = async () => {
       for (let index = next++; index < rows.length; index = next++) {
@@ -166,11 +94,15 @@ class ApplyRun {
         await this.applyRow(row, found.get(row.paymethodToken));
       }
     };
-    await Promise.all(Array.from({ length: Math.min(this.writesPerBatch, rows.length) }, worker));
+    await Promise.all(Array.from({ length: Math.min(this.deps.concurrency ?? 8, rows.length) }, worker));
   }
 
-  private async applyRow(row: UpdateRow, found: StoredPaymethod | undefined, attempt = 1): Promise<void> {
-    const scope = this.options.organizationId;
+  async writeHistory(): Promise<void> {
+    if (this.history.length > 0) await this.deps.log.record(this.history);
+  }
+
+  private async applyRow(row: UpdateRow, found: StoredCard | undefined, attempt = 1): Promise<void> {
+    const scope = this.run.organization_id;
     // In a scoped file another organization's card looks exactly like an unknown token.
     if (!found || (scope !== undefined && found.paymethod.organization_id !== scope)) {
       return this.fail(row, scope === undefined ? 'unknown token' : `unknown token in ${scope}`);
@@ -178,60 +110,89 @@ class ApplyRun {
     const { paymethod } = found;
     const current = paymethod.card;
     if (paymethod.paymethod_type !== 'card' || !current) return this.fail(row, `not a card: the paymethod is ${paymethod.paymethod_type === 'echeck' ? 'an echeck' : `a ${paymethod.paymethod_type}`}`);
+
+    const previous = found.source?.file_id === this.run.file_id ? found.source : undefined;
+    if (previous && previous.line > row.line) return this.skip(row, `superseded by line ${previous.line}`);
+    if (previous && previous.line === row.line) {
+      if (previous.run_id !== this.run.run_id) {
+        this.skipped += 1; // this file was applied before: nothing left to change
+        return;
+      }
+      // A retried batch: this run already committed the row; count it and (re)write its history.
+      return this.commitCounted(row, paymethod, current);
+    }
     if (current.suppress_account_updater === true) return this.skip(row, 'suppressed: suppress_account_updater is true');
 
-    const month = row.expireMonth ?? current.expire_month;
-    const year = row.expireYear ?? current.expire_year;
-    const now = this.deps.clock();
-    if ((row.expireMonth !== undefined || row.expireYear !== undefined) && !isExpiryCurrentOrFuture(month, year, now)) return this.fail(row, pastExpiry(month, year));
+    // An earlier line of this file changed the card: this later line starts again from the card as it was before the file.
+    const before = previous?.before ?? {
+      card: {
+        last_4_account_number: current.last_4_account_number,
+        masked_account_number: current.masked_account_number,
+        expire_month: current.expire_month,
+        expire_year: current.expire_year,
+        ...(current.fingerprint ? { fingerprint: current.fingerprint } : {}),
+      },
+      ...(found.secret ? { secret: found.secret } : {}),
+    };
+    const month = row.expireMonth ?? before.card.expire_month;
+    const year = row.expireYear ?? before.card.expire_year;
+    if ((row.expireMonth !== undefined || row.expireYear !== undefined) && !isExpiryCurrentOrFuture(month, year, this.now)) return this.fail(row, pastExpiry(month, year));
 
-    const binding = { organizationId: paymethod.organization_id, recordToken: paymethod.paymethod_token };
-    const numberChanged = row.accountNumber !== undefined && (await this.differsFromStored(row.accountNumber, found));
+    const numberChanged = row.accountNumber !== undefined && (await this.differsFromStored(row.accountNumber, paymethod, before));
     const changed = numberChanged || month !== current.expire_month || year !== current.expire_year || current.au_code !== row.code;
-    if (!changed) {
+    // After an earlier line of this file, this later line takes over even when it changes nothing more.
+    if (!changed && !previous) {
       this.skipped += 1;
       return;
     }
 
-    const appliedAt = now.toISOString();
     const card: CardDetails = {
       ...current,
+      ...before.card,
       ...(numberChanged ? { last_4_account_number: lastFour(row.accountNumber!), masked_account_number: masked(row.accountNumber!) } : {}),
       expire_month: month,
       expire_year: year,
       au_code: row.code,
       au_description: AU_CODES[row.code],
-      au_updated_date: appliedAt,
+      au_updated_date: this.run.applied_at,
     };
     // A new number is a new account: its fingerprint (and so its duplicate scope entry) changes with it.
     if (numberChanged) card.fingerprint = await this.deps.fingerprinter.fingerprint(paymethod.organization_id, { kind: 'card', accountNumber: row.accountNumber! });
-    const secret = numberChanged ? await this.deps.vault.seal(row.accountNumber!, binding) : undefined;
-    await this.markMonth(appliedAt.slice(0, 7), paymethod.organization_id);
-    const outcome = await this.deps.store.applyCardUpdate({
-      current: paymethod,
-      card,
-      ...(secret ? { secret } : {}),
-      history: {
+    const binding = { organizationId: paymethod.organization_id, recordToken: paymethod.paymethod_token };
+    const secret = numberChanged ? await this.deps.vault.seal(row.accountNumber!, binding) : previous ? before.secret : undefined;
+    await this.markMonth(paymethod.organization_id);
+    const source: UpdateSource = { file_id: this.run.file_id, line: row.line, run_id: this.run.run_id, before };
+    const outcome = await this.deps.cards.applyAccountUpdate({ current: paymethod, card, ...(secret ? { secret } : {}), source });
+    if (outcome === 'applied') {
+      if (previous && previous.run_id === this.run.run_id) {
+        this.superseded.push({ line: previous.line, paymethod_token: row.paymethodToken, reason: `superseded by line ${row.line}` });
+      }
+      return this.commitCounted(row, paymethod, card);
+    }
+    // Changed (or deleted) since it was read: read it again and decide again.
+    if (attempt >= MAX_ATTEMPTS) return this.fail(row, 'the card changed while the file was being applied; apply the file again');
+    const again = await this.deps.cards.findCards([row.paymethodToken]);
+    return this.applyRow(row, again.get(row.paymethodToken), attempt + 1);
+  }
+
+  private async commitCounted(row: UpdateRow, paymethod: Paymethod, card: CardDetails): Promise<void> {
+    await this.markMonth(paymethod.organization_id);
+    this.applied += 1;
+    this.history.push({
+      line: row.line,
+      update: {
         organization_id: paymethod.organization_id,
         ...(paymethod.location_id ? { location_id: paymethod.location_id } : {}),
         ...(paymethod.customer_token ? { customer_token: paymethod.customer_token } : {}),
         paymethod_token: paymethod.paymethod_token,
         au_code: row.code,
         au_description: AU_CODES[row.code],
-        au_updated_date: appliedAt,
+        au_updated_date: this.run.applied_at,
         last_4_account_number: card.last_4_account_number,
-        expire_month: month,
-        expire_year: year,
+        expire_month: card.expire_month,
+        expire_year: card.expire_year,
       },
     });
-    if (outcome === 'applied') {
-      this.applied += 1;
-      return;
-    }
-    // Changed (or deleted) since the batch read it: read it again and decide again.
-    if (attempt >= MAX_ATTEMPTS) return this.fail(row, 'the card changed while the file was being applied; apply the file again');
-    const again = await this.deps.store.getPaymethods([row.paymethodToken]);
-    return this.applyRow(row, again.get(row.paymethodToken), attempt + 1);
   }
 
   /**
@@ -239,19 +200,18 @@ class ApplyRun {
    * different last four settles it; only when they match is the stored number
    * opened (bound to the same organization and token) and compared.
    */
-  private async differsFromStored(accountNumber: string, found: StoredPaymethod): Promise<boolean> {
-    if (!found.secret || lastFour(accountNumber) !== found.paymethod.card?.last_4_account_number) return true;
-    const stored = await this.deps.vault.open(found.secret, { organizationId: found.paymethod.organization_id, recordToken: found.paymethod.paymethod_token });
+  private async differsFromStored(accountNumber: string, paymethod: Paymethod, before: UpdateSource['before']): Promise<boolean> {
+    if (!before.secret || lastFour(accountNumber) !== before.card.last_4_account_number) return true;
+    const stored = await this.deps.vault.open(before.secret, { organizationId: paymethod.organization_id, recordToken: paymethod.paymethod_token });
     return stored !== accountNumber;
   }
 
-  private markMonth(month: string, organizationId: string): Promise<void> {
-    const key = `${month}#${organizationId}`;
-    let marked = this.markedMonths.get(key);
+  private markMonth(organizationId: string): Promise<void> {
+    let marked = this.markedMonths.get(organizationId);
     if (!marked) {
-      marked = this.deps.store.markMonth(month, organizationId);
-      marked.catch(() => this.markedMonths.delete(key));
-      this.markedMonths.set(key, marked);
+      marked = this.deps.log.markMonth(this.run.applied_at.slice(0, 7), organizationId);
+      marked.catch(() => this.markedMonths.delete(organizationId));
+      this.markedMonths.set(organizationId, marked);
     }
     return marked;
   }

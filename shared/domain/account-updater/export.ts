@@ -1,5 +1,4 @@
 import { InvalidRequest } from '../errors.ts';
-import { csvField } from './csv-reader.ts';
 import type { AccountUpdateHistory, AccountUpdateRecord, ReportWriter } from './ports.ts';
 
 /** The monthly report's columns, in order (documented in the README). */
@@ -75,4 +74,11 @@ async function* reportLines(first: AccountUpdateRecord, rest: AsyncIterator<Acco
 
 export function reportLine(update: AccountUpdateRecord): string {
   return REPORT_COLUMNS.map((column) => csvField(update[column])).join(',') + EOL;
+}
+
+/** RFC 4180: quoted only when needed. */
+export function csvField(value: unknown): string {
+  if (value === undefined || value === null) return '';
+  const text = String(value);
+  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }

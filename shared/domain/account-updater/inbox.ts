@@ -20,3 +20,8 @@ export function inboxFile(key: string): { organizationId?: string; resultKey: st
 export function decodeS3Key(key: string): string {
   return decodeURIComponent(key.replace(/\+/g, ' '));
 }
+
+/** The whole error list of a run, beside its summary: `au-results/<path>.csv.errors.csv`. */
+export function errorsKeyOf(resultKey: string): string {
+  return `${resultKey.replace(/\.json$/, '')}.errors.csv`;
+}

@@ -1,11 +1,44 @@
 import type { CardDetails, Paymethod } from '../paymethods/model.ts';
 import type { SealedSecret } from '../vault.ts';
-import type { AuCode } from './rows.ts';
+import type { AuCode, RowError } from './rows.ts';
 
-/** A paymethod as the updater needs it: the record and its sealed number. */
-export interface StoredPaymethod {
+/** Which file line last changed a card, and in which run: how duplicates and retries are told apart. */
+export interface UpdateSource {
+  /** SHA-256 of the file's bytes: the same file applied again has the same id. */
+  file_id: string;
+  line: number;
+  /** One execution of the engine; a retried batch keeps it, a new application of the file does not. */
+  run_id: string;
+  /**
+   * The card as it was before this file changed it: a later line of the same
+   * token starts again from here, so the card ends as if only the last line
+   * had been applied, whatever order the lines ran in.
+   */
+  before: { card: Pick<CardDetails, 'last_4_account_number' | 'masked_account_number' | 'expire_month' | 'expire_year' | 'fingerprint'>; secret?: SealedSecret };
+}
+
+/** A card as the updater needs it: the record, its sealed number, and the line that last changed it. */
+export interface StoredCard {
   paymethod: Paymethod;
   secret?: SealedSecret;
+  source?: UpdateSource;
+}
+
+export interface CardChange {
+  current: Paymethod;
+  /** The whole card sub-object after the update (au_* members set). */
+  card: CardDetails;
+  /** The new number, sealed for this organization and paymethod; absent when the number stays. */
+  secret?: SealedSecret;
+  source: UpdateSource;
+}
+
+/** The paymethod repository's Account Updater side: the only writer of cards. */
+export interface CardUpdates {
+  /** Strongly consistent batch lookup (up to 100 tokens); unknown tokens are absent from the map. */
+  findCards(tokens: readonly string[]): Promise<Map<string, StoredCard>>;
+  /** One conditional write (version as read, still a card); 'conflict' when it changed or went away. */
+  applyAccountUpdate(change: CardChange): Promise<'applied' | 'conflict'>;
 }
 
 /** One applied update, kept for the monthly export (no number, only what the card shows). */
@@ -22,32 +55,18 @@ export interface AccountUpdateRecord {
   expire_year: number;
 }
 
-export interface CardChange {
-  current: Paymethod;
-  /** The whole card sub-object after the update (au_* members set). */
-  card: CardDetails;
-  /** The new number, sealed for this organization and paymethod; absent when the number stays. */
-  secret?: SealedSecret;
-  history: AccountUpdateRecord;
-}
-
-export interface AccountUpdaterStore {
-  /** Strongly consistent batch lookup; unknown tokens are absent from the map. */
-  getPaymethods(tokens: readonly string[]): Promise<Map<string, StoredPaymethod>>;
+/** The history the export reads, written after the cards (idempotently: a retry rewrites the same items). */
+export interface AccountUpdateLog {
   /** Records that `organizationId` has updates in `month` (yyyy-mm); idempotent. */
   markMonth(month: string, organizationId: string): Promise<void>;
-  /**
-   * One conditional write: the card (checked against `current.version`, and
-   * still a card), its sparse AU index keys, and the history item.
-   * 'conflict' when the record changed or went away since it was read.
-   */
-  applyCardUpdate(change: CardChange): Promise<'applied' | 'conflict'>;
+  /** Writes the history items of applied rows, keyed by date, token and source line. */
+  record(updates: ReadonlyArray<{ line: number; update: AccountUpdateRecord }>): Promise<void>;
 }
 
 /** What the monthly export reads; both in a stable order, without Scan. */
 export interface AccountUpdateHistory {
   organizationsWithUpdates(month: string): AsyncIterable<string>;
-  /** Oldest first, ties broken by paymethod token. */
+  /** Oldest first, ties broken by paymethod token; one record per card and date (the highest line). */
   updatesOf(organizationId: string, month: string): AsyncIterable<AccountUpdateRecord>;
 }
 
@@ -57,5 +76,31 @@ export interface ReportWriter {
   write(key: string, body: AsyncIterable<string>): Promise<void>;
 }
 
-/** Opens the update file from its start; called once per pass (the file is read twice, never held whole). */
-export type UpdateFileSource = () => AsyncIterable<Uint8Array | string>;
+/** What one batch of a run left behind, for the merge step. */
+export interface BatchResult {
+  first_line: number;
+  last_line: number;
+  applied: number;
+  skipped: number;
+  errors: RowError[];
+  notes: RowNote[];
+  /**
+   * Lines this batch found applied earlier in the same run and then replaced
+   * with a later line of the same token: the merge counts them as skipped.
+   */
+  superseded: RowNote[];
+}
+
+/** Where batch results wait for the merge (S3 under the run's prefix). */
+export interface BatchResults {
+  put(runId: string, result: BatchResult): Promise<void>;
+  /** Every stored result of the run, in line order. */
+  list(runId: string): AsyncIterable<BatchResult>;
+}
+
+/** A row counted as skipped for a reason worth telling (rows with nothing to change are not listed). */
+export interface RowNote {
+  line: number;
+  paymethod_token: string;
+  reason: string;
+}

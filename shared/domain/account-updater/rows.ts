@@ -1,5 +1,4 @@
 import { isDigits, isExpiryCurrentOrFuture, passesLuhn } from '../paymethods/rules.ts';
-import type { CsvRecord } from './csv-reader.ts';
 
 /** The contract's update codes and the description each sets. */
 export const AU_CODES = {
@@ -11,6 +10,16 @@ export const AU_CODES = {
 export type AuCode = keyof typeof AU_CODES;
 
 export const AU_HEADER = ['paymethod_token', 'au_code', 'account_number', 'expire_month', 'expire_year'] as const;
+
+/**
+ * A row as the file reader hands it over: its line (the header is line 1),
+ * its cells in column order, or why it could not be read as CSV.
+ */
+export interface SourceRow {
+  line: number;
+  fields: string[];
+  error?: string;
+}
 
 /** One well-formed row of an update file; empty cells are absent members (value unchanged). */
 export interface UpdateRow {
@@ -36,7 +45,7 @@ export function isAuCode(value: string): value is AuCode {
 }
 
 /** Whether the first record is the contract's header, exactly (quoting aside). */
-export function isHeader(record: CsvRecord): boolean {
+export function isHeader(record: SourceRow): boolean {
   return !record.error && record.fields.length === AU_HEADER.length && AU_HEADER.every((name, index) => record.fields[index] === name);
 }
 
@@ -45,7 +54,7 @@ export function isHeader(record: CsvRecord): boolean {
  * of the row is named (joined with "; "), so one pass over a file tells its
  * sender all that is wrong with each line.
  */
-export function parseRow(record: CsvRecord, now: Date): { row: UpdateRow } | { error: RowError } {
+export function parseRow(record: SourceRow, now: Date): { row: UpdateRow } | { error: RowError } {
   const token = (record.fields[0] ?? '').trim();
   const fail = (reason: string) => ({ error: { line: record.line, paymethod_token: token, reason } });
   if (record.error) return fail(`malformed row: ${record.error}`);

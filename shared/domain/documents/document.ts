@@ -2,7 +2,7 @@
  * The document aggregate: what is stored, what clients see, and the limits the
  * contract fixes. No AWS and no HTTP here.
  */
-import type { z } from 'zod';
+import type * as z from 'zod/mini';
 import type { documentListViewSchema, documentViewSchema } from './view-schemas.ts';
 
 export const DOCUMENT_TYPES = ['jpeg', 'png', 'tiff', 'txt', 'bmp', 'wav', 'mp3'] as const;

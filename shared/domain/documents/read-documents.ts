@@ -11,7 +11,7 @@ export const DOWNLOAD_URL_SECONDS = 300;
  * as clients are concerned, and so are sessions whose upload window closed
  * without a file (the table's TTL removes them lazily).
  */
-export async function getDocument(organizationId: string, documentId: string, deps: DocumentDeps): Promise<StoredDocument> {
+export async function getDocument(organizationId: string, documentId: string, deps: Pick<DocumentDeps, 'documents' | 'clock'>): Promise<StoredDocument> {
   const document = await deps.documents.get(organizationId, documentId);
   if (!document || !isVisible(document, deps.clock?.() ?? new Date())) throw new NotFound(`no document ${documentId}`);
   return document;
@@ -29,7 +29,7 @@ export function isVisible(document: StoredDocument, now: Date): boolean {
 /** How long after the upload window a pending session stays readable, while its S3 event is processed. */
 export const FINALIZE_GRACE_MS = 60 * 60 * 1000;
 
-export async function listDocuments(query: DocumentListQuery, deps: DocumentDeps): Promise<DocumentPage> {
+export async function listDocuments(query: DocumentListQuery, deps: Pick<DocumentDeps, 'documents'>): Promise<DocumentPage> {
   return deps.documents.list(query);
 }
 

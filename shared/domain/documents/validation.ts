@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import type { FieldIssue } from '../errors.ts';
 import type { DocumentResource } from './document.ts';
 import {
@@ -20,20 +20,23 @@ const resourceField = z.enum(DOCUMENT_RESOURCES as [DocumentResource, ...Documen
 });
 
 // JSON Schema's maxLength counts code points too; the refinement is invisible to z.toJSONSchema, hence the metadata.
-const descriptionField = z
-  .string({ error: 'must be a string' })
-  .refine((text) => codePoints(text) <= MAX_DESCRIPTION_CODE_POINTS, { error: `must be at most ${MAX_DESCRIPTION_CODE_POINTS} characters` })
-  .meta({ maxLength: MAX_DESCRIPTION_CODE_POINTS, description: 'Short description, for example receipt or voided check.' })
-  .optional();
+const descriptionField = z.optional(
+  z.string({ error: 'must be a string' }).check(
+    z.refine((text) => codePoints(text) <= MAX_DESCRIPTION_CODE_POINTS, { error: `must be at most ${MAX_DESCRIPTION_CODE_POINTS} characters` }),
+    z.meta({ maxLength: MAX_DESCRIPTION_CODE_POINTS, description: 'Short description, for example receipt or voided check.' }),
+  ),
+);
 
 const PREFIX_ALTERNATIVES = Object.values(RESOURCE_ID_PREFIXES).map((prefix) => prefix.slice(0, -1)).join('|');
 
 /** Checked by resourceIdIssues below; stated here for the schema. */
-const resourceIdField = requiredString().meta({
-  pattern: `^(${PREFIX_ALTERNATIVES})_[A-Za-z0-9_-]+$`,
-  maxLength: MAX_RESOURCE_ID_LENGTH,
-  description: `Id of the resource, with the prefix of its kind: ${Object.entries(RESOURCE_ID_PREFIXES).map(([resource, prefix]) => `${prefix} for ${resource}`).join(', ')}.`,
-});
+const resourceIdField = requiredString().check(
+  z.meta({
+    pattern: `^(${PREFIX_ALTERNATIVES})_[A-Za-z0-9_-]+$`,
+    maxLength: MAX_RESOURCE_ID_LENGTH,
+    description: `Id of the resource, with the prefix of its kind: ${Object.entries(RESOURCE_ID_PREFIXES).map(([resource, prefix]) => `${prefix} for ${resource}`).join(', ')}.`,
+  }),
+);
 
 const RESOURCE_ID_REST = /^[A-Za-z0-9_-]+$/;
 
@@ -56,7 +59,7 @@ function resourceIdIssues(input: unknown): FieldIssue[] {
 /** The JSON part of a multipart upload. */
 export const uploadMetadataSchema = z
   .strictObject({ resource: resourceField, resource_id: resourceIdField, description: descriptionField })
-  .meta({ description: 'The JSON part of an upload. Members whose value is null are treated as absent; unknown members are refused.' });
+  .check(z.meta({ description: 'The JSON part of an upload. Members whose value is null are treated as absent; unknown members are refused.' }));
 
 /** The body that opens an upload session. */
 export const uploadSessionSchema = z
@@ -64,11 +67,13 @@ export const uploadSessionSchema = z
     resource: resourceField,
     resource_id: resourceIdField,
     description: descriptionField,
-    file_name: requiredString().meta({
-      description: `Name of the file to upload; any path (/ or \\) is removed, and what remains is at most ${MAX_FILE_NAME_CODE_POINTS} characters. Its extension must name a document type allowed for the resource.`,
-    }),
+    file_name: requiredString().check(
+      z.meta({
+        description: `Name of the file to upload; any path (/ or \\) is removed, and what remains is at most ${MAX_FILE_NAME_CODE_POINTS} characters. Its extension must name a document type allowed for the resource.`,
+      }),
+    ),
   })
-  .meta({ description: 'Members whose value is null are treated as absent; unknown members are refused.' });
+  .check(z.meta({ description: 'Members whose value is null are treated as absent; unknown members are refused.' }));
 
 export type UploadMetadata = z.infer<typeof uploadMetadataSchema>;
 export type UploadSessionRequest = z.infer<typeof uploadSessionSchema>;
@@ -76,7 +81,7 @@ export type UploadSessionRequest = z.infer<typeof uploadSessionSchema>;
 /** Every issue of the input, and the parsed value when there is none. */
 export type Checked<T> = { value: T; issues: [] } | { value: undefined; issues: FieldIssue[] };
 
-function check<T>(schema: z.ZodType<T>, input: unknown): Checked<T> {
+function check<T>(schema: z.ZodMiniType<T>, input: unknown): Checked<T> {
   const result = schema.safeParse(input);
   const issues = [...(result.success ? [] : result.error.issues.flatMap(toFieldIssues)), ...resourceIdIssues(input)];
   return result.success && issues.length === 0 ? { value: result.data, issues: [] } : { value: undefined, issues };

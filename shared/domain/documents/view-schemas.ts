@@ -3,7 +3,7 @@
  * Apart from the views so that handlers, which only need the views, do not
  * bundle zod.
  */
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import type { DocumentResource } from './document.ts';
 import { DOCUMENT_RESOURCES, DOCUMENT_TYPES, MAX_FILE_BYTES } from './document.ts';
 import type { UploadSession } from './upload-session.ts';
@@ -11,16 +11,16 @@ import { UPLOAD_WINDOW_SECONDS } from './upload-session.ts';
 
 /** What the views return (their return types are inferred from these; the integration tests parse real answers with them). */
 export const documentViewSchema = z.object({
-  document_id: z.string().regex(/^doc_[A-Za-z0-9]+$/),
+  document_id: z.string().check(z.regex(/^doc_[A-Za-z0-9]+$/)),
   resource: z.enum(DOCUMENT_RESOURCES as [DocumentResource, ...DocumentResource[]]),
   resource_id: z.string(),
-  type: z.enum(DOCUMENT_TYPES).optional().meta({ description: 'Decided from the file\'s leading bytes; absent until an upload session\'s file is accepted.' }),
-  file: z.string().meta({ description: 'The uploaded file name, without any path.' }),
-  description: z.string().optional(),
-  size: z.number().int().min(1).max(MAX_FILE_BYTES).optional().meta({ description: 'Bytes received.' }),
-  received_date: z.string().regex(/^\d{4}-\d{2}-\d{2}$/).optional().meta({ format: 'date', description: 'UTC date the upload completed.' }),
-  status: z.enum(['pending', 'available', 'rejected']).meta({ description: 'Upload sessions start pending and end available or rejected.' }),
-  reason: z.string().optional().meta({ description: 'Why an upload session\'s file was rejected.' }),
+  type: z.optional(z.enum(DOCUMENT_TYPES)).check(z.meta({ description: 'Decided from the file\'s leading bytes; absent until an upload session\'s file is accepted.' })),
+  file: z.string().check(z.meta({ description: 'The uploaded file name, without any path.' })),
+  description: z.optional(z.string()),
+  size: z.optional(z.int().check(z.minimum(1), z.maximum(MAX_FILE_BYTES))).check(z.meta({ description: 'Bytes received.' })),
+  received_date: z.optional(z.string().check(z.regex(/^\d{4}-\d{2}-\d{2}$/))).check(z.meta({ format: 'date', description: 'UTC date the upload completed.' })),
+  status: z.enum(['pending', 'available', 'rejected']).check(z.meta({ description: 'Upload sessions start pending and end available or rejected.' })),
+  reason: z.optional(z.string()).check(z.meta({ description: 'Why an upload session\'s file was rejected.' })),
 });
 
 export const documentListViewSchema = z.object({
@@ -28,16 +28,16 @@ export const documentListViewSchema = z.object({
   resource: documentViewSchema.shape.resource,
   resource_id: z.string(),
   type: z.enum(DOCUMENT_TYPES),
-  description: z.string().optional(),
-  size: z.number().int().min(1).max(MAX_FILE_BYTES),
-  received_date: z.string().regex(/^\d{4}-\d{2}-\d{2}$/).meta({ format: 'date' }),
+  description: z.optional(z.string()),
+  size: z.int().check(z.minimum(1), z.maximum(MAX_FILE_BYTES)),
+  received_date: z.string().check(z.regex(/^\d{4}-\d{2}-\d{2}$/), z.meta({ format: 'date' })),
 });
 
 /** `upload` as clients see it (the OpenAPI document's shape of it). */
 export const uploadFormSchema = z
   .object({
-    url: z.url().meta({ description: 'Where to POST the file (multipart/form-data): the fields below first, then the file as the last part, named file.' }),
-    fields: z.record(z.string(), z.string()).meta({ description: 'Form fields of the presigned POST, sent as they are.' }),
-    expires_at: z.string().meta({ format: 'date-time', description: `The presigned POST accepts a file until then (${UPLOAD_WINDOW_SECONDS / 60} minutes).` }),
+    url: z.url().check(z.meta({ description: 'Where to POST the file (multipart/form-data): the fields below first, then the file as the last part, named file.' })),
+    fields: z.record(z.string(), z.string()).check(z.meta({ description: 'Form fields of the presigned POST, sent as they are.' })),
+    expires_at: z.string().check(z.meta({ format: 'date-time', description: `The presigned POST accepts a file until then (${UPLOAD_WINDOW_SECONDS / 60} minutes).` })),
   })
-  .meta({ description: `A presigned S3 POST whose policy limits the file to ${MAX_FILE_BYTES} bytes.` }) satisfies z.ZodType<UploadSession['upload']>;
+  .check(z.meta({ description: `A presigned S3 POST whose policy limits the file to ${MAX_FILE_BYTES} bytes.` })) satisfies z.ZodMiniType<UploadSession['upload']>;

@@ -1,15 +1,16 @@
 import { Conflict, InvalidRequest, NotFound } from '../errors.ts';
 import { isOrganizationId, newToken } from '../ids.ts';
 import type { IdempotencyCompletion } from '../idempotency.ts';
+import { stripUndefined } from '../objects.ts';
 import type { Caller, OrganizationStore } from '../tenancy.ts';
 import { assertOrganizationAccess } from '../tenancy.ts';
 import type { SealedSecret, Vault } from '../vault.ts';
 import type { AccountIdentity, Fingerprinter } from './fingerprints.ts';
-import type { CardDetails, EcheckDetails, OneTimeToken, Paymethod, VendorDetails } from './model.ts';
+import type { CardDetails, EcheckDetails, OneTimeToken, Paymethod } from './model.ts';
 import type { BillingAgreements, NewPaymethod, OneTimeTokenRepository, PaymethodRepository } from './ports.ts';
 import { lastFour, masked } from './rules.ts';
-import type { CardInput, CreateForm, CreateInput, EcheckInput } from './validation.ts';
-import { assertExpiryCurrentOrFuture, stripUndefined, validateCreate } from './validation.ts';
+import type { NewCard, NewEcheck, PaymethodCreate } from './validation.ts';
+import { assertExpiryCurrentOrFuture, createBodySchema, locationlessCreateBodySchema, parseBody } from './validation.ts';
 
 export interface CreatePaymethodDeps {
   paymethods: PaymethodRepository;
@@ -21,18 +22,25 @@ export interface CreatePaymethodDeps {
   clock: () => Date;
 }
 
-export interface CreatePaymethodCommand {
-  form: CreateForm;
+interface CommandBase {
   caller: Caller;
-  /** From the path; on the locationless route it comes from the body. */
-  organizationId?: string;
-  locationId?: string;
   /** From the path (rule 1: the path's customer wins). */
   customerToken?: string;
   body: Record<string, unknown>;
   /** The Idempotency-Key's answer, stored in the record's own transaction. */
   completion?: IdempotencyCompletion<Paymethod>;
 }
+
+/**
+ * Which create route is asking. The customer and location routes name
+ * organization and location in the path and share one body; the locationless
+ * route takes the organization from the body.
+ */
+export type CreateForm = CreatePaymethodCommand['form'];
+
+export type CreatePaymethodCommand =
+  | (CommandBase & { form: 'customer' | 'location'; organizationId: string; locationId: string })
+  | (CommandBase & { form: 'locationless' });
 
 interface Instrument {
   details: Pick<NewPaymethod, 'paymethod_type' | 'card' | 'echeck' | 'vendor'>;
@@ -48,7 +56,7 @@ export function accountIdentity(details: { card?: unknown; echeck?: { routing_nu
   return undefined;
 }
 
-/** The card or echeck with its fingerprint set. */
+/** The card or echeck with its fingerprint set (computed from the number, never taken from a token or body). */
 export async function withFingerprint<T extends { card?: CardDetails; echeck?: EcheckDetails }>(
   details: T,
   accountNumber: string | undefined,
@@ -60,6 +68,12 @@ export async function withFingerprint<T extends { card?: CardDetails; echeck?: E
   const fingerprint = await fingerprinter.fingerprint(organizationId, account);
   if (details.card) return { ...details, card: { ...details.card, fingerprint } };
   return { ...details, echeck: { ...details.echeck!, fingerprint } };
+}
+
+interface Scope {
+  organizationId: string;
+  locationId?: string;
+  now: Date;
 }
 
 /**
@@ -75,22 +89,20 @@ export async function createPaymethod(command: CreatePaymethodCommand, deps: Cre
   if (command.form === 'locationless' && isOrganizationId(command.body.organization_id)) {
     await assertOrganizationAccess(command.caller, command.body.organization_id, deps.organizations);
   }
-  const input = validateCreate(command.body, command.form, now);
-  const organizationId = command.organizationId ?? (input.organization_id as string);
+  const { input, scope } = parseCommand(command, now);
   if (command.customerToken && input.customer_token && input.customer_token !== command.customerToken) {
     throw new InvalidRequest([{ field: 'customer_token', message: 'must match the customer token in the path' }]);
   }
-  const customerToken = command.customerToken ?? input.customer_token;
   const paymethodToken = newToken('mth_');
-  const instrument = await resolveInstrument(input, { organizationId, locationId: command.locationId, now }, deps);
-  const details = await withFingerprint(instrument.details, instrument.accountNumber, organizationId, deps.fingerprinter);
+  const instrument = await resolveInstrument(input, scope, deps);
+  const details = await withFingerprint(instrument.details, instrument.accountNumber, scope.organizationId, deps.fingerprinter);
   const secret: SealedSecret | undefined =
-    instrument.accountNumber === undefined ? undefined : await deps.vault.seal(instrument.accountNumber, { organizationId, recordToken: paymethodToken });
+    instrument.accountNumber === undefined ? undefined : await deps.vault.seal(instrument.accountNumber, { organizationId: scope.organizationId, recordToken: paymethodToken });
   const record: NewPaymethod = stripUndefined({
     paymethod_token: paymethodToken,
-    organization_id: organizationId,
-    location_id: command.locationId,
-    customer_token: customerToken,
+    organization_id: scope.organizationId,
+    location_id: scope.locationId,
+    customer_token: command.customerToken ?? input.customer_token,
     customer_id: input.customer_id,
     billing_address_token: input.billing_address_token,
     label: input.label,
@@ -107,43 +119,48 @@ export async function createPaymethod(command: CreatePaymethodCommand, deps: Cre
   });
 }
 
-async function resolveInstrument(
-  input: CreateInput,
-  scope: { organizationId: string; locationId?: string; now: Date },
-  deps: CreatePaymethodDeps,
-): Promise<Instrument> {
-  if (input.vendor) {
-    const agreementId = await deps.billingAgreements.createAgreement(input.vendor.vendor_billing_agreement_token);
-    const vendor: VendorDetails = { ...input.vendor, vendor_billing_agreement_id: agreementId };
-    return { details: { paymethod_type: 'vendor', vendor } };
+function parseCommand(command: CreatePaymethodCommand, now: Date): { input: PaymethodCreate; scope: Scope } {
+  if (command.form !== 'locationless') {
+    return { input: parseBody(createBodySchema, command.body, now), scope: { organizationId: command.organizationId, locationId: command.locationId, now } };
   }
-  if (input.card) {
-    const { card } = input;
-    if (!card.one_time_token) return { details: { paymethod_type: 'card', card: cardDetails(card, card.account_number as string) }, accountNumber: card.account_number };
-    const redeemed = await redeem(card.one_time_token, 'card', scope, deps);
-    const merged = { ...redeemed.token.card, ...withoutSecrets(card) } as CardInput;
-    assertExpiryCurrentOrFuture(merged.expire_month as number, merged.expire_year as number, scope.now);
-    return { details: { paymethod_type: 'card', card: cardDetails(merged, redeemed.accountNumber) }, accountNumber: redeemed.accountNumber, oneTimeToken: card.one_time_token };
+  const input = parseBody(locationlessCreateBodySchema, command.body, now);
+  return { input, scope: { organizationId: input.organization_id, now } };
+}
+
+async function resolveInstrument(input: PaymethodCreate, scope: Scope, deps: CreatePaymethodDeps): Promise<Instrument> {
+  switch (input.instrument) {
+    case 'vendor': {
+      const agreementId = await deps.billingAgreements.createAgreement(input.vendor.vendor_billing_agreement_token);
+      return { details: { paymethod_type: 'vendor', vendor: { ...input.vendor, vendor_billing_agreement_id: agreementId } } };
+    }
+    case 'card':
+      return { details: { paymethod_type: 'card', card: cardDetails(input.card) }, accountNumber: input.card.account_number };
+    case 'echeck':
+      return { details: { paymethod_type: 'echeck', echeck: echeckDetails(input.echeck) }, accountNumber: input.echeck.account_number };
+    case 'card_token': {
+      const redeemed = await redeem(input.one_time_token, 'card.one_time_token', scope, deps);
+      if (!redeemed.token.card) throw new InvalidRequest([{ field: 'card.one_time_token', message: 'was minted for an echeck' }]);
+      // Members sent beside the token override the token's.
+      const card: CardDetails = { ...redeemed.token.card, ...input.card, one_time_token: input.one_time_token };
+      assertExpiryCurrentOrFuture(card.expire_month, card.expire_year, scope.now);
+      return { details: { paymethod_type: 'card', card }, accountNumber: redeemed.accountNumber, oneTimeToken: input.one_time_token };
+    }
+    case 'echeck_token': {
+      const redeemed = await redeem(input.one_time_token, 'echeck.one_time_token', scope, deps);
+      if (!redeemed.token.echeck) throw new InvalidRequest([{ field: 'echeck.one_time_token', message: 'was minted for a card' }]);
+      const echeck: EcheckDetails = { ...redeemed.token.echeck, ...input.echeck, one_time_token: input.one_time_token };
+      return { details: { paymethod_type: 'echeck', echeck }, accountNumber: redeemed.accountNumber, oneTimeToken: input.one_time_token };
+    }
   }
-  const echeck = input.echeck as EcheckInput;
-  if (!echeck.one_time_token) return { details: { paymethod_type: 'echeck', echeck: echeckDetails(echeck, echeck.account_number as string) }, accountNumber: echeck.account_number };
-  const redeemed = await redeem(echeck.one_time_token, 'echeck', scope, deps);
-  const merged = { ...redeemed.token.echeck, ...echeck } as EcheckInput;
-  return { details: { paymethod_type: 'echeck', echeck: echeckDetails(merged, redeemed.accountNumber) }, accountNumber: redeemed.accountNumber, oneTimeToken: echeck.one_time_token };
 }
 
 /**
  * A token is usable only under the organization and location it was minted
  * for and within its life; anything else looks unknown (400), so a token of
- * another tenant is indistinguishable from a made-up one. Used is 409.
+ * another tenant is indistinguishable from a made-up one. Used is 409; the
+ * caller checks that it was minted for the same kind of instrument.
  */
-async function redeem(
-  token: string,
-  kind: 'card' | 'echeck',
-  scope: { organizationId: string; locationId?: string; now: Date },
-  deps: CreatePaymethodDeps,
-): Promise<{ token: OneTimeToken; accountNumber: string }> {
-  const field = `${kind}.one_time_token`;
+async function redeem(token: string, field: string, scope: Scope, deps: CreatePaymethodDeps): Promise<{ token: OneTimeToken; accountNumber: string }> {
   const found = await deps.oneTimeTokens.getWithSecret(token);
   const usable =
     found &&
@@ -152,39 +169,15 @@ async function redeem(
     Date.parse(found.token.expires_at) > scope.now.getTime();
   if (!found || !usable) throw new InvalidRequest([{ field, message: 'is unknown or expired' }], 'INVALID_ONE_TIME_TOKEN');
   if (found.token.consumed_at) throw new Conflict('ONE_TIME_TOKEN_USED', 'the one-time token has already been used');
-  if (found.token.paymethod_type !== kind) throw new InvalidRequest([{ field, message: `was minted for ${found.token.paymethod_type === 'card' ? 'a card' : 'an echeck'}` }]);
   const accountNumber = await deps.vault.open(found.secret, { organizationId: found.token.organization_id, recordToken: token });
   return { token: found.token, accountNumber };
 }
 
-function withoutSecrets(card: CardInput): CardInput {
-  const { account_number: _number, ...rest } = card;
-  return rest;
+/** What is kept of a card: every parsed member except the number, which is sealed; its last four and mask instead. */
+export function cardDetails({ account_number: accountNumber, ...card }: NewCard): CardDetails {
+  return { ...card, last_4_account_number: lastFour(accountNumber), masked_account_number: masked(accountNumber) };
 }
 
-export function cardDetails(card: CardInput, accountNumber: string): CardDetails {
-  return stripUndefined({
-    card_type: card.card_type as CardDetails['card_type'],
-    name_on_card: card.name_on_card as string,
-    last_4_account_number: lastFour(accountNumber),
-    masked_account_number: masked(accountNumber),
-    expire_month: card.expire_month as number,
-    expire_year: card.expire_year as number,
-    procurement_card: card.procurement_card,
-    suppress_account_updater: card.suppress_account_updater,
-    one_time_token: card.one_time_token,
-  });
-}
-
-export function echeckDetails(echeck: EcheckInput, accountNumber: string): EcheckDetails {
-  return stripUndefined({
-    account_holder: echeck.account_holder as string,
-    last_4_account_number: lastFour(accountNumber),
-    masked_account_number: masked(accountNumber),
-    routing_number: echeck.routing_number as string,
-    account_type: echeck.account_type,
-    sec_code: echeck.sec_code as EcheckDetails['sec_code'],
-    item_description: echeck.item_description,
-    one_time_token: echeck.one_time_token,
-  });
+export function echeckDetails({ account_number: accountNumber, ...echeck }: NewEcheck): EcheckDetails {
+  return { ...echeck, last_4_account_number: lastFour(accountNumber), masked_account_number: masked(accountNumber) };
 }

@@ -5,8 +5,7 @@ import { cardDetails, echeckDetails, withFingerprint } from './create.ts';
 import type { Fingerprinter } from './fingerprints.ts';
 import type { OneTimeToken } from './model.ts';
 import type { OneTimeTokenRepository } from './ports.ts';
-import type { CardInput, EcheckInput } from './validation.ts';
-import { validateOneTimeToken } from './validation.ts';
+import { oneTimeTokenSchema, parseBody } from './validation.ts';
 
 /** The contract fixes a one-time token's life at 60 minutes. */
 export const ONE_TIME_TOKEN_LIFETIME_MS = 60 * 60 * 1000;
@@ -27,17 +26,20 @@ export async function mintOneTimeToken(
   deps: MintOneTimeTokenDeps,
 ): Promise<OneTimeToken> {
   const now = deps.clock();
-  const input = validateOneTimeToken(command.body, now);
+  const input = parseBody(oneTimeTokenSchema, command.body, now);
   const token = newToken('ott_');
-  const accountNumber = (input.card?.account_number ?? input.echeck?.account_number) as string;
+  const accountNumber = input.instrument === 'card' ? input.card.account_number : input.echeck.account_number;
   const secret = await deps.vault.seal(accountNumber, { organizationId: command.organizationId, recordToken: token });
-  const details = input.card ? { card: cardDetails(input.card as CardInput, accountNumber) } : { echeck: echeckDetails(input.echeck as EcheckInput, accountNumber) };
   const record: OneTimeToken = {
     one_time_token: token,
     organization_id: command.organizationId,
     location_id: command.locationId,
-    paymethod_type: input.card ? 'card' : 'echeck',
-    ...(await withFingerprint(details, accountNumber, command.organizationId, deps.fingerprinter)),
+    ...(await withFingerprint(
+      input.instrument === 'card' ? { paymethod_type: 'card' as const, card: cardDetails(input.card) } : { paymethod_type: 'echeck' as const, echeck: echeckDetails(input.echeck) },
+      accountNumber,
+      command.organizationId,
+      deps.fingerprinter,
+    )),
     created_at: now.toISOString(),
     expires_at: new Date(now.getTime() + ONE_TIME_TOKEN_LIFETIME_MS).toISOString(),
   };

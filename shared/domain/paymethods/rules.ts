@@ -56,3 +56,23 @@ export const CARD_TYPES = ['visa', 'mast', 'amex', 'disc', 'dine', 'jcb'] as con
 export const SEC_CODES = ['ARC', 'CCD', 'CIE', 'CTX', 'POP', 'POS', 'PPD', 'RCK', 'TEL', 'WEB'] as const;
 export const ACCOUNT_TYPES = ['checking', 'savings'] as const;
 export const PAYMETHOD_TYPES = ['card', 'echeck', 'vendor'] as const;
+
+/** Issuer prefixes (IIN ranges) per card_type, as inclusive ranges over the number's first digits. */
+const CARD_BRANDS: Readonly<Record<(typeof CARD_TYPES)[number], { ranges: ReadonlyArray<readonly [string, string]>; length?: number; rule: string }>> = {
+  visa: { ranges: [['4', '4']], rule: 'a visa number starts with 4' },
+  mast: { ranges: [['51', '55'], ['2221', '2720']], rule: 'a mast number starts with 51 to 55 or 2221 to 2720' },
+  amex: { ranges: [['34', '34'], ['37', '37']], length: 15, rule: 'an amex number starts with 34 or 37 and has 15 digits' },
+  disc: { ranges: [['6011', '6011'], ['644', '649'], ['65', '65'], ['622126', '622925']], rule: 'a disc number starts with 6011, 644 to 649, 65 or 622126 to 622925' },
+  dine: { ranges: [['300', '305'], ['36', '36'], ['38', '39']], rule: 'a dine number starts with 300 to 305, 36, 38 or 39' },
+  jcb: { ranges: [['3528', '3589']], rule: 'a jcb number starts with 3528 to 3589' },
+};
+
+/** Undefined when the number's issuer prefix (and, for amex, its length) agrees with `cardType`; otherwise why not. */
+export function cardBrandMismatch(cardType: (typeof CARD_TYPES)[number], accountNumber: string): string | undefined {
+  const brand = CARD_BRANDS[cardType];
+  const inRange = brand.ranges.some(([low, high]) => {
+    const prefix = Number(accountNumber.slice(0, low.length));
+    return prefix >= Number(low) && prefix <= Number(high);
+  });
+  return inRange && (brand.length === undefined || accountNumber.length === brand.length) ? undefined : `does not agree with the card number: ${brand.rule}`;
+}

@@ -3,7 +3,7 @@ import type { Paymethod } from './model.ts';
 import type { PaymethodRepository } from './ports.ts';
 import type { PaymethodAddress } from './read.ts';
 import { getPaymethod } from './read.ts';
-import { assertExpiryCurrentOrFuture, stripUndefined, validateUpdate } from './validation.ts';
+import { assertExpiryCurrentOrFuture, parseBody, updateBodySchema } from './validation.ts';
 
 export interface UpdatePaymethodDeps {
   paymethods: PaymethodRepository;
@@ -18,19 +18,22 @@ export interface UpdatePaymethodDeps {
  */
 export async function updatePaymethod(address: PaymethodAddress, body: Record<string, unknown>, deps: UpdatePaymethodDeps): Promise<Paymethod> {
   const now = deps.clock();
-  const input = validateUpdate(body, now);
+  const { card, echeck, ...top } = parseBody(updateBodySchema, body, now);
   const current = await getPaymethod(address, deps);
-  for (const kind of ['card', 'echeck'] as const) {
-    if (input[kind] && current.paymethod_type !== kind) {
-      throw new InvalidRequest([{ field: kind, message: `cannot be sent: the paymethod is ${current.paymethod_type === 'echeck' ? 'an echeck' : `a ${current.paymethod_type}`}` }]);
-    }
-  }
-  const { card, echeck, ...top } = input;
   const next: Paymethod = { ...current, ...top, updated_at: now.toISOString() };
-  if (card && current.card) {
-    next.card = stripUndefined({ ...current.card, ...card });
+  if (card) {
+    if (!current.card) throw wrongKind('card', current);
+    next.card = { ...current.card, ...card };
+    // One part alone is checked against the stored other part.
     if (card.expire_month !== undefined || card.expire_year !== undefined) assertExpiryCurrentOrFuture(next.card.expire_month, next.card.expire_year, now);
   }
-  if (echeck && current.echeck) next.echeck = stripUndefined({ ...current.echeck, ...echeck });
+  if (echeck) {
+    if (!current.echeck) throw wrongKind('echeck', current);
+    next.echeck = { ...current.echeck, ...echeck };
+  }
   return deps.paymethods.update(current, next);
+}
+
+function wrongKind(member: 'card' | 'echeck', current: Paymethod): InvalidRequest {
+  return new InvalidRequest([{ field: member, message: `cannot be sent: the paymethod is ${current.paymethod_type === 'echeck' ? 'an echeck' : `a ${current.paymethod_type}`}` }]);
 }

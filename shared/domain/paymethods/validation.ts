@@ -1,12 +1,12 @@
-import { stripUndefined } from '../objects.ts';
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { InvalidRequest } from '../errors.ts';
-import { IssueList, issuesFromZod } from '../validation.ts';
-import type { AccountType, CardType, SecCode } from './model.ts';
+import { issuesFromZod } from '../validation.ts';
+import type { CardType } from './model.ts';
 import {
   ACCOUNT_TYPES,
   CARD_TYPES,
   SEC_CODES,
+  cardBrandMismatch,
   codePointLength,
   isDigits,
   isExpiryCurrentOrFuture,
@@ -15,38 +15,41 @@ import {
 } from './rules.ts';
 
 /**
- * Request validation for paymethods and one-time tokens. zod checks each
- * member's type and format (all issues, unknown members named); the form rules
- * that depend on the route or on several members (required members, exactly
- * one sub-object, expiry) run afterwards on the same body, so one answer lists
- * every failing field.
+ * The request schemas of paymethods and one-time tokens. Each parses a body
+ * into the use case's input in one pass: members are checked and normalized
+ * (case, "07" to 7, "27" to 2027, "true" to true) by transforms; the form
+ * rules (required members, exactly one instrument, one-time token rules,
+ * expiry, card brand) are refinements that run even when a member failed, so
+ * one answer lists every failing field; a last transform turns the body into
+ * a discriminated union, the schema's output type.
  *
- * The schemas are also the OpenAPI document's request bodies (shared/http/openapi.ts).
- * Checks written as refinements are invisible to `z.toJSONSchema`, so each
- * builder below states the same rule as JSON Schema metadata (`.meta`) beside
- * the code that enforces it; the form rules are summarized in the schemas'
- * descriptions.
+ * The same schemas are the OpenAPI request bodies (shared/http/route-schemas.ts).
+ * Refinements are invisible to JSON Schema, so each member states its rule as
+ * metadata beside the code that enforces it, and each body's description
+ * summarizes the form rules.
  */
 
 const STRING = { error: 'must be a string' } as const;
+const OBJECT = { error: 'must be an object' } as const;
+/** Form rules run even when a member failed, so one answer lists every failing field. */
+const ALWAYS = { when: () => true } as const;
 
-/** JSON Schema's minLength/maxLength count code points too. */
+/** Lengths count code points; so do JSON Schema's minLength and maxLength. */
 function text(max: number, min = 1) {
-  return z
-    .string(STRING)
-    .superRefine((value, ctx) => {
+  return z.string(STRING).check(
+    z.superRefine((value, ctx) => {
       const length = codePointLength(value);
-      if (length < min) ctx.addIssue({ code: 'custom', message: min === 1 ? 'must not be empty' : `must be at least ${min} characters` });
-      else if (length > max) ctx.addIssue({ code: 'custom', message: `must be at most ${max} characters` });
-    })
-    .meta({ ...(min > 0 ? { minLength: min } : {}), maxLength: max });
+      if (length < min) ctx.addIssue(min === 1 ? 'must not be empty' : `must be at least ${min} characters`);
+      else if (length > max) ctx.addIssue(`must be at most ${max} characters`);
+    }),
+    z.meta({ ...(min > 0 ? { minLength: min } : {}), maxLength: max }),
+  );
 }
 
 /** `extra` is a further check; `extraRule` says what it checks, for the schema's description. */
 function digits(min: number, max: number, extra?: (value: string) => string | undefined, extraRule?: string) {
-  return z
-    .string(STRING)
-    .superRefine((value, ctx) => {
+  return z.string(STRING).check(
+    z.superRefine((value, ctx) => {
       const message = !isDigits(value)
         ? 'must contain digits only'
         : value.length < min || value.length > max
@@ -54,34 +57,34 @@ function digits(min: number, max: number, extra?: (value: string) => string | un
             ? `must be ${min} digits`
             : `must be ${min} to ${max} digits`
           : extra?.(value);
-      if (message) ctx.addIssue({ code: 'custom', message });
-    })
-    .meta({
-      pattern: min === max ? `^[0-9]{${min}}$` : `^[0-9]{${min},${max}}$`,
-      ...(extraRule ? { description: extraRule } : {}),
-    });
+      if (message) ctx.addIssue(message);
+    }),
+    z.meta({ pattern: min === max ? `^[0-9]{${min}}$` : `^[0-9]{${min},${max}}$`, ...(extraRule ? { description: extraRule } : {}) }),
+  );
 }
 
 /** Tokens carry their prefix and are at most 26 characters in all. */
 function token(prefix: string) {
-  return z
-    .string(STRING)
-    .superRefine((value, ctx) => {
-      if (!value.startsWith(prefix) || !/^[A-Za-z0-9_-]+$/.test(value.slice(prefix.length)) || value.length > 26) {
-        ctx.addIssue({ code: 'custom', message: `must be ${prefix} followed by letters or digits, at most 26 characters` });
-      }
-    })
-    .meta({ pattern: `^${prefix}[A-Za-z0-9_-]+$`, maxLength: 26 });
+  return z.string(STRING).check(
+    z.refine((value) => value.startsWith(prefix) && /^[A-Za-z0-9_-]+$/.test(value.slice(prefix.length)) && value.length <= 26, {
+      error: `must be ${prefix} followed by letters or digits, at most 26 characters`,
+    }),
+    z.meta({ pattern: `^${prefix}[A-Za-z0-9_-]+$`, maxLength: 26 }),
+  );
 }
 
-/** Matched in any case; the schema states that as a pattern of per-letter classes (JSON Schema regexes have no flags). */
-function oneOf(values: readonly string[], normalize: (value: string) => string) {
-  return z
-    .string(STRING)
-    .superRefine((value, ctx) => {
-      if (!values.includes(normalize(value))) ctx.addIssue({ code: 'custom', message: `must be one of ${values.join(', ')}` });
-    })
-    .meta({ description: `One of ${values.join(', ')}, in any case.`, pattern: anyCasePattern(values), examples: [values[0]] });
+/**
+ * One of `values` in any case, parsed into the canonical case. The schema
+ * states that as a pattern of per-letter classes (JSON Schema regexes have no flags).
+ */
+function oneOf<const Values extends readonly [string, ...string[]]>(values: Values, canonical: (value: string) => string) {
+  return z.pipe(
+    z.string(STRING).check(
+      z.overwrite(canonical),
+      z.meta({ description: `One of ${values.join(', ')}, in any case.`, pattern: anyCasePattern(values), examples: [values[0]] }),
+    ),
+    z.enum(values, { error: `must be one of ${values.join(', ')}` }),
+  );
 }
 
 function anyCasePattern(values: readonly string[]): string {
@@ -90,368 +93,374 @@ function anyCasePattern(values: readonly string[]): string {
   return `^(${values.map(anyCase).join('|')})$`;
 }
 
-/** The spec lets expiry members be strings or integers; both become integers. */
-function expiryPart(kind: 'month' | 'year') {
-  const meta =
-    kind === 'month'
-      ? { description: 'Month 1 to 12: an integer, or a string of one or two digits.', examples: [12, '07'] }
-      : { description: 'Year from 2000: an integer, or a string of four digits (or two, meaning 20yy).', examples: [2031, '2031'] };
-  return z.union([z.string(), z.number()], { error: 'must be a string or an integer' }).meta(meta).superRefine((value, ctx) => {
-    const ok =
-      kind === 'month'
-        ? typeof value === 'number'
-          ? Number.isInteger(value) && value >= 1 && value <= 12
-          : /^[0-9]{1,2}$/.test(value) && Number(value) >= 1 && Number(value) <= 12
-        : typeof value === 'number'
-          ? Number.isInteger(value) && value >= 2000 && value <= 9999
-          : /^([0-9]{2}|[0-9]{4})$/.test(value) && toYear(value) >= 2000;
-    if (!ok) ctx.addIssue({ code: 'custom', message: kind === 'month' ? 'must be a month from 1 to 12' : 'must be a four-digit year' });
-  });
+/** The spec lets expiry members be strings or integers; both become integers ("07" is 7, "27" is 2027). */
+const expireMonth = z.pipe(
+  z.union([z.string(), z.number()], { error: 'must be a string or an integer' }).check(
+    z.refine((value) => (typeof value === 'number' ? Number.isInteger(value) : /^[0-9]{1,2}$/.test(value)) && Number(value) >= 1 && Number(value) <= 12, {
+      error: 'must be a month from 1 to 12',
+    }),
+    z.meta({ description: 'Month 1 to 12: an integer, or a string of one or two digits.', examples: [12, '07'] }),
+  ),
+  z.transform(Number),
+);
+
+const expireYear = z.pipe(
+  z.union([z.string(), z.number()], { error: 'must be a string or an integer' }).check(
+    z.refine(
+      (value) => (typeof value === 'number' ? Number.isInteger(value) && value >= 2000 && value <= 9999 : /^([0-9]{2}|[0-9]{4})$/.test(value) && fullYear(value) >= 2000),
+      { error: 'must be a four-digit year' },
+    ),
+    z.meta({ description: 'Year from 2000: an integer, or a string of four digits (or two, meaning 20yy).', examples: [2031, '2031'] }),
+  ),
+  z.transform(fullYear),
+);
+
+function fullYear(value: string | number): number {
+  return typeof value === 'string' && value.length === 2 ? 2000 + Number(value) : Number(value);
 }
 
-const toYear = (value: string | number): number => (typeof value === 'string' && value.length === 2 ? 2000 + Number(value) : Number(value));
+/** `true`/`false` or the strings "true"/"false" (any case), parsed into a boolean. */
+const booleanish = z.pipe(
+  z.union([z.boolean(), z.string()], { error: 'must be true or false' }).check(
+    z.refine((value) => typeof value === 'boolean' || ['true', 'false'].includes(value.toLowerCase()), { error: 'must be true or false' }),
+    z.meta({ description: 'true or false, or the strings "true" or "false" (any case). Returned as a boolean.' }),
+  ),
+  z.transform((value) => value === true || String(value).toLowerCase() === 'true'),
+);
 
-/** `true`/`false` or the strings "true"/"false". */
-const booleanish = z
-  .union([z.boolean(), z.string()], { error: 'must be true or false' })
-  .superRefine((value, ctx) => {
-    if (typeof value === 'string' && !['true', 'false'].includes(value.toLowerCase())) ctx.addIssue({ code: 'custom', message: 'must be true or false' });
-  })
-  .meta({ description: 'true or false, or the strings "true" or "false" (any case). Returned as a boolean.' });
-
-/** A member that is named (so it is not "unrecognized") but always refused: `not: {}` in JSON Schema. */
+/** A member that is named (so not "unrecognized") but always refused: `not: {}` in JSON Schema. */
 function refused(message: string) {
-  return z
-    .unknown()
-    .superRefine((_value, ctx) => ctx.addIssue({ code: 'custom', message }))
-    .meta({ not: {}, description: `Refused: ${message}.` });
+  return z.optional(
+    z.unknown().check(
+      z.superRefine((_value, ctx) => ctx.addIssue(message)),
+      z.meta({ not: {}, description: `Refused: ${message}.` }),
+    ),
+  );
 }
 
 const notUpdatable = refused('cannot be changed by an update');
+const oneTimeToken = z.optional(token('ott_'));
 
 const cardMembers = {
-  card_type: oneOf(CARD_TYPES, (value) => value.toLowerCase()).optional(),
-  name_on_card: text(50).optional(),
-  account_number: digits(12, 16, (value) => (passesLuhn(value) ? undefined : 'is not a valid card number'), 'Must pass the Luhn check. Never returned.').optional(),
-  expire_month: expiryPart('month').optional(),
-  expire_year: expiryPart('year').optional(),
-  card_verification_value: digits(3, 4, undefined, 'Validated, never stored or returned.').optional(),
-  procurement_card: booleanish.optional(),
-  customer_accounting_code: text(17).optional(),
-  suppress_account_updater: booleanish.optional(),
-  one_time_token: token('ott_').optional(),
+  card_type: z.optional(oneOf(CARD_TYPES, (value) => value.toLowerCase())),
+  name_on_card: z.optional(text(50)),
+  account_number: z.optional(
+    digits(12, 16, (value) => (passesLuhn(value) ? undefined : 'is not a valid card number'), 'Must pass the Luhn check and agree with card_type. Never returned.'),
+  ),
+  expire_month: z.optional(expireMonth),
+  expire_year: z.optional(expireYear),
+  card_verification_value: z.optional(digits(3, 4, undefined, 'Validated, never stored or returned.')),
+  procurement_card: z.optional(booleanish),
+  customer_accounting_code: z.optional(text(17)),
+  suppress_account_updater: z.optional(booleanish),
 };
 
 const echeckMembers = {
-  account_holder: text(50).optional(),
-  account_number: digits(4, 17, undefined, 'Never returned.').optional(),
-  routing_number: digits(
-    9,
-    9,
-    (value) => (isValidRoutingNumber(value) ? undefined : 'is not a valid U.S. (ABA) or Canadian (0AAABBBBB) routing number'),
-    'A U.S. routing number passing the ABA checksum, or a Canadian one written 0AAABBBBB.',
-  ).optional(),
-  account_type: oneOf(ACCOUNT_TYPES, (value) => value.toLowerCase()).optional(),
-  sec_code: oneOf(SEC_CODES, (value) => value.toUpperCase()).optional(),
-  item_description: text(255, 0).optional(),
-  one_time_token: token('ott_').optional(),
+  account_holder: z.optional(text(50)),
+  account_number: z.optional(digits(4, 17, undefined, 'Never returned.')),
+  routing_number: z.optional(
+    digits(
+      9,
+      9,
+      (value) => (isValidRoutingNumber(value) ? undefined : 'is not a valid U.S. (ABA) or Canadian (0AAABBBBB) routing number'),
+      'A U.S. routing number passing the ABA checksum, or a Canadian one written 0AAABBBBB.',
+    ),
+  ),
+  account_type: z.optional(oneOf(ACCOUNT_TYPES, (value) => value.toLowerCase())),
+  sec_code: z.optional(oneOf(SEC_CODES, (value) => value.toUpperCase())),
+  item_description: z.optional(text(255, 0)),
 };
 
 const vendorMembers = {
-  vendor_type: oneOf(['paypal'], (value) => value.toLowerCase()).optional(),
-  vendor_billing_agreement_token: text(64).optional(),
+  vendor_type: z.optional(oneOf(['paypal'], (value) => value.toLowerCase())),
+  vendor_billing_agreement_token: z.optional(text(64)),
 };
 
-const OBJECT = { error: 'must be an object' } as const;
+/** Member lists of the form rules; the transforms narrow with the same lists (hasAll), so they cannot disagree. */
+const CARD_REQUIRED = ['card_type', 'name_on_card', 'account_number', 'expire_month', 'expire_year'] as const;
+const CARD_REQUIRED_BESIDE_TOKEN = ['name_on_card'] as const;
+const CARD_REFUSED_BESIDE_TOKEN = ['account_number', 'card_type'] as const;
+const ECHECK_REQUIRED = ['account_holder', 'account_number', 'routing_number', 'sec_code'] as const;
+const ECHECK_REQUIRED_BESIDE_TOKEN = ['account_holder'] as const;
+const ECHECK_REFUSED_BESIDE_TOKEN = ['account_number', 'routing_number'] as const;
+const ECHECK_REQUIRED_ON_UPDATE = ['account_holder', 'routing_number'] as const;
+const VENDOR_REQUIRED = ['vendor_type', 'vendor_billing_agreement_token'] as const;
 
-/** The create body of the three create routes (after `vendors` became `vendor`; see withVendorAlias). */
-export const createSchema = z.strictObject({
-  organization_id: z.string(STRING).optional(),
-  customer_token: token('cst_').optional(),
-  customer_id: text(15).optional(),
-  billing_address_token: token('add_').optional(),
-  label: text(50).optional(),
-  notes: text(50, 0).optional(),
-  card: z.strictObject(cardMembers, OBJECT).optional(),
-  echeck: z.strictObject(echeckMembers, OBJECT).optional(),
-  vendor: z.strictObject(vendorMembers, OBJECT).optional(),
-  fail_on_duplicate: booleanish.optional().meta({
-    description:
-      'When true, refuse (409 DUPLICATE_PAYMETHOD) a card or echeck whose fingerprint the customer already has '
-      + '(without a customer: the location\'s paymethods without a customer). true or false, or the strings "true" or "false".',
-  }),
-}).meta({
-  description:
-    'Exactly one of card, echeck or vendor. A card needs card_type, name_on_card, account_number, expire_month and expire_year, '
-    + 'unless it carries a one_time_token (then account_number and card_type must not be sent); an echeck needs account_holder, '
-    + 'account_number, routing_number and sec_code, unless it carries a one_time_token (then account_number and routing_number must '
-    + 'not be sent); a vendor needs vendor_type and vendor_billing_agreement_token. The expiry must not be before the current UTC month. '
-    + 'Members whose value is null are treated as absent; unknown members are refused.',
-});
+type Present<T, K extends keyof T> = T & { [P in K]-?: Exclude<T[P], undefined> };
 
-export const updateSchema = z.strictObject({
-  customer_token: token('cst_').optional(),
-  customer_id: text(15).optional(),
-  billing_address_token: token('add_').optional(),
-  label: text(50).optional(),
-  notes: text(50, 0).optional(),
-  card: z
-    .strictObject(
-      {
-        name_on_card: cardMembers.name_on_card,
-        expire_month: cardMembers.expire_month,
-        expire_year: cardMembers.expire_year,
-        card_verification_value: cardMembers.card_verification_value,
-        procurement_card: cardMembers.procurement_card,
-        customer_accounting_code: cardMembers.customer_accounting_code,
-        suppress_account_updater: cardMembers.suppress_account_updater,
-        account_number: notUpdatable.optional(),
-        card_type: notUpdatable.optional(),
-        one_time_token: notUpdatable.optional(),
-      },
-      OBJECT,
-    )
-    .optional(),
-  echeck: z
-    .strictObject(
-      {
-        account_holder: echeckMembers.account_holder,
-        routing_number: echeckMembers.routing_number,
-        account_type: echeckMembers.account_type,
-        sec_code: echeckMembers.sec_code,
-        item_description: echeckMembers.item_description,
-        account_number: notUpdatable.optional(),
-        one_time_token: notUpdatable.optional(),
-      },
-      OBJECT,
-    )
-    .optional(),
-  vendor: z.strictObject({ vendor_billing_agreement_token: notUpdatable.optional(), vendor_type: notUpdatable.optional() }, OBJECT).optional(),
-}).meta({
-  minProperties: 1,
-  description:
-    'Partial update: only the members sent change. An echeck update must carry account_holder and routing_number. '
-    + 'Account numbers cannot be changed. Members whose value is null are treated as absent; unknown members are refused.',
-});
+function hasAll<T extends object, K extends keyof T>(value: T, members: readonly K[]): value is Present<T, K> {
+  return members.every((member) => value[member] !== undefined);
+}
+
+type Ctx = z.core.$RefinementCtx;
+
+/** True when the member (or something inside it) already failed: derived checks stay quiet. */
+function failed(ctx: Ctx, member: string): boolean {
+  return ctx.issues.some((issue) => issue.path?.[0] === member);
+}
+
+function requireAll<T extends object>(value: T, members: ReadonlyArray<keyof T & string>, ctx: Ctx): void {
+  for (const member of members) if (value[member] === undefined) ctx.addIssue({ code: 'custom', path: [member], message: 'is required' });
+}
+
+function refuseAll<T extends object>(value: T, members: ReadonlyArray<keyof T & string>, message: string, ctx: Ctx): void {
+  for (const member of members) if (value[member] !== undefined) ctx.addIssue({ code: 'custom', path: [member], message });
+}
+
+/**
+ * The use case's clock while parseBody runs (parsing is synchronous, so no
+ * other request can see it); the wall clock for a direct safeParse.
+ */
+let parseTime: Date | undefined;
+
+/** Both expiry parts, when present and valid: not before the current UTC month. */
+function checkExpiry(card: { expire_month?: unknown; expire_year?: unknown }, ctx: Ctx): void {
+  const { expire_month: month, expire_year: year } = card;
+  if (typeof month !== 'number' || typeof year !== 'number' || failed(ctx, 'expire_month') || failed(ctx, 'expire_year')) return;
+  if (!isExpiryCurrentOrFuture(month, year, parseTime ?? new Date())) ctx.addIssue({ code: 'custom', path: ['expire_year'], message: EXPIRED });
+}
+
+const EXPIRED = 'the expiry date must not be before the current month';
+
+function checkBrand(card: { card_type?: CardType; account_number?: string }, ctx: Ctx): void {
+  const { card_type: type, account_number: number } = card;
+  if (type === undefined || number === undefined || failed(ctx, 'card_type') || failed(ctx, 'account_number')) return;
+  const mismatch = cardBrandMismatch(type, number);
+  if (mismatch) ctx.addIssue({ code: 'custom', path: ['card_type'], message: mismatch });
+}
+
+/** Where the body may carry a one-time token, a card or echeck follows the token's rules when it carries one. */
+type TokenRule = 'accepted' | 'refused' | 'minting';
+
+const TOKEN_REFUSED_LOCATIONLESS = 'one-time tokens cannot create locationless (organization-level) paymethods';
+
+function cardSchema(tokens: TokenRule) {
+  const one_time_token =
+    tokens === 'accepted' ? oneTimeToken : refused(tokens === 'refused' ? TOKEN_REFUSED_LOCATIONLESS : 'is not accepted when minting a one-time token');
+  return z.strictObject({ ...cardMembers, one_time_token }, OBJECT).check(
+    z.superRefine((card, ctx) => {
+      if (card.one_time_token !== undefined && tokens !== 'minting') {
+        requireAll(card, CARD_REQUIRED_BESIDE_TOKEN, ctx);
+        refuseAll(card, CARD_REFUSED_BESIDE_TOKEN, 'must not be sent with one_time_token', ctx);
+      } else {
+        requireAll(card, CARD_REQUIRED, ctx);
+        checkBrand(card, ctx);
+      }
+      checkExpiry(card, ctx);
+    }, ALWAYS),
+  );
+}
+
+function echeckSchema(tokens: TokenRule) {
+  const one_time_token =
+    tokens === 'accepted' ? oneTimeToken : refused(tokens === 'refused' ? TOKEN_REFUSED_LOCATIONLESS : 'is not accepted when minting a one-time token');
+  return z.strictObject({ ...echeckMembers, one_time_token }, OBJECT).check(
+    z.superRefine((echeck, ctx) => {
+      if (echeck.one_time_token !== undefined && tokens !== 'minting') {
+        requireAll(echeck, ECHECK_REQUIRED_BESIDE_TOKEN, ctx);
+        refuseAll(echeck, ECHECK_REFUSED_BESIDE_TOKEN, 'must not be sent with one_time_token', ctx);
+      } else {
+        requireAll(echeck, ECHECK_REQUIRED, ctx);
+      }
+    }, ALWAYS),
+  );
+}
+
+const vendorSchema = z.strictObject(vendorMembers, OBJECT).check(z.superRefine((vendor, ctx) => requireAll(vendor, VENDOR_REQUIRED, ctx), ALWAYS));
+
+type CardBody = z.output<ReturnType<typeof cardSchema>>;
+type EcheckBody = z.output<ReturnType<typeof echeckSchema>>;
+type VendorBody = z.output<typeof vendorSchema>;
+
+/** What the service keeps of a card body: the CVV and accounting code are validated, never stored. */
+function storable<T extends { card_verification_value?: unknown; customer_accounting_code?: unknown }>(card: T) {
+  const { card_verification_value: _cvv, customer_accounting_code: _accountingCode, ...kept } = card;
+  return kept;
+}
+
+/**
+ * A card or echeck as the use cases take it: from a number, or from a
+ * one-time token with the members sent beside it. Undefined only for bodies
+ * the refinements above refused, which never reach the transforms.
+ */
+function parsedCard(card: CardBody) {
+  const { one_time_token: token, ...members } = storable(card);
+  if (typeof token === 'string') return hasAll(members, CARD_REQUIRED_BESIDE_TOKEN) ? { instrument: 'card_token' as const, one_time_token: token, card: members } : undefined;
+  return hasAll(members, CARD_REQUIRED) ? { instrument: 'card' as const, card: members } : undefined;
+}
+
+function parsedEcheck(echeck: EcheckBody) {
+  const { one_time_token: token, ...members } = echeck;
+  if (typeof token === 'string') return hasAll(members, ECHECK_REQUIRED_BESIDE_TOKEN) ? { instrument: 'echeck_token' as const, one_time_token: token, echeck: members } : undefined;
+  return hasAll(members, ECHECK_REQUIRED) ? { instrument: 'echeck' as const, echeck: members } : undefined;
+}
+
+function parsedVendor(vendor: VendorBody) {
+  return hasAll(vendor, VENDOR_REQUIRED) ? { instrument: 'vendor' as const, vendor } : undefined;
+}
+
+/** Refinements guarantee the transforms a complete body; this keeps the type honest if they ever disagree. */
+function unreachable(ctx: z.core.ParsePayload): never {
+  ctx.issues.push({ code: 'custom', message: 'the form rules and the parsed type disagree', input: ctx.value, path: [] });
+  return z.NEVER;
+}
+
+const commonMembers = {
+  customer_token: z.optional(token('cst_')),
+  customer_id: z.optional(text(15)),
+  billing_address_token: z.optional(token('add_')),
+  label: z.optional(text(50)),
+  notes: z.optional(text(50, 0)),
+};
+
+/** Create-only: the duplicate check (ports.ts, PaymethodRepository.create). */
+const createOnlyMembers = {
+  fail_on_duplicate: z.optional(booleanish).check(
+    z.meta({
+      description:
+        'When true, refuse (409 DUPLICATE_PAYMETHOD) a card or echeck whose fingerprint the customer already has (without a customer: '
+        + 'the location\'s, or the organization\'s, paymethods without a customer). true or false, or the strings "true" or "false".',
+    }),
+  ),
+};
+
+const CREATE_DESCRIPTION =
+  'Exactly one of card, echeck or vendor (vendors is its alias). A card needs card_type, name_on_card, account_number, expire_month and '
+  + 'expire_year, and card_type must agree with the number\'s issuer prefix (and, for amex, its 15 digits); with a one_time_token it needs '
+  + 'name_on_card and must not carry account_number or card_type. An echeck needs account_holder, account_number, routing_number and sec_code; '
+  + 'with a one_time_token it needs account_holder and must not carry account_number or routing_number. A vendor needs vendor_type and '
+  + 'vendor_billing_agreement_token. The expiry must not be before the current UTC month. Members whose value is null are treated as absent; '
+  + 'unknown members are refused.';
+
+type InstrumentMembers = { card?: CardBody; echeck?: EcheckBody; vendor?: VendorBody; vendors?: VendorBody };
+
+function instrumentMembers(tokens: TokenRule) {
+  return {
+    card: z.optional(cardSchema(tokens)),
+    echeck: z.optional(echeckSchema(tokens)),
+    vendor: z.optional(vendorSchema),
+    vendors: z.optional(vendorSchema.check(z.meta({ description: 'Accepted alias of vendor (the spelling of an example in the spec); not together with vendor.' }))),
+  };
+}
+
+/** Exactly one of card, echeck or vendor; `vendors` is the spec's example spelling of `vendor`, not together with it. */
+const exactlyOneInstrument = z.superRefine((value: InstrumentMembers, ctx) => {
+  const present = (['card', 'echeck', 'vendor', 'vendors'] as const).filter((member) => value[member] !== undefined);
+  if (present.includes('vendor') && present.includes('vendors')) ctx.addIssue({ code: 'custom', path: ['vendors'], message: 'must not be sent together with vendor' });
+  const instruments = present.filter((member) => member !== 'vendors' || !present.includes('vendor'));
+  if (instruments.length === 0) ctx.addIssue({ code: 'custom', path: [], message: 'exactly one of card, echeck or vendor is required' });
+  if (instruments.length > 1) ctx.addIssue({ code: 'custom', path: [], message: `only one of card, echeck or vendor may be sent, not ${instruments.join(' and ')}` });
+}, ALWAYS);
+
+/** The body as the use case takes it: the members beside the instrument, and the instrument as a discriminated union. */
+function toCreate<Body extends InstrumentMembers>(value: Body, ctx: z.core.ParsePayload) {
+  const { card, echeck, vendor, vendors, ...common } = value;
+  const vendorBody = vendor ?? vendors;
+  const instrument = card ? parsedCard(card) : echeck ? parsedEcheck(echeck) : vendorBody ? parsedVendor(vendorBody) : undefined;
+  return instrument ? { ...common, ...instrument } : unreachable(ctx);
+}
+
+const organizationId = z.string({ error: (issue) => (issue.input === undefined ? 'is required' : 'must be a string') }).check(
+  z.meta({ pattern: '^org_[A-Za-z0-9_-]+$', description: 'The organization the paymethod belongs to (403 unless the caller may act on it).' }),
+);
+
+const createBody = z.strictObject({ ...commonMembers, ...createOnlyMembers, ...instrumentMembers('accepted') }).check(exactlyOneInstrument, z.meta({ description: CREATE_DESCRIPTION }));
+const locationlessCreateBody = z
+  .strictObject({ organization_id: organizationId, ...commonMembers, ...createOnlyMembers, ...instrumentMembers('refused') })
+  .check(exactlyOneInstrument, z.meta({ description: CREATE_DESCRIPTION }));
+
+/** The create body of the customer and location routes. */
+export const createBodySchema = z.pipe(createBody, z.transform((value: z.output<typeof createBody>, ctx) => toCreate(value, ctx)));
+/** The create body of the locationless route: organization_id names the organization; no one-time tokens. */
+export const locationlessCreateBodySchema = z.pipe(
+  locationlessCreateBody,
+  z.transform((value: z.output<typeof locationlessCreateBody>, ctx) => toCreate(value, ctx)),
+);
+
+export type PaymethodCreate = z.output<typeof createBodySchema> | z.output<typeof locationlessCreateBodySchema>;
+
 
 /** A one-time token carries a full card or echeck, exactly as a create would, without a one_time_token of its own. */
-export const oneTimeTokenSchema = z.strictObject({
-  card: z.strictObject({ ...cardMembers, one_time_token: refused('is not accepted when minting a one-time token').optional() }, OBJECT).optional(),
-  echeck: z.strictObject({ ...echeckMembers, one_time_token: refused('is not accepted when minting a one-time token').optional() }, OBJECT).optional(),
-}).meta({
-  description:
-    'Exactly one of card or echeck, complete as on a paymethod create (card: card_type, name_on_card, account_number, expire_month, '
-    + 'expire_year; echeck: account_holder, account_number, routing_number, sec_code).',
-});
+export const oneTimeTokenSchema = z.pipe(
+  z
+    .strictObject({ card: z.optional(cardSchema('minting')), echeck: z.optional(echeckSchema('minting')) })
+    .check(
+      z.superRefine((value, ctx) => {
+        const count = (value.card === undefined ? 0 : 1) + (value.echeck === undefined ? 0 : 1);
+        if (count !== 1) ctx.addIssue({ code: 'custom', path: [], message: count === 0 ? 'exactly one of card or echeck is required' : 'only one of card or echeck may be sent' });
+      }, ALWAYS),
+      z.meta({
+        description:
+          'Exactly one of card or echeck, complete as on a paymethod create (card: card_type, name_on_card, account_number, expire_month, '
+          + 'expire_year; echeck: account_holder, account_number, routing_number, sec_code).',
+      }),
+    ),
+  z.transform((value, ctx) => {
+    const parsed = value.card ? parsedCard(value.card) : value.echeck ? parsedEcheck(value.echeck) : undefined;
+    return parsed?.instrument === 'card' || parsed?.instrument === 'echeck' ? parsed : unreachable(ctx);
+  }),
+);
 
-export interface CardInput {
-  card_type?: CardType;
-  name_on_card?: string;
-  account_number?: string;
-  expire_month?: number;
-  expire_year?: number;
-  procurement_card?: boolean;
-  suppress_account_updater?: boolean;
-  one_time_token?: string;
-  // card_verification_value and customer_accounting_code are validated and dropped here: never stored.
+export type OneTimeTokenRequest = z.output<typeof oneTimeTokenSchema>;
+/** A card or echeck from its number, as a create or a one-time token parses it. */
+export type NewCard = Extract<OneTimeTokenRequest, { instrument: 'card' }>['card'];
+export type NewEcheck = Extract<OneTimeTokenRequest, { instrument: 'echeck' }>['echeck'];
+
+export const updateBodySchema = z.pipe(
+  z
+    .strictObject({
+      ...commonMembers,
+      card: z.optional(
+        z.strictObject(
+          { ...cardMembers, account_number: notUpdatable, card_type: notUpdatable, one_time_token: notUpdatable },
+          OBJECT,
+        ).check(z.superRefine((card, ctx) => checkExpiry(card, ctx), ALWAYS)),
+      ),
+      echeck: z.optional(
+        z.strictObject(
+          { ...echeckMembers, account_number: notUpdatable, one_time_token: notUpdatable },
+          OBJECT,
+        ).check(z.superRefine((echeck, ctx) => requireAll(echeck, ECHECK_REQUIRED_ON_UPDATE, ctx), ALWAYS)),
+      ),
+      vendor: z.optional(z.strictObject({ vendor_billing_agreement_token: notUpdatable, vendor_type: notUpdatable }, OBJECT)),
+    })
+    .check(
+      z.superRefine((value, ctx) => {
+        if (Object.keys(value).length === 0) ctx.addIssue({ code: 'custom', path: [], message: 'at least one member to update is required' });
+      }, ALWAYS),
+      z.meta({
+        minProperties: 1,
+        description:
+          'Partial update: only the members sent change. An echeck update must carry account_holder and routing_number. '
+          + 'Account numbers cannot be changed. Members whose value is null are treated as absent; unknown members are refused.',
+      }),
+    ),
+  // Only what changes a record remains: refused members never get here, the CVV and accounting code are dropped.
+  z.transform(({ card, echeck, vendor: _vendor, ...common }) => {
+    return { ...common, ...(card ? { card: withoutRefused(storable(card)) } : {}), ...(echeck ? { echeck: withoutRefused(echeck) } : {}) };
+  }),
+);
+
+function withoutRefused<T extends { account_number?: unknown; card_type?: unknown; one_time_token?: unknown }>(members: T) {
+  const { account_number: _number, card_type: _type, one_time_token: _token, ...changes } = members;
+  return changes;
 }
 
-export interface EcheckInput {
-  account_holder?: string;
-  account_number?: string;
-  routing_number?: string;
-  account_type?: AccountType;
-  sec_code?: SecCode;
-  item_description?: string;
-  one_time_token?: string;
-}
+export type PaymethodUpdate = z.output<typeof updateBodySchema>;
 
-export interface VendorInput {
-  vendor_type: 'paypal';
-  vendor_billing_agreement_token: string;
-}
-
-export interface CreateInput {
-  organization_id?: string;
-  customer_token?: string;
-  customer_id?: string;
-  billing_address_token?: string;
-  label?: string;
-  notes?: string;
-  card?: CardInput;
-  echeck?: EcheckInput;
-  vendor?: VendorInput;
-  /** Refuse a card or echeck the duplicate scope already holds (see ports.ts). */
-  fail_on_duplicate?: boolean;
-}
-
-export type UpdateInput = Omit<CreateInput, 'organization_id' | 'vendor' | 'fail_on_duplicate'>;
-
-/** Which create route is validating: the rules differ slightly between them. */
-export type CreateForm = 'customer' | 'location' | 'locationless';
-
-type Body = Record<string, unknown>;
-
-/**
- * The body a create route accepts, as the API documents it: createSchema with
- * the form's organization_id rule (required on the locationless route, refused
- * elsewhere) and the `vendors` alias. Validation itself runs validateCreate.
- */
-export function createBodySchema(form: CreateForm) {
-  const { organization_id: _organizationId, ...members } = createSchema.shape;
-  const vendors = createSchema.shape.vendor.meta({ description: 'Accepted alias of vendor (the spelling of an example in the spec); not together with vendor.' });
-  const schema =
-    form === 'locationless'
-      ? z.strictObject({
-          organization_id: z.string().meta({ pattern: '^org_[A-Za-z0-9_-]+$', description: 'The organization the paymethod belongs to (403 unless the caller may act on it).' }),
-          ...members,
-          vendors,
-        })
-      : z.strictObject({ ...members, vendors });
-  return schema.meta({ ...z.globalRegistry.get(createSchema) });
-}
-
-/** `vendors` is the spec's example spelling of `vendor`; both are accepted, not together. */
-export function withVendorAlias(body: Body, issues: IssueList): Body {
-  if (!('vendors' in body)) return body;
-  if ('vendor' in body) {
-    issues.add('vendors', 'must not be sent together with vendor');
-    const { vendors: _ignored, ...rest } = body;
-    return rest;
-  }
-  const { vendors, ...rest } = body;
-  return { ...rest, vendor: vendors };
-}
-
-export function validateCreate(rawBody: Body, form: CreateForm, now: Date): CreateInput {
-  const issues = new IssueList();
-  const body = withVendorAlias(rawBody, issues);
-  const parsed = createSchema.safeParse(body);
-  if (!parsed.success) issues.addAll(issuesFromZod(parsed.error));
-
-  if (form === 'locationless' && body.organization_id === undefined) issues.add('organization_id', 'is required');
-  if (form !== 'locationless' && body.organization_id !== undefined && !issues.has('organization_id')) {
-    issues.add('organization_id', 'is not a recognized member');
-  }
-  requireExactlyOneInstrument(body, issues);
-  if (isObject(body.card)) checkCardForm(body.card, form, issues, now);
-  if (isObject(body.echeck)) checkEcheckForm(body.echeck, form, issues);
-  if (isObject(body.vendor)) {
-    for (const member of ['vendor_type', 'vendor_billing_agreement_token']) if (body.vendor[member] === undefined) issues.add(`vendor.${member}`, 'is required');
-  }
-  if (!issues.empty || !parsed.success) throw new InvalidRequest(issues.items);
-  return normalizeCreate(parsed.data);
-}
-
-/** A one-time token request carries a full card or echeck, exactly as a create would. */
-export function validateOneTimeToken(body: Body, now: Date): Pick<CreateInput, 'card' | 'echeck'> {
-  const issues = new IssueList();
-  // The schema refuses a one_time_token inside card or echeck.
-  const parsed = oneTimeTokenSchema.safeParse(body);
-  if (!parsed.success) issues.addAll(issuesFromZod(parsed.error));
-  const count = ['card', 'echeck'].filter((member) => body[member] !== undefined).length;
-  if (count !== 1) issues.add('', count === 0 ? 'exactly one of card or echeck is required' : 'only one of card or echeck may be sent');
-  if (isObject(body.card)) checkCardForm({ ...body.card, one_time_token: undefined }, 'location', issues, now);
-  if (isObject(body.echeck)) checkEcheckForm({ ...body.echeck, one_time_token: undefined }, 'location', issues);
-  if (!issues.empty || !parsed.success) throw new InvalidRequest(issues.items);
-  const normalized = normalizeCreate(parsed.data as z.infer<typeof createSchema>);
-  return { card: normalized.card, echeck: normalized.echeck };
-}
-
-export function validateUpdate(body: Body, now: Date): UpdateInput {
-  const issues = new IssueList();
-  const parsed = updateSchema.safeParse(body);
-  if (!parsed.success) issues.addAll(issuesFromZod(parsed.error));
-  if (Object.keys(body).length === 0) issues.add('', 'at least one member to update is required');
-  if (isObject(body.echeck)) {
-    for (const member of ['account_holder', 'routing_number']) if (body.echeck[member] === undefined) issues.add(`echeck.${member}`, 'is required');
-  }
-  if (isObject(body.card)) checkExpiry(body.card, issues, now);
-  if (!issues.empty || !parsed.success) throw new InvalidRequest(issues.items);
-  const { card, echeck, ...rest } = normalizeCreate({ ...parsed.data, vendor: undefined } as z.infer<typeof createSchema>);
-  return { ...rest, ...(card ? { card } : {}), ...(echeck ? { echeck } : {}) };
-}
-
-function requireExactlyOneInstrument(body: Body, issues: IssueList): void {
-  const present = ['card', 'echeck', 'vendor'].filter((member) => body[member] !== undefined);
-  if (present.length === 0) issues.add('', 'exactly one of card, echeck or vendor is required');
-  if (present.length > 1) issues.add('', `only one of card, echeck or vendor may be sent, not ${present.join(' and ')}`);
-}
-
-const CARD_REQUIRED = ['card_type', 'name_on_card', 'account_number', 'expire_month', 'expire_year'] as const;
-const ECHECK_REQUIRED = ['account_holder', 'account_number', 'routing_number', 'sec_code'] as const;
-
-function checkCardForm(card: Body, form: CreateForm, issues: IssueList, now: Date): void {
-  if (card.one_time_token !== undefined) {
-    if (form === 'locationless') issues.add('card.one_time_token', 'one-time tokens cannot create locationless (organization-level) paymethods');
-    for (const member of ['account_number', 'card_type']) if (card[member] !== undefined) issues.add(`card.${member}`, 'must not be sent with one_time_token');
-    checkExpiry(card, issues, now);
-    return;
-  }
-  for (const member of CARD_REQUIRED) if (card[member] === undefined) issues.add(`card.${member}`, 'is required');
-  checkExpiry(card, issues, now);
-}
-
-function checkEcheckForm(echeck: Body, form: CreateForm, issues: IssueList): void {
-  if (echeck.one_time_token !== undefined) {
-    if (form === 'locationless') issues.add('echeck.one_time_token', 'one-time tokens cannot create locationless (organization-level) paymethods');
-    for (const member of ['account_number', 'routing_number']) if (echeck[member] !== undefined) issues.add(`echeck.${member}`, 'must not be sent with one_time_token');
-    return;
-  }
-  for (const member of ECHECK_REQUIRED) if (echeck[member] === undefined) issues.add(`echeck.${member}`, 'is required');
-}
-
-/**
- * When both parts are present and individually valid, the expiry must not be
- * before the current UTC month. One part alone is checked later against the
- * stored (or token's) other part.
- */
-function checkExpiry(card: Body, issues: IssueList, now: Date): void {
-  const { expire_month: month, expire_year: year } = card;
-  if (month === undefined || year === undefined) return;
-  if (issues.has('card.expire_month') || issues.has('card.expire_year')) return;
-  if (!isExpiryCurrentOrFuture(Number(month), toYear(year as string | number), now)) {
-    issues.add('card.expire_year', 'the expiry date must not be before the current month');
+/** Parses a body with one of the schemas above at the use case's time; every issue is reported at once. */
+export function parseBody<Schema extends z.ZodMiniType>(schema: Schema, body: unknown, now: Date): z.output<Schema> {
+  parseTime = now;
+  try {
+    const result = schema.safeParse(body);
+    if (!result.success) throw new InvalidRequest(issuesFromZod(result.error));
+    return result.data;
+  } finally {
+    parseTime = undefined;
   }
 }
 
+/** A token's expiry with a month or year sent beside it, or a stored expiry with an updated part. */
 export function assertExpiryCurrentOrFuture(month: number, year: number, now: Date): void {
-  if (!isExpiryCurrentOrFuture(month, year, now)) throw new InvalidRequest([{ field: 'card.expire_year', message: 'the expiry date must not be before the current month' }]);
+  if (!isExpiryCurrentOrFuture(month, year, now)) throw new InvalidRequest([{ field: 'card.expire_year', message: EXPIRED }]);
 }
-
-function normalizeCreate(data: z.infer<typeof createSchema>): CreateInput {
-  const { card, echeck, vendor, fail_on_duplicate: failOnDuplicate, ...top } = data;
-  const result: CreateInput = { ...top };
-  if (failOnDuplicate !== undefined) result.fail_on_duplicate = String(failOnDuplicate).toLowerCase() === 'true';
-  if (card) {
-    result.card = stripUndefined({
-      card_type: card.card_type?.toLowerCase() as CardType | undefined,
-      name_on_card: card.name_on_card,
-      account_number: card.account_number,
-      expire_month: card.expire_month === undefined ? undefined : Number(card.expire_month),
-      expire_year: card.expire_year === undefined ? undefined : toYear(card.expire_year),
-      procurement_card: card.procurement_card === undefined ? undefined : String(card.procurement_card).toLowerCase() === 'true',
-      suppress_account_updater: card.suppress_account_updater === undefined ? undefined : String(card.suppress_account_updater).toLowerCase() === 'true',
-      one_time_token: card.one_time_token,
-    });
-  }
-  if (echeck) {
-    result.echeck = stripUndefined({
-      account_holder: echeck.account_holder,
-      account_number: echeck.account_number,
-      routing_number: echeck.routing_number,
-      account_type: echeck.account_type?.toLowerCase() as AccountType | undefined,
-      sec_code: echeck.sec_code?.toUpperCase() as SecCode | undefined,
-      item_description: echeck.item_description,
-      one_time_token: echeck.one_time_token,
-    });
-  }
-  if (vendor) result.vendor = { vendor_type: 'paypal', vendor_billing_agreement_token: vendor.vendor_billing_agreement_token as string };
-  return stripUndefined(result);
-}
-
-function isObject(value: unknown): value is Body {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-export { stripUndefined };

@@ -1,0 +1,45 @@
+import middy from '@middy/core';
+import { checkUpdateFile } from '#shared/account-updater/csv.ts';
+import type { RunInput } from '#shared/account-updater/state-machine.ts';
+import { putJson, s3ObjectSource } from '#shared/aws/reports.ts';
+import { s3 } from '#shared/aws/s3.ts';
+import { errorsKeyOf, inboxFile } from '#shared/domain/account-updater/inbox.ts';
+import { InvalidRequest } from '#shared/domain/errors.ts';
+import { injectLambdaContext, logger } from '#shared/log/logger.ts';
+
+/** The state machine's first step; `organization_id`/`result_key` are given by `au:apply`, derived from the key otherwise. */
+interface CheckEvent {
+  bucket: string;
+  key: string;
+  run_id: string;
+  started_at: string;
+  organization_id?: string;
+  result_key?: string;
+}
+
+/**
+ * Reads the whole file once, before any batch writes: a file refused as a
+ * whole (empty, wrong header, not UTF-8, broken quoting) gets its reason in
+ * `au-results/` and the run ends; otherwise the run is fixed here (file id,
+ * time of application, scope) for every batch and the merge.
+ */
+export const handler = middy<CheckEvent, { run: RunInput } | { refused: string }>()
+  .use(injectLambdaContext(logger, { resetKeys: true }))
+  .handler(async (event) => {
+    const inbox = event.result_key ? { resultKey: event.result_key, ...(event.organization_id ? { organizationId: event.organization_id } : {}) } : inboxFile(event.key);
+    if (!inbox) {
+      logger.warn('not an Account Updater inbox file; ignored', { key: event.key });
+      return { refused: 'NOT_AN_INBOX_FILE' };
+    }
+    try {
+      const checked = await checkUpdateFile(s3ObjectSource(s3, event.bucket, event.key));
+      const scope = inbox.organizationId ? { organization_id: inbox.organizationId } : {};
+      const run = { bucket: event.bucket, key: event.key, run_id: event.run_id, applied_at: new Date(event.started_at).toISOString(), ...checked, ...scope, result_key: inbox.resultKey, errors_key: errorsKeyOf(inbox.resultKey) };
+      return { run };
+    } catch (error) {
+      if (!(error instanceof InvalidRequest)) throw error;
+      await putJson(s3, event.bucket, inbox.resultKey, { error: error.code, message: error.issues[0]?.message ?? error.message });
+      logger.info('Account Updater file refused', { key: event.key, refused: error.code });
+      return { refused: error.code };
+    }
+  });

@@ -1,0 +1,98 @@
+import { createHash } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { parse } from 'csv-parse';
+import { InvalidRequest } from '#shared/domain/errors.ts';
+import type { SourceRow } from '#shared/domain/account-updater/rows.ts';
+import { AU_HEADER, isHeader } from '#shared/domain/account-updater/rows.ts';
+
+/** Opens the update file from its start (a local file, or an S3 object streamed). */
+export type UpdateFileSource = () => AsyncIterable<Uint8Array | string>;
+
+/** Longer records are refused: no valid row comes near it. */
+const MAX_RECORD_CHARS = 8_192;
+
+/**
+ * Reads an update file as rows, streaming (csv-parse): RFC 4180 with a UTF-8
+ * byte order mark, CRLF or LF line endings, quoted fields and blank lines
+ * (skipped). `line` counts records, the header being 1: the number the Step
+ * Functions CSV reader gives the same row in AWS (its item index + 1).
+ *
+ * Bytes that are not UTF-8 and broken quoting stop the read with an
+ * InvalidRequest (BAD_ENCODING, MALFORMED_CSV): after an unclosed quote no
+ * parser can tell where the following rows start. The check step reads the
+ * whole file this way before any batch starts, so such a file is refused
+ * before anything is written.
+ */
+export async function* readUpdateFile(source: AsyncIterable<Uint8Array | string>): AsyncGenerator<SourceRow> {
+  const parser = parse({ bom: true, relax_column_count: true, skip_empty_lines: true, max_record_size: MAX_RECORD_CHARS });
+  const input = Readable.from(decoded(source));
+  input.on('error', (error) => parser.destroy(error));
+  input.pipe(parser);
+  let line = 0;
+  try {
+    for await (const fields of parser as AsyncIterable<string[]>) {
+      line += 1;
+      yield { line, fields };
+    }
+  } catch (error) {
+    if (error instanceof InvalidRequest) throw error;
+    const code = (error as { code?: string }).code;
+    if (typeof code === 'string' && (code.startsWith('CSV_') || code === 'INVALID_OPENING_QUOTE')) {
+      const at = (error as { lines?: number }).lines;
+      refuse('MALFORMED_CSV', `${at === undefined ? '' : `line ${at}: `}${(error as Error).message.split(':')[0]}; nothing was applied`);
+    }
+    throw error;
+  } finally {
+    input.destroy();
+  }
+}
+
+export interface CheckedFile {
+  /** SHA-256 of the bytes, hex: the file's identity for duplicate and re-application handling. */
+  file_id: string;
+  /** Records, the header included: the merge step expects a batch result for each. */
+  records: number;
+}
+
+/**
+ * The run's first step: one streaming pass over the whole file that refuses
+ * it as a whole (EMPTY_FILE, BAD_HEADER, BAD_ENCODING, MALFORMED_CSV) before
+ * any batch writes anything, and names it by its content.
+ */
+export async function checkUpdateFile(open: UpdateFileSource): Promise<CheckedFile> {
+  const hash = createHash('sha256');
+  async function* hashed() {
+    for await (const chunk of open()) {
+      hash.update(chunk);
+      yield chunk;
+    }
+  }
+  let records = 0;
+  for await (const row of readUpdateFile(hashed())) {
+    if (records === 0 && !isHeader(row)) refuse('BAD_HEADER', `line 1: the header must be exactly ${AU_HEADER.join(',')}`);
+    records = row.line;
+  }
+  if (records === 0) refuse('EMPTY_FILE', `the file is empty; it must start with the header ${AU_HEADER.join(',')}`);
+  return { file_id: hash.digest('hex'), records };
+}
+
+async function* decoded(source: AsyncIterable<Uint8Array | string>): AsyncGenerator<string> {
+  const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+  const decode = (chunk?: Uint8Array): string => {
+    try {
+      return chunk ? decoder.decode(chunk, { stream: true }) : decoder.decode();
+    } catch {
+      return refuse('BAD_ENCODING', 'the file is not valid UTF-8');
+    }
+  };
+  for await (const chunk of source) {
+    const text = typeof chunk === 'string' ? chunk : decode(chunk);
+    if (text) yield text;
+  }
+  const rest = decode();
+  if (rest) yield rest;
+}
+
+function refuse(code: string, message: string): never {
+  throw new InvalidRequest([{ field: 'file', message }], code);
+}

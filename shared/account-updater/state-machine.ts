@@ -1,0 +1,133 @@
+/**
+ * The Account Updater's state machine (Amazon States Language), built once
+ * here for both the CDK stack and the local engine, so both run the same
+ * definition: check the file, apply it in batches with a Distributed Map,
+ * merge the batch results into the summary.
+ *
+ * Nothing here imports handler or CDK code; the function ARNs and the bucket
+ * are parameters.
+ */
+import { AU_HEADER } from '#shared/domain/account-updater/rows.ts';
+
+/** Rows per batch: one chunk invocation applies them in one to two seconds in AWS (8 conditional writes in flight). */
+export const BATCH_ROWS = 1_000;
+/**
+ * Batches in flight in AWS: 6 batches x 8 writes in flight at ~10 ms a
+ * conditional write is at most 4,800 rows/s, the design throughput for one
+ * organization, which the write shards spread to at most 600 writes/s per
+ * key (docs/account-updater.md has the arithmetic).
+ */
+export const MAX_CONCURRENT_BATCHES = 6;
+/** Above this share of batches failing after their retries, the map stops; the merge still writes the summary. */
+export const TOLERATED_FAILURE_PERCENTAGE = 5;
+/** Batch results and the Map's own result files: one folder per execution. */
+export const RUNS_PREFIX = 'au-runs/';
+
+export const STATE = { check: 'CheckFile', refused: 'Refused', apply: 'ApplyBatches', batch: 'ApplyBatch', merge: 'MergeResults' } as const;
+
+export interface DefinitionResources {
+  checkFunctionArn: string;
+  chunkFunctionArn: string;
+  mergeFunctionArn: string;
+  reportsBucket: string;
+}
+
+/** Lambda's transient errors, retried on every task (the AWS-recommended set). */
+const LAMBDA_TRANSIENT = ['Lambda.ServiceException', 'Lambda.AWSLambdaException', 'Lambda.SdkClientException', 'Lambda.TooManyRequestsException'];
+
+export type StateMachineDefinition = { Comment: string; StartAt: string; States: Record<string, Record<string, unknown>> };
+
+export function accountUpdaterDefinition(resources: DefinitionResources): StateMachineDefinition {
+  return {
+    Comment: 'Account Updater: check an au-inbox/ file, apply it in parallel batches, write its summary to au-results/',
+    StartAt: STATE.check,
+    States: {
+      [STATE.check]: {
+        Type: 'Task',
+        Resource: resources.checkFunctionArn,
+        // EventBridge "Object Created" from the reports bucket.
+        Parameters: {
+          'bucket.$': '$.detail.bucket.name',
+          'key.$': '$.detail.object.key',
+          'run_id.$': '$$.Execution.Name',
+          'started_at.$': '$$.Execution.StartTime',
+        },
+        Retry: [{ ErrorEquals: LAMBDA_TRANSIENT, IntervalSeconds: 2, MaxAttempts: 3, BackoffRate: 2 }, { ErrorEquals: ['States.ALL'], IntervalSeconds: 5, MaxAttempts: 2, BackoffRate: 2 }],
+        Next: 'IsRefused',
+      },
+      IsRefused: {
+        Type: 'Choice',
+        Choices: [{ Variable: '$.refused', IsPresent: true, Next: STATE.refused }],
+        Default: STATE.apply,
+      },
+      [STATE.refused]: { Type: 'Succeed', Comment: 'The check step wrote the refusal to au-results/; nothing was applied' },
+      [STATE.apply]: {
+        Type: 'Map',
+        ItemReader: {
+          Resource: 'arn:aws:states:::s3:getObject',
+          // The header row is item 0 (line 1): the check step has validated it, the batch skips it.
+          ReaderConfig: { InputType: 'CSV', CSVHeaderLocation: 'GIVEN', CSVHeaders: [...AU_HEADER] },
+          Parameters: { 'Bucket.$': '$.run.bucket', 'Key.$': '$.run.key' },
+        },
+        ItemSelector: { 'index.$': '$$.Map.Item.Index', 'row.$': '$$.Map.Item.Value' },
+        ItemBatcher: { MaxItemsPerBatch: BATCH_ROWS, BatchInput: { 'run.$': '$.run' } },
+        MaxConcurrency: MAX_CONCURRENT_BATCHES,
+        ToleratedFailurePercentage: TOLERATED_FAILURE_PERCENTAGE,
+        ItemProcessor: {
+          ProcessorConfig: { Mode: 'DISTRIBUTED', ExecutionType: 'STANDARD' },
+          StartAt: STATE.batch,
+          States: {
+            [STATE.batch]: {
+              Type: 'Task',
+              Resource: resources.chunkFunctionArn,
+              // The chunk function's own timeout: a batch that outlives it is retried, not waited for.
+              TimeoutSeconds: 300,
+              // A batch is idempotent (see apply.ts): each retries alone, the others never start again.
+              Retry: [
+                { ErrorEquals: LAMBDA_TRANSIENT, IntervalSeconds: 2, MaxAttempts: 4, BackoffRate: 2, JitterStrategy: 'FULL' },
+                { ErrorEquals: ['States.ALL'], IntervalSeconds: 3, MaxAttempts: 3, BackoffRate: 2, JitterStrategy: 'FULL' },
+              ],
+              End: true,
+            },
+          },
+        },
+        ResultWriter: { Resource: 'arn:aws:states:::s3:putObject', Parameters: { Bucket: resources.reportsBucket, Prefix: RUNS_PREFIX } },
+        ResultPath: null,
+        Catch: [{ ErrorEquals: ['States.ALL'], ResultPath: '$.failure', Next: STATE.merge }],
+        Next: STATE.merge,
+      },
+      [STATE.merge]: {
+        Type: 'Task',
+        Resource: resources.mergeFunctionArn,
+        Parameters: { 'run.$': '$.run' },
+        Retry: [{ ErrorEquals: ['States.ALL'], IntervalSeconds: 5, MaxAttempts: 3, BackoffRate: 2 }],
+        End: true,
+      },
+    },
+  };
+}
+
+/** The run as the check step hands it to every batch and to the merge. */
+export interface RunInput {
+  bucket: string;
+  key: string;
+  run_id: string;
+  file_id: string;
+  applied_at: string;
+  records: number;
+  organization_id?: string;
+  result_key: string;
+  errors_key: string;
+}
+
+/** One Map item: the row's index in the file (the header is 0) and its cells by header name. */
+export interface BatchItem {
+  index: number;
+  row: Record<string, string>;
+}
+
+/** What the chunk function receives from the ItemBatcher. */
+export interface BatchEvent {
+  Items: BatchItem[];
+  BatchInput: { run: RunInput };
+}

@@ -1,0 +1,136 @@
+import { csvField } from './export.ts';
+import type { BatchResult, BatchResults, ReportWriter, RowNote } from './ports.ts';
+import type { RowError } from './rows.ts';
+
+/** The summary lists at most this many errors (and notes); the rest are counted, and errors written to a file. */
+export const LISTED_ERRORS = 1_000;
+
+/** Each data row is counted exactly once: applied + skipped + error_count = rows. */
+export interface RunSummary {
+  applied: number;
+  skipped: number;
+  /** The first LISTED_ERRORS errors in line order. */
+  errors: RowError[];
+  error_count: number;
+  /** Every error as CSV (`line,paymethod_token,reason`), written only when there are more than LISTED_ERRORS. */
+  errors_key?: string;
+  notes: RowNote[];
+  /** Present when there are more notes than listed. */
+  note_count?: number;
+}
+
+export interface MergeInput {
+  run_id: string;
+  /** Records in the file, the header included: lines 1 to `records` must each be in some batch's result. */
+  records: number;
+  /** Where the whole error list goes when it is too long for the summary. */
+  errors_key: string;
+}
+
+const SUPERSEDED = /^superseded by line ([0-9]+)$/;
+const NOT_APPLIED = 'not applied: its batch failed after its retries; apply the file again';
+
+/**
+ * Merges the batch results of one run into its summary, reading them twice
+ * in line order (counts first, then the error file when needed), so memory
+ * holds the listed errors and the file's duplicate tokens, never the file.
+ *
+ * Batches may have run in any order: a line a later line of the same token
+ * replaced after it was applied is counted as skipped here, and every
+ * "superseded" note names the token's last line in the file.
+ */
+export async function mergeRun(input: MergeInput, deps: { results: BatchResults; reports: ReportWriter }): Promise<RunSummary> {
+  let applied = 0;
+  let skipped = 0;
+  let errorCount = 0;
+  const errors: RowError[] = [];
+  const notes: RowNote[] = [];
+  let noteCount = 0;
+  const replaced = new Map<number, RowNote>();
+  const skippedAsSuperseded = new Set<number>();
+  const lastLineOf = new Map<string, number>();
+  const noteSuperseded = (token: string, by: number) => lastLineOf.set(token, Math.max(by, lastLineOf.get(token) ?? 0));
+
+  for await (const item of withGaps(deps.results.list(input.run_id), input.records)) {
+    if ('missing' in item) {
+      errorCount += item.missing.to - item.missing.from + 1;
+      for (let line = item.missing.from; line <= item.missing.to && errors.length < LISTED_ERRORS; line += 1) errors.push(notApplied(line));
+      continue;
+    }
+    applied += item.applied;
+    skipped += item.skipped;
+    errorCount += item.errors.length;
+    for (const error of item.errors) if (errors.length < LISTED_ERRORS) errors.push(error);
+    for (const note of item.notes) {
+      noteCount += 1;
+      if (notes.length < LISTED_ERRORS) notes.push(note);
+      const by = SUPERSEDED.exec(note.reason);
+      if (by) {
+        skippedAsSuperseded.add(note.line);
+        noteSuperseded(note.paymethod_token, Number(by[1]));
+      }
+    }
+    for (const note of item.superseded) {
+      replaced.set(note.line, note);
+      noteSuperseded(note.paymethod_token, Number(SUPERSEDED.exec(note.reason)?.[1] ?? 0));
+    }
+  }
+  // Lines applied and later replaced by a later line of the same token, and not already counted so by their own batch.
+  for (const [line, note] of replaced) {
+    if (skippedAsSuperseded.has(line)) continue;
+    applied -= 1;
+    skipped += 1;
+    noteCount += 1;
+    notes.push(note);
+  }
+  const byLine = (a: { line: number }, b: { line: number }) => a.line - b.line;
+  const listedNotes = notes
+    .sort(byLine)
+    .slice(0, LISTED_ERRORS)
+    .map((note) => (SUPERSEDED.test(note.reason) ? { ...note, reason: `superseded by line ${lastLineOf.get(note.paymethod_token)}` } : note));
+
+  const summary: RunSummary = { applied, skipped, errors, error_count: errorCount, notes: listedNotes, ...(noteCount > listedNotes.length ? { note_count: noteCount } : {}) };
+  if (errorCount > LISTED_ERRORS) {
+    await deps.reports.write(input.errors_key, errorLines(deps.results.list(input.run_id), input.records));
+    summary.errors_key = input.errors_key;
+  }
+  return summary;
+}
+
+type Covered = BatchResult | { missing: { from: number; to: number } };
+
+/** The results in line order, with the line ranges no result covers (a batch that failed for good). */
+async function* withGaps(results: AsyncIterable<BatchResult>, records: number): AsyncGenerator<Covered> {
+  let expected = 1;
+  for await (const result of results) {
+    if (result.last_line < expected) continue; // an older result for lines already covered
+    // Line 1 is the header, checked before any batch ran: never reported as a row.
+    if (result.first_line > Math.max(expected, 2)) yield { missing: { from: Math.max(expected, 2), to: result.first_line - 1 } };
+    yield result;
+    expected = result.last_line + 1;
+  }
+  if (Math.max(expected, 2) <= records) yield { missing: { from: Math.max(expected, 2), to: records } };
+}
+
+function notApplied(line: number): RowError {
+  return { line, paymethod_token: '', reason: NOT_APPLIED };
+}
+
+const EOL = '\r\n';
+const CHUNK_CHARS = 64 * 1024;
+
+async function* errorLines(results: AsyncIterable<BatchResult>, records: number): AsyncGenerator<string> {
+  let chunk = `line,paymethod_token,reason${EOL}`;
+  const add = (error: RowError) => {
+    chunk += `${error.line},${csvField(error.paymethod_token)},${csvField(error.reason)}${EOL}`;
+  };
+  for await (const item of withGaps(results, records)) {
+    if ('missing' in item) for (let line = item.missing.from; line <= item.missing.to; line += 1) add(notApplied(line));
+    else for (const error of item.errors) add(error);
+    if (chunk.length >= CHUNK_CHARS) {
+      yield chunk;
+      chunk = '';
+    }
+  }
+  if (chunk) yield chunk;
+}

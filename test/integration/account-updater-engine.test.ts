@@ -1,0 +1,189 @@
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Paymethod } from '#shared/domain/paymethods/model.ts';
+import { useRuntimeEnvironment } from '../support/api.ts';
+import { npmScript } from '../support/cli.ts';
+import { unique } from '../support/paymethods.ts';
+
+/**
+ * The engine (the state machine's definition and handlers, run locally) on
+ * files of several batches, against the running runtime's stores. Cards are
+ * written straight into the table in the repository's layout (numbers
+ * sealed by the real vault); the engine runs in this process so a fault can
+ * be injected into its DynamoDB client.
+ */
+const HEADER = 'paymethod_token,au_code,account_number,expire_month,expire_year';
+const FUNCTIONS_DIR = fileURLToPath(new URL('../../functions', import.meta.url));
+const CARDS = 2_300; // three batches of the definition's 1,000 rows (the header is row 1)
+let dir: string;
+let environment: Record<string, string>;
+
+beforeAll(async () => {
+  environment = useRuntimeEnvironment();
+  dir = await mkdtemp(path.join(tmpdir(), 'au-engine-'));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function seedCards(prefix: string, count: number, organizationId: string): Promise<string[]> {
+  const { dynamo } = await import('#shared/aws/dynamodb.ts');
+  const { paymethodItem } = await import('#shared/store/paymethods.ts');
+  const { batchDeps } = await import('#shared/wiring/account-updater.ts');
+  const { vault } = batchDeps();
+  const tokens = Array.from({ length: count }, (_unused, index) => `mth_${prefix}${String(index).padStart(5, '0')}`);
+  for (let first = 0; first < count; first += 25) {
+    const requests = [];
+    for (const token of tokens.slice(first, first + 25)) {
+      const record: Paymethod = {
+        paymethod_token: token,
+        organization_id: organizationId,
+        location_id: 'loc_engine',
+        paymethod_type: 'card',
+        card: { card_type: 'visa', name_on_card: 'Engine Card', last_4_account_number: '1111', masked_account_number: '****1111', expire_month: 12, expire_year: 2031 },
+        is_default: false,
+        created_at: '2026-01-01T00:00:00.000Z',
+        updated_at: '2026-01-01T00:00:00.000Z',
+        version: 1,
+      };
+      requests.push({ PutRequest: { Item: paymethodItem(record, await vault.seal('4111111111111111', { organizationId, recordToken: token })) } });
+    }
+    let pending = requests;
+    while (pending.length > 0) {
+      const result = await dynamo.send(new BatchWriteCommand({ RequestItems: { [environment.TABLE_NAME!]: pending } }));
+      pending = (result.UnprocessedItems?.[environment.TABLE_NAME!] ?? []) as typeof pending;
+    }
+  }
+  return tokens;
+}
+
+async function cardsOf(tokens: readonly string[]) {
+  const { DynamoPaymethodStore } = await import('#shared/store/paymethods.ts');
+  const { dynamo } = await import('#shared/aws/dynamodb.ts');
+  const store = new DynamoPaymethodStore(dynamo, environment.TABLE_NAME!);
+  const all = new Map<string, Paymethod>();
+  for (let first = 0; first < tokens.length; first += 100) for (const [token, found] of await store.findCards(tokens.slice(first, first + 100))) all.set(token, found.paymethod);
+  return all;
+}
+
+describe('Account Updater engine: batches that retry alone and agree whatever their order', () => {
+  const organizationId = unique('org_engine');
+  let tokens: string[];
+  let file: string;
+  const duplicated = () => tokens[7]!;
+  // The card's own row (line 9) and the one inserted at line 1,502 lose to the last one.
+  const superseded = () => [9, 1_502].map((line) => ({ line, paymethod_token: duplicated(), reason: `superseded by line ${CARDS + 3}` }));
+
+  beforeAll(async () => {
+    tokens = await seedCards(unique('eng').slice(0, 10), CARDS, organizationId);
+    // Every card once, in token order; one card again in the second and third batches: the last line (in batch 3) wins.
+    const rows = tokens.map((token, index) => (index % 2 === 0 ? `${token},exp,,6,2033` : `${token},con,,,`));
+    rows.splice(1_500, 0, `${duplicated()},cls,,,`);
+    rows.push(`${duplicated()},new,5555555555554444,,`);
+    file = path.join(dir, 'multi.csv');
+    await writeFile(file, `${HEADER}\r\n${rows.join('\r\n')}\r\n`);
+  }, 300_000);
+
+  it('applies a file of three batches with one batch failing once: it retries alone, the result equals a clean run', async () => {
+    const { dynamo } = await import('#shared/aws/dynamodb.ts');
+    const { applyLocalFile } = await import('../../local/au-engine.ts');
+    // The second batch's 500th card fails once, after that batch already committed earlier rows.
+    const victim = tokens[1_200]!;
+    let faults = 0;
+    let lookups = 0;
+    const updatesPerToken = new Map<string, number>();
+    dynamo.middlewareStack.add(
+      (next) => async (args) => {
+        const command = args.input as { Key?: { pk?: string }; RequestItems?: unknown };
+        if (command.RequestItems && !('ReturnConsumedCapacity' in command) && JSON.stringify(command.RequestItems).includes('"Keys"')) lookups += 1;
+        const token = typeof command.Key?.pk === 'string' && command.Key.pk.startsWith('MTH#') ? command.Key.pk.slice(4) : undefined;
+        if (token === victim && faults === 0 && 'UpdateExpression' in command) {
+          faults += 1;
+          throw Object.assign(new Error('injected: DynamoDB unavailable'), { name: 'ServiceUnavailable', $fault: 'server' });
+        }
+        const result = await next(args);
+        if (token && 'UpdateExpression' in command) updatesPerToken.set(token, (updatesPerToken.get(token) ?? 0) + 1);
+        return result;
+      },
+      { step: 'initialize', name: 'auEngineFault' },
+    );
+    let summary;
+    try {
+      ({ summary } = await applyLocalFile(file, { organizationId }, { bucket: environment.REPORTS_BUCKET!, functionsDir: FUNCTIONS_DIR, concurrency: 3, retryIntervalMs: 10 }));
+    } finally {
+      dynamo.middlewareStack.remove('auEngineFault');
+    }
+    expect(faults).toBe(1);
+    expect(summary).toEqual({
+      applied: CARDS,
+      skipped: 2,
+      errors: [],
+      error_count: 0,
+      notes: superseded(),
+    });
+    // Every card written once: no batch but the failed one ran again, and its committed rows were not rewritten.
+    expect([...updatesPerToken.values()].every((count) => count === 1)).toBe(true);
+    expect(updatesPerToken.size).toBe(CARDS);
+    // 23 lookups of 100 cards and the failed batch's 10 again (the duplicate row adds no lookup of its own).
+    expect(lookups).toBeLessThanOrEqual(Math.ceil(CARDS / 100) + 10 + 2);
+
+    const cards = await cardsOf(tokens);
+    expect(cards.get(duplicated())!.card).toMatchObject({ au_code: 'new', last_4_account_number: '4444', expire_month: 12, expire_year: 2031 });
+    expect(cards.get(tokens[0]!)!.card).toMatchObject({ au_code: 'exp', expire_month: 6, expire_year: 2033 });
+    expect(cards.get(victim)!.card).toMatchObject({ au_code: 'exp', expire_month: 6, expire_year: 2033 });
+    expect(cards.get(tokens[1]!)!.card).toMatchObject({ au_code: 'con', expire_month: 12 });
+  }, 600_000);
+
+  it('changes nothing when the same file is applied again', async () => {
+    const before = await cardsOf(tokens);
+    const again = await npmScript('au:apply', file, '--org', organizationId);
+    expect(again.code, again.stderr).toBe(0);
+    expect(JSON.parse(again.stdout)).toEqual({
+      applied: 0,
+      skipped: CARDS + 2,
+      errors: [],
+      error_count: 0,
+      notes: superseded(),
+    });
+    expect(await cardsOf(tokens)).toEqual(before);
+  }, 600_000);
+});
+
+describe('Account Updater engine: long error lists and the inbox', () => {
+  it('lists the first 1,000 errors, counts them all, and writes the whole list next to the file', async () => {
+    const rows = Array.from({ length: 1_234 }, (_unused, index) => `mth_unknown${String(index).padStart(6, '0')},cls,,,`);
+    const file = path.join(dir, 'errors.csv');
+    await writeFile(file, `${HEADER}\n${rows.join('\n')}\n`);
+    const result = await npmScript('au:apply', file);
+    expect(result.code, result.stderr).toBe(0);
+    const summary = JSON.parse(result.stdout) as { errors: Array<{ line: number }>; error_count: number; errors_file: string };
+    expect(summary).toMatchObject({ applied: 0, skipped: 0, error_count: 1_234, errors_file: `${file}.errors.csv` });
+    expect(summary.errors).toHaveLength(1_000);
+    expect(summary.errors[999]).toEqual({ line: 1_001, paymethod_token: 'mth_unknown000999', reason: 'unknown token' });
+    const lines = (await readFile(summary.errors_file, 'utf8')).trimEnd().split('\r\n');
+    expect(lines[0]).toBe('line,paymethod_token,reason');
+    expect(lines.slice(1)).toEqual(rows.map((row, index) => `${index + 2},${row.split(',')[0]},unknown token`));
+  }, 600_000);
+
+  it('applies a file created under au-inbox/ and writes its summary under au-results/', async () => {
+    const { s3 } = await import('#shared/aws/s3.ts');
+    const organizationId = unique('org_inbox');
+    const [token] = await seedCards(unique('inb').slice(0, 10), 1, organizationId);
+    const name = `${unique('file')}.csv`;
+    await s3.send(new PutObjectCommand({ Bucket: environment.REPORTS_BUCKET!, Key: `au-inbox/${organizationId}/${name}`, Body: `${HEADER}\n${token},cls,,,\nmth_nope,cls,,,\n` }));
+    const resultKey = `au-results/${organizationId}/${name}.json`;
+    let summary: unknown;
+    for (let attempt = 0; attempt < 120 && summary === undefined; attempt += 1) {
+      summary = await s3
+        .send(new GetObjectCommand({ Bucket: environment.REPORTS_BUCKET!, Key: resultKey }))
+        .then(async ({ Body }) => JSON.parse(await Body!.transformToString('utf8')) as unknown)
+        .catch(() => new Promise((resolve) => setTimeout(() => resolve(undefined), 500)));
+    }
+    expect(summary).toEqual({ applied: 1, skipped: 0, errors: [{ line: 3, paymethod_token: 'mth_nope', reason: `unknown token in ${organizationId}` }], error_count: 1, notes: [] });
+  }, 120_000);
+});

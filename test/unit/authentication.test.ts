@@ -1,0 +1,111 @@
+import { createHmac } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import type { AuthFailureCounter } from '#shared/domain/authentication.ts';
+import { authenticateRequest, FAILED_AUTHENTICATION_LIMIT, RecentlyVerified } from '#shared/domain/authentication.ts';
+import type { CredentialStore, StoredCredential } from '#shared/domain/credentials.ts';
+import { listCredentials, revokeCredential } from '#shared/domain/credentials.ts';
+import { NotAuthenticated, NotFound } from '#shared/domain/errors.ts';
+
+const basic = (id: string, key: string) => `Basic ${Buffer.from(`${id}:${key}`).toString('base64')}`;
+const mac = (secret: string) => createHmac('sha256', 'test-key').update(secret).digest();
+
+function fixture() {
+  const credentials = new Map<string, StoredCredential>([
+    ['ak_valid', { api_access_id: 'ak_valid', organization_id: 'org_1', secret_mac: mac('right'), created_at: '2026-01-01T00:00:00.000Z' }],
+    ['ak_other', { api_access_id: 'ak_other', organization_id: 'org_1', secret_mac: mac('other'), created_at: '2026-01-02T00:00:00.000Z' }],
+  ]);
+  let useWrites = 0;
+  const store: CredentialStore = {
+    get: async (id) => credentials.get(id),
+    create: async () => {},
+    listByOrganization: async (org) => [...credentials.values()].filter((c) => c.organization_id === org && c.revoked_at === undefined),
+    revoke: async (id, now) => {
+      const found = credentials.get(id);
+      if (found) found.revoked_at ??= now.toISOString();
+      return found !== undefined;
+    },
+    recordUse: async (id, now, staleBefore) => {
+      useWrites += 1;
+      const found = credentials.get(id);
+      if (found && !(found.last_used_at && found.last_used_at >= staleBefore.toISOString())) found.last_used_at = now.toISOString();
+    },
+  };
+  const counts = new Map<string, number>();
+  const failures: AuthFailureCounter = {
+    count: async (ip, window) => counts.get(`${ip}#${window}`) ?? 0,
+    add: async (ip, window) => {
+      const total = (counts.get(`${ip}#${window}`) ?? 0) + 1;
+      counts.set(`${ip}#${window}`, total);
+      return total;
+    },
+  };
+  const kms = { calls: 0 };
+  const deps = {
+    credentials: store,
+    hasher: { mac: async (secret: string) => ((kms.calls += 1), mac(secret)) },
+    publishableKeys: { get: async () => undefined },
+    failures,
+    verified: new RecentlyVerified(),
+  };
+  const attempt = (ip: string, id: string, key: string, now: Date) =>
+    authenticateRequest({ authorization: basic(id, key), organizationId: 'org_1', sourceIp: ip, publishableAllowed: false }, deps, now);
+  return { credentials, deps, kms, attempt, useWrites: () => useWrites };
+}
+
+describe('failed-authentication throttle', () => {
+  it(`refuses ${FAILED_AUTHENTICATION_LIMIT} failures with 401 (one KMS call each), then throttles that address with no KMS call until the minute ends`, async () => {
+    const { attempt, kms } = fixture();
+    const now = new Date('2026-05-01T10:00:05Z');
+    for (let index = 0; index < FAILED_AUTHENTICATION_LIMIT; index += 1) {
+      await expect(attempt('203.0.113.7', 'ak_valid', `wrong-${index}`, now)).rejects.toBeInstanceOf(NotAuthenticated);
+    }
+    expect(kms.calls).toBe(FAILED_AUTHENTICATION_LIMIT);
+    for (const [id, key] of [['ak_valid', 'wrong-again'], ['ak_unknown', 'x'], ['ak_other', 'right']]) {
+      expect(await attempt('203.0.113.7', id as string, key as string, now)).toEqual({ kind: 'throttled', until: Date.parse('2026-05-01T10:01:00Z') / 1000 });
+    }
+    expect(kms.calls).toBe(FAILED_AUTHENTICATION_LIMIT);
+
+    // Another address is not affected; the throttled one gets a fresh budget in the next minute.
+    expect(await attempt('198.51.100.1', 'ak_valid', 'right', now)).toMatchObject({ kind: 'secret', caller: { accessId: 'ak_valid' } });
+    await expect(attempt('203.0.113.7', 'ak_valid', 'wrong', new Date('2026-05-01T10:01:00Z'))).rejects.toBeInstanceOf(NotAuthenticated);
+  });
+
+  it('lets a credential this container verified recently through from a throttled address, without KMS, unless it was revoked', async () => {
+    const { attempt, kms, credentials } = fixture();
+    const now = new Date('2026-05-01T10:00:05Z');
+    await attempt('203.0.113.7', 'ak_valid', 'right', now);
+    for (let index = 0; index < FAILED_AUTHENTICATION_LIMIT; index += 1) await attempt('203.0.113.7', 'ak_unknown', `k${index}`, now).catch(() => {});
+    const before = kms.calls;
+    expect(await attempt('203.0.113.7', 'ak_valid', 'right', now)).toMatchObject({ kind: 'secret' });
+    expect(await attempt('203.0.113.7', 'ak_valid', 'wrong', now)).toMatchObject({ kind: 'throttled' });
+    credentials.get('ak_valid')!.revoked_at = now.toISOString();
+    expect(await attempt('203.0.113.7', 'ak_valid', 'right', now)).toMatchObject({ kind: 'throttled' });
+    expect(kms.calls).toBe(before);
+  });
+});
+
+describe('credential lifecycle', () => {
+  it('stamps last_used_at at most once a minute', async () => {
+    const { attempt, credentials, useWrites } = fixture();
+    await attempt('192.0.2.1', 'ak_valid', 'right', new Date('2026-05-01T10:00:00Z'));
+    await attempt('192.0.2.1', 'ak_valid', 'right', new Date('2026-05-01T10:00:30Z'));
+    await attempt('192.0.2.1', 'ak_valid', 'right', new Date('2026-05-01T10:00:59Z'));
+    expect(useWrites()).toBe(1);
+    expect(credentials.get('ak_valid')?.last_used_at).toBe('2026-05-01T10:00:00.000Z');
+    await attempt('192.0.2.1', 'ak_valid', 'right', new Date('2026-05-01T10:01:01Z'));
+    expect(useWrites()).toBe(2);
+    expect(credentials.get('ak_valid')?.last_used_at).toBe('2026-05-01T10:01:01.000Z');
+  });
+
+  it('lists without hashes, revokes so that the credential no longer authenticates nor lists, and refuses unknown ids', async () => {
+    const { attempt, deps } = fixture();
+    expect((await listCredentials('org_1', deps.credentials)).map((c) => Object.keys(c).sort())).toEqual([
+      ['api_access_id', 'created_at', 'last_used_at', 'organization_id'],
+      ['api_access_id', 'created_at', 'last_used_at', 'organization_id'],
+    ]);
+    expect(await revokeCredential('ak_valid', deps.credentials)).toEqual({ api_access_id: 'ak_valid', revoked: true });
+    await expect(attempt('192.0.2.1', 'ak_valid', 'right', new Date())).rejects.toBeInstanceOf(NotAuthenticated);
+    expect((await listCredentials('org_1', deps.credentials)).map((c) => c.api_access_id)).toEqual(['ak_other']);
+    await expect(revokeCredential('ak_missing', deps.credentials)).rejects.toBeInstanceOf(NotFound);
+  });
+});
