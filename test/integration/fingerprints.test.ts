@@ -54,7 +54,7 @@ describe('fingerprints', () => {
     const minted = await post(`${locationPath(ORG, loc)}/onetimetokens`, { card: CARD });
     expect(minted.status, minted.text).toBe(201);
     expect(fingerprintOf(minted.body)).toBe(fingerprint);
-    const fromToken = await created(`${locationPath(ORG, loc)}/paymethods`, { card: { one_time_token: minted.body.one_time_token } });
+    const fromToken = await created(`${locationPath(ORG, loc)}/paymethods`, { card: { one_time_token: minted.body.one_time_token, name_on_card: 'Ann Lee' } });
     expect(fingerprintOf(fromToken)).toBe(fingerprint);
   });
 
@@ -144,9 +144,9 @@ describe('fail_on_duplicate', () => {
     await created(path, { card: CARD });
     const minted = await post(`${locationPath(ORG, loc)}/onetimetokens`, { card: CARD });
     const token = minted.body.one_time_token;
-    expectError(await post(path, { card: { one_time_token: token }, fail_on_duplicate: true }), 409);
+    expectError(await post(path, { card: { one_time_token: token, name_on_card: 'Ann Lee' }, fail_on_duplicate: true }), 409);
     // Still usable: for another customer, or for this one without the flag.
-    await created(customerPath(ORG, loc, unique('cst_')), { card: { one_time_token: token }, fail_on_duplicate: true });
+    await created(customerPath(ORG, loc, unique('cst_')), { card: { one_time_token: token, name_on_card: 'Ann Lee' }, fail_on_duplicate: true });
   });
 });
 
