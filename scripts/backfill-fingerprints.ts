@@ -1,5 +1,5 @@
 /**
- * npm run --silent backfill-fingerprints -- [--stack <name>] [--resume <token>] [--page-size <n>] [--max-pages <n>]
+ * npm run --silent backfill-fingerprints -- [--stack <name>] [--organization org_<id>] [--resume <token>] [--page-size <n>] [--max-pages <n>]
  *
  * Gives every card and echeck written before fingerprints existed its
  * fingerprint (docs/operations.md, "Fingerprint backfill"). One JSON line per
@@ -10,7 +10,7 @@ import { parseArgs } from 'node:util';
 import { runCli, UsageError } from './cli.ts';
 import { applyTarget } from './target.ts';
 
-const USAGE = 'usage: backfill-fingerprints [--stack <name>] [--resume <token>] [--page-size <1-1000>] [--max-pages <n>]';
+const USAGE = 'usage: backfill-fingerprints [--stack <name>] [--organization org_<id>] [--resume <token>] [--page-size <1-1000>] [--max-pages <n>]';
 
 function count(value: string | undefined, name: string, max: number): number | undefined {
   if (value === undefined) return undefined;
@@ -22,7 +22,7 @@ function count(value: string | undefined, name: string, max: number): number | u
 await runCli(async () => {
   let parsed;
   try {
-    parsed = parseArgs({ options: { stack: { type: 'string' }, resume: { type: 'string' }, 'page-size': { type: 'string' }, 'max-pages': { type: 'string' } } });
+    parsed = parseArgs({ options: { stack: { type: 'string' }, organization: { type: 'string' }, resume: { type: 'string' }, 'page-size': { type: 'string' }, 'max-pages': { type: 'string' } } });
   } catch (error) {
     throw new UsageError(`${(error as Error).message}\n${USAGE}`);
   }
@@ -33,7 +33,7 @@ await runCli(async () => {
   const { backfillFingerprints } = await import('#shared/domain/paymethods/backfill-fingerprints.ts');
   const { backfillDeps } = await import('#shared/wiring/fingerprint-backfill.ts');
   return backfillFingerprints(
-    { resume: parsed.values.resume, pageSize, maxPages, onPage: (progress) => process.stderr.write(`${JSON.stringify(progress)}\n`) },
+    { resume: parsed.values.resume, pageSize, maxPages, organizationId: parsed.values.organization, onPage: (progress) => process.stderr.write(`${JSON.stringify(progress)}\n`) },
     backfillDeps(),
   );
 });

@@ -20,14 +20,14 @@ export class DynamoFingerprintBackfillStore implements FingerprintBackfillStore 
     private readonly tableName: string,
   ) {}
 
-  async pageWithoutFingerprint(resume: string | undefined, limit: number) {
+  async pageWithoutFingerprint(resume: string | undefined, limit: number, organizationId?: string) {
     const result = await this.client.send(
       new ScanCommand({
         TableName: this.tableName,
         Limit: limit,
         ConsistentRead: true,
-        FilterExpression: 'entity = :paymethod AND paymethod_type IN (:card, :echeck) AND attribute_not_exists(card.fingerprint) AND attribute_not_exists(echeck.fingerprint)',
-        ExpressionAttributeValues: { ':paymethod': 'paymethod', ':card': 'card', ':echeck': 'echeck' },
+        FilterExpression: `entity = :paymethod AND paymethod_type IN (:card, :echeck) AND attribute_not_exists(card.fingerprint) AND attribute_not_exists(echeck.fingerprint)${organizationId ? ' AND organization_id = :org' : ''}`,
+        ExpressionAttributeValues: { ':paymethod': 'paymethod', ':card': 'card', ':echeck': 'echeck', ...(organizationId ? { ':org': organizationId } : {}) },
         ...(resume ? { ExclusiveStartKey: JSON.parse(Buffer.from(resume, 'base64url').toString('utf8')) as Record<string, unknown> } : {}),
       }),
     );

@@ -3,17 +3,19 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Paymethod } from '#shared/domain/paymethods/model.ts';
-import { call, MERCHANT, useRuntimeEnvironment } from '../support/api.ts';
+import { call, MERCHANT, UNRELATED, useRuntimeEnvironment } from '../support/api.ts';
 import { npmScript } from '../support/cli.ts';
 import { CARD, CARD_NUMBER, customerPath, ECHECK, ECHECK_NUMBER, expectError, locationPath, OTHER_CARD_NUMBER, post, unique } from '../support/paymethods.ts';
 
-const ORG = MERCHANT.organizationId;
+// Its own organization (scoped with --organization): the walk never touches records other tests write meanwhile.
+const ORG = UNRELATED.organizationId;
+const as = UNRELATED;
 type Progress = { pages: number; found: number; written: number; changed: number; without_number: number; resume_token?: string };
 
 const fingerprintOf = (body: Record<string, unknown>) => ((body.card ?? body.echeck) as { fingerprint?: string }).fingerprint;
 
 async function backfill(...args: string[]): Promise<Progress> {
-  const result = await npmScript('backfill-fingerprints', ...args);
+  const result = await npmScript('backfill-fingerprints', '--organization', ORG, ...args);
   expect(result.code, result.stderr).toBe(0);
   // One progress line per page on stderr, never a number or key.
   for (const line of result.stderr.trim().split('\n').filter(Boolean)) expect(Object.keys(JSON.parse(line) as object)).toContain('pages');
@@ -58,10 +60,10 @@ describe('fingerprint backfill', () => {
   });
 
   it('gives old records their fingerprint, resumably; a second run changes nothing; the duplicate check then sees them', async () => {
-    const get = async (token: string) => (await call(`${locationPath(ORG, loc)}/paymethods/${token}`)).body;
+    const get = async (token: string) => (await call(`${locationPath(ORG, loc)}/paymethods/${token}`, { as })).body;
     expect(fingerprintOf(await get(card))).toBeUndefined();
     // A duplicate check cannot see a record the backfill has not reached yet.
-    const early = await post(customerPath(ORG, loc, cst), { card: { ...CARD, card_type: 'mast', account_number: OTHER_CARD_NUMBER }, fail_on_duplicate: true });
+    const early = await post(customerPath(ORG, loc, cst), { card: { ...CARD, card_type: 'mast', account_number: OTHER_CARD_NUMBER }, fail_on_duplicate: true }, { as });
     expect(early.status, early.text).toBe(201);
 
     const first = await backfill('--page-size', '3', '--max-pages', '1');
@@ -72,8 +74,8 @@ describe('fingerprint backfill', () => {
     expect(first.written + rest.written).toBeGreaterThanOrEqual(2);
 
     // Equal to what a create of the same number computes now.
-    const fresh = await post(`${locationPath(ORG, unique('loc_'))}/paymethods`, { card: CARD });
-    const freshEcheck = await post(`${locationPath(ORG, unique('loc_'))}/paymethods`, { echeck: ECHECK });
+    const fresh = await post(`${locationPath(ORG, unique('loc_'))}/paymethods`, { card: CARD }, { as });
+    const freshEcheck = await post(`${locationPath(ORG, unique('loc_'))}/paymethods`, { echeck: ECHECK }, { as });
     const backfilledCard = await get(card);
     expect(fingerprintOf(backfilledCard)).toBe(fingerprintOf(fresh.body));
     expect(fingerprintOf(await get(echeck))).toBe(fingerprintOf(freshEcheck.body));
@@ -83,10 +85,10 @@ describe('fingerprint backfill', () => {
     expect(again.written).toBe(0);
     expect(fingerprintOf(await get(card))).toBe(fingerprintOf(fresh.body));
 
-    const refused = await post(customerPath(ORG, loc, cst), { card: CARD, fail_on_duplicate: true });
+    const refused = await post(customerPath(ORG, loc, cst), { card: CARD, fail_on_duplicate: true }, { as });
     expectError(refused, 409, ['card.account_number']);
     expect(refused.text).toContain(card);
-    const filtered = await call(`${locationPath(ORG, loc)}/paymethods?filter=${encodeURIComponent(`fingerprint eq '${fingerprintOf(fresh.body)}'`)}`);
+    const filtered = await call(`${locationPath(ORG, loc)}/paymethods?filter=${encodeURIComponent(`fingerprint eq '${fingerprintOf(fresh.body)}'`)}`, { as });
     expect((filtered.body.results as Array<{ paymethod_token: string }>).map((item) => item.paymethod_token)).toEqual([card]);
   });
 
@@ -99,6 +101,7 @@ describe('fingerprint backfill', () => {
 
 describe('Account Updater new numbers', () => {
   it('refresh the fingerprint, its filter key and the duplicate check', async () => {
+    const ORG = MERCHANT.organizationId;
     const loc = unique('loc_');
     const cst = unique('cst_');
     const created = await post(customerPath(ORG, loc, cst), { card: CARD });

@@ -11,7 +11,7 @@ import type { Paymethod } from './model.ts';
  */
 export interface FingerprintBackfillStore {
   /** One page of card and echeck records without a fingerprint, with their sealed numbers; `resume` continues after it. */
-  pageWithoutFingerprint(resume: string | undefined, limit: number): Promise<{ records: Array<{ paymethod: Paymethod; secret?: SealedSecret }>; resume?: string }>;
+  pageWithoutFingerprint(resume: string | undefined, limit: number, organizationId?: string): Promise<{ records: Array<{ paymethod: Paymethod; secret?: SealedSecret }>; resume?: string }>;
   /**
    * Sets the fingerprint (its index key and its duplicate scope entry with it) only if the
    * record is still at `paymethod.version` without one; 'changed' when it is not.
@@ -33,13 +33,13 @@ export interface BackfillProgress {
 }
 
 export async function backfillFingerprints(
-  options: { resume?: string; pageSize?: number; maxPages?: number; onPage?: (progress: BackfillProgress) => void },
+  options: { resume?: string; pageSize?: number; maxPages?: number; organizationId?: string; onPage?: (progress: BackfillProgress) => void },
   deps: { store: FingerprintBackfillStore; vault: Vault; fingerprinter: Fingerprinter },
 ): Promise<BackfillProgress> {
   const progress: BackfillProgress = { pages: 0, found: 0, written: 0, changed: 0, without_number: 0 };
   let resume = options.resume;
   do {
-    const page = await deps.store.pageWithoutFingerprint(resume, options.pageSize ?? 100);
+    const page = await deps.store.pageWithoutFingerprint(resume, options.pageSize ?? 100, options.organizationId);
     for (const { paymethod, secret } of page.records) {
       progress.found += 1;
       if (!secret) {
