@@ -183,6 +183,23 @@ export class Monitoring extends Construct {
   }
 
   /**
+   * A stream consumer falling behind: alarms when the age of the newest record
+   * it was handed (Lambda's IteratorAge, maximum over five minutes) stays at or
+   * above `thresholdMs` in two of three periods. Records older than the
+   * stream's 24 hours are lost, so this fires long before that.
+   */
+  alarmOnIteratorAge(name: string, fn: IFunction, options: { thresholdMs: number; runbook: string }): Alarm | undefined {
+    const age = fn.metric('IteratorAge', { period: FIVE_MINUTES, statistic: 'Maximum', label: `${name} iterator age (ms)` });
+    this.dashboard.addWidgets(new GraphWidget({ title: `Stream iterator age: ${name} (ms)`, left: [age], width: 8 }));
+    return this.alarm(`${name}-iterator-age`, age, {
+      threshold: options.thresholdMs,
+      evaluationPeriods: 3,
+      datapointsToAlarm: 2,
+      description: `Function ${name} is more than ${options.thresholdMs / 1000} s behind the table's stream. Runbook: ${options.runbook}`,
+    });
+  }
+
+  /**
    * The Account Updater export failed: alarms on the `AccountUpdaterExportFailures`
    * business metric (the export records it, with recordBusinessMetric, when a run
    * gives up) and, when the export function is given, on that function's errors.

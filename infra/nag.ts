@@ -19,6 +19,8 @@ export interface NagSubjects {
   readonly api: PaymentsRestApi;
   /** Functions that are not routes (S3-triggered, scheduled). */
   readonly otherFunctions?: readonly IFunction[];
+  /** Functions fed by the table's stream (their event source mapping grants dynamodb:ListStreams on "*"). */
+  readonly streamReaders?: readonly IFunction[];
   readonly paypalSecret?: IConstruct;
   readonly deadLetterQueues?: readonly IConstruct[];
   /** State machines whose roles invoke functions and read and write report objects. */
@@ -62,6 +64,10 @@ export const REASONS = {
     'PayPal REST client credentials are issued and rotated in the PayPal developer dashboard; no Lambda rotation '
     + 'function can mint new ones. Rotation is an operator runbook step (docs/operations.md): put the new pair, '
     + 'the functions read it at their next cold start.',
+  streamList:
+    'Lambda\'s DynamoDB event source mapping needs dynamodb:ListStreams, which has no resource-level permissions '
+    + '(CDK grants it on "*"); it lists stream ARNs only. Reading records (DescribeStream, GetShardIterator, GetRecords) '
+    + 'is granted on this table\'s stream alone. The same "*" also carries the X-Ray actions of active tracing.',
   deadLetterQueue:
     'This queue is itself the dead-letter destination of failed asynchronous invocations; a dead-letter queue for '
     + 'it would have nothing to catch. Its depth raises an alarm.',
@@ -70,7 +76,7 @@ export const REASONS = {
     + 'role only writes its logs and puts the notification configuration of this stack\'s bucket.',
 } as const;
 
-export function applyNagSuppressions({ api, otherFunctions = [], paypalSecret, deadLetterQueues = [], stateMachines = [] }: NagSubjects): void {
+export function applyNagSuppressions({ api, otherFunctions = [], streamReaders = [], paypalSecret, deadLetterQueues = [], stateMachines = [] }: NagSubjects): void {
   const restApi = api.api;
   const functions: IFunction[] = [
     ...api.routeFunctions.map(({ fn }) => fn),
@@ -109,6 +115,10 @@ export function applyNagSuppressions({ api, otherFunctions = [], paypalSecret, d
         appliesTo: [{ regex: '/^Resource::<AccountUpdaterReportsBucket[A-Za-z0-9]+\\.Arn>\\/(au-inbox|au-runs|au-results|au-reports)\\/\\*$/g' }],
       },
     ], true);
+  }
+
+  for (const fn of streamReaders) {
+    NagSuppressions.addResourceSuppressions(fn.role as IRole, [{ id: 'AwsSolutions-IAM5', reason: REASONS.streamList, appliesTo: ['Resource::*'] }], true);
   }
 
   NagSuppressions.addResourceSuppressions(restApi.node.defaultChild as CfnResource, [{ id: 'AwsSolutions-APIG2', reason: REASONS.requestValidation }]);

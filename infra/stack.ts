@@ -1,6 +1,6 @@
 import { CfnOutput, Duration, Stack } from 'aws-cdk-lib';
 import type { StackProps } from 'aws-cdk-lib';
-import { AttributeType, BillingMode, ProjectionType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
+import { AttributeType, BillingMode, ProjectionType, StreamViewType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
 import { AccountRootPrincipal, ArnPrincipal } from 'aws-cdk-lib/aws-iam';
 import type { IGrantable } from 'aws-cdk-lib/aws-iam';
 import { KeySpec, KeyUsage } from 'aws-cdk-lib/aws-kms';
@@ -11,13 +11,14 @@ import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { PAYPAL_UNSET_CLIENT_ID } from '#shared/aws/paypal-secret.ts';
-import { s3Triggers } from '#shared/events.ts';
-import type { S3Trigger } from '#shared/events.ts';
+import { s3Triggers, streamTriggers } from '#shared/events.ts';
+import type { S3Trigger, StreamTrigger } from '#shared/events.ts';
 import { routes as routeTable } from '#shared/http/routes.ts';
 import type { RouteDefinition } from '#shared/http/routes.ts';
-import { GLOBAL_SECONDARY_INDEXES, TABLE_KEY, TTL_ATTRIBUTE } from '#shared/store/table.ts';
+import { GLOBAL_SECONDARY_INDEXES, TABLE_KEY, TABLE_STREAM_VIEW, TTL_ATTRIBUTE } from '#shared/store/table.ts';
 import { UPLOADS_PREFIX } from './access.ts';
 import { AccountUpdater } from './account-updater.ts';
+import { DomainEvents } from './domain-events.ts';
 import { PaymentsRestApi } from './api.ts';
 import { S3TriggeredFunctions } from './s3-triggers.ts';
 import type { EnvironmentSettings } from './environments.ts';
@@ -34,7 +35,12 @@ export interface PaymentsApiStackProps extends StackProps {
   readonly functionsDir?: string;
   /** Default: the S3 trigger table (shared/events.ts). */
   readonly s3Triggers?: readonly S3Trigger[];
+  /** Default: the stream trigger table (shared/events.ts): the domain event publisher. */
+  readonly streamTriggers?: readonly StreamTrigger[];
 }
+
+/** The publisher is this far behind the table before someone is paged (events are meant to arrive within seconds). */
+const EVENTS_ITERATOR_AGE_ALARM_MS = 60_000;
 
 const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** The same index list the local runtime creates: shared/store/table.ts. */
@@ -47,6 +53,7 @@ export class PaymentsApiStack extends Stack {
   readonly table: Table;
   readonly documents: Bucket;
   readonly vaultKey: Key;
+  readonly domainEvents: DomainEvents;
 
   constructor(scope: Construct, id: string, props: PaymentsApiStackProps) {
     super(scope, id, props);
@@ -155,6 +162,22 @@ export class PaymentsApiStack extends Stack {
       new ApiRateLimit(this, 'RateLimit', { stage: api.deploymentStage, responseEnvironment: environment.responseEnvironment, ...environment.wafRateLimit });
     }
 
+    const domainEvents = new DomainEvents(this, 'DomainEvents', {
+      environment,
+      projectRoot: PROJECT_ROOT,
+      functionsDir,
+      table,
+      triggers: props.streamTriggers ?? streamTriggers,
+    });
+    this.domainEvents = domainEvents;
+    monitoring.watchFunctions(domainEvents.functions);
+    for (const { name, fn } of domainEvents.functions) {
+      monitoring.alarmOnIteratorAge(name, fn, { thresholdMs: EVENTS_ITERATOR_AGE_ALARM_MS, runbook: 'docs/operations.md#domain-events-behind' });
+    }
+    if (domainEvents.functions.length > 0) {
+      monitoring.alarmOnQueueDepth(domainEvents.deadLetterQueue, { name: 'events-dlq', runbook: 'docs/operations.md#domain-events-dead-letters' });
+    }
+
     // Plain outputs, no exports: CLIs read them with DescribeStacks.
     output(this, 'ApiUrl', api.url, 'Stage URL; routes live under <ApiUrl>v3/');
     output(this, 'RestApiId', api.restApiId, 'admin revoke-* flushes this API stage\'s authorizer cache');
@@ -166,16 +189,23 @@ export class PaymentsApiStack extends Stack {
     output(this, 'CredentialMacKeyId', credentialMacKey.keyId);
     output(this, 'FingerprintKeyId', fingerprintKey.keyId, 'Paymethod fingerprints; the backfill needs kms:GenerateMac on it');
     output(this, 'PaypalSecretArn', paypalSecret.secretArn, 'PayPal client credentials; set with: npm run --silent admin -- set-paypal-credentials --stack <this stack>');
+    output(this, 'EventBusName', domainEvents.bus.eventBusName, 'Domain events (docs/events.md): rules on this bus receive them');
+    output(this, 'EventBusArn', domainEvents.bus.eventBusArn);
     output(this, 'EnvironmentName', environment.responseEnvironment, 'response.environment (ENVIRONMENT_NAME)');
     output(this, 'AlarmTopicArn', monitoring.topic.topicArn, 'Subscribe on-call here');
     output(this, 'DashboardName', monitoring.dashboard.dashboardName);
 
     applyNagSuppressions({
       api: restApi,
-      otherFunctions: [...triggered.functions.map(({ fn }) => fn), accountUpdater.checkFunction, accountUpdater.chunkFunction, accountUpdater.mergeFunction, accountUpdater.exportFunction],
+      otherFunctions: [
+        ...triggered.functions.map(({ fn }) => fn),
+        accountUpdater.checkFunction, accountUpdater.chunkFunction, accountUpdater.mergeFunction, accountUpdater.exportFunction,
+        ...domainEvents.functions.map(({ fn }) => fn),
+      ],
       stateMachines: [accountUpdater.applyStateMachine],
+      streamReaders: domainEvents.functions.map(({ fn }) => fn),
       paypalSecret,
-      deadLetterQueues: [triggered.deadLetterQueue, accountUpdater.deadLetterQueue],
+      deadLetterQueues: [triggered.deadLetterQueue, accountUpdater.deadLetterQueue, domainEvents.deadLetterQueue],
     });
   }
 }
@@ -203,6 +233,8 @@ function createTable(scope: Construct, environment: EnvironmentSettings): Table 
     partitionKey: { name: TABLE_KEY.partitionKey, type: AttributeType.STRING },
     sortKey: { name: TABLE_KEY.sortKey, type: AttributeType.STRING },
     billingMode: BillingMode.PAY_PER_REQUEST,
+    // Both images of every write: the domain event publisher derives events from them (docs/events.md).
+    stream: StreamViewType[TABLE_STREAM_VIEW],
     pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
     timeToLiveAttribute: TTL_ATTRIBUTE,
     encryption: TableEncryption.AWS_MANAGED,

@@ -1,20 +1,31 @@
-import { CreateTableCommand, DescribeTableCommand, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, DescribeTableCommand, UpdateTableCommand, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { GLOBAL_SECONDARY_INDEXES, TABLE_KEY, TTL_ATTRIBUTE } from '#shared/store/table.ts';
+import { GLOBAL_SECONDARY_INDEXES, TABLE_KEY, TABLE_STREAM_VIEW, TTL_ATTRIBUTE } from '#shared/store/table.ts';
 
-/** Creates the single table with the same keys and indexes the CDK stack declares. */
-export async function ensureTable(client: DynamoDBClient, tableName: string): Promise<void> {
+const STREAM = { StreamEnabled: true, StreamViewType: TABLE_STREAM_VIEW } as const;
+
+/**
+ * Creates the single table with the same keys, indexes and stream the CDK
+ * stack declares (a table kept in LOCAL_DATA_DIR from before the stream
+ * existed gets it now), and answers the stream's ARN.
+ */
+export async function ensureTable(client: DynamoDBClient, tableName: string): Promise<{ streamArn: string }> {
   try {
-    await client.send(new DescribeTableCommand({ TableName: tableName }));
-    return;
+    const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
+    if (Table?.StreamSpecification?.StreamEnabled && Table.StreamSpecification.StreamViewType === TABLE_STREAM_VIEW && Table.LatestStreamArn) {
+      return { streamArn: Table.LatestStreamArn };
+    }
+    const { TableDescription } = await client.send(new UpdateTableCommand({ TableName: tableName, StreamSpecification: STREAM }));
+    return { streamArn: required(TableDescription?.LatestStreamArn) };
   } catch (error) {
     if ((error as Error).name !== 'ResourceNotFoundException') throw error;
   }
   const attributeNames = [TABLE_KEY.partitionKey, TABLE_KEY.sortKey, ...GLOBAL_SECONDARY_INDEXES.flatMap((index) => [index.partitionKey, index.sortKey])];
-  await client.send(
+  const { TableDescription } = await client.send(
     new CreateTableCommand({
       TableName: tableName,
       BillingMode: 'PAY_PER_REQUEST',
+      StreamSpecification: STREAM,
       AttributeDefinitions: attributeNames.map((name) => ({ AttributeName: name, AttributeType: 'S' })),
       KeySchema: [
         { AttributeName: TABLE_KEY.partitionKey, KeyType: 'HASH' },
@@ -31,4 +42,10 @@ export async function ensureTable(client: DynamoDBClient, tableName: string): Pr
     }),
   );
   await client.send(new UpdateTimeToLiveCommand({ TableName: tableName, TimeToLiveSpecification: { AttributeName: TTL_ATTRIBUTE, Enabled: true } }));
+  return { streamArn: required(TableDescription?.LatestStreamArn) };
+}
+
+function required(streamArn: string | undefined): string {
+  if (!streamArn) throw new Error('DynamoDB Local created the table without a stream');
+  return streamArn;
 }

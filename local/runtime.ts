@@ -1,12 +1,13 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type http from 'node:http';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { KMSClient } from '@aws-sdk/client-kms';
 import { KmsSecretHasher } from '#shared/aws/credential-hasher.ts';
-import { s3Triggers } from '#shared/events.ts';
+import { s3Triggers, streamTriggers } from '#shared/events.ts';
 import { routes as routeTable } from '#shared/http/routes.ts';
 import type { RouteDefinition } from '#shared/http/routes.ts';
 import { DynamoCredentialStore } from '#shared/store/credentials.ts';
@@ -23,6 +24,8 @@ import { startApiGatewayEmulator } from './api-gateway.ts';
 import type { ApiGatewayEmulatorOptions } from './api-gateway.ts';
 import { demoRoutes } from './demo/server.ts';
 import { startDynamoDbLocal } from './dynamodb-local.ts';
+import { startStreamPoller } from './dynamodb-streams.ts';
+import { startEventBridgeStandin } from './eventbridge-standin.ts';
 import { startKmsStandin } from './kms-standin.ts';
 import { startPaypalStandin } from './paypal-standin.ts';
 import { assertPortFree, localCredentials, localPorts } from './ports.ts';
@@ -44,6 +47,7 @@ export const LOCAL_NAMES = {
   vaultKeyAlias: 'alias/payments-vault',
   credentialMacKeyAlias: 'alias/payments-credential-mac',
   fingerprintKeyAlias: 'alias/payments-fingerprint',
+  eventBusName: 'payments-events-local',
   demoOrganizationId: 'org_demo',
   demoLocationId: 'loc_demo',
 } as const;
@@ -66,7 +70,9 @@ export interface LocalRuntime {
   handlerEnvironment: Record<string, string>;
   /** Credentials issued at start: the LOCAL_SEED ones, or one demo credential. */
   issuedCredentials: IssuedCredential[];
-  endpoints: { dynamodb: string; s3: string; kms: string; paypal: string };
+  endpoints: { dynamodb: string; s3: string; kms: string; paypal: string; eventbridge: string };
+  /** Where domain events are appended, one EventBridge-shaped JSON object per line: `.local/events-<port>.jsonl`. */
+  eventsFile: string;
   /** The demo checkout (only without a seed): its page and the publishable key it uses. */
   demo: { url: string; publishableKey: PublishableKey } | undefined;
   /** The KMS stand-in's live per-operation call counter (benchmarks count KMS calls per request). */
@@ -113,6 +119,8 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       startPaypalStandin({ port: ports.paypal }),
     ]);
     closers.push(dynamodbLocal.close, s3Local.close, kmsStandin.close, paypalStandin.close);
+    const eventBridge = await startEventBridgeStandin({ busNames: [LOCAL_NAMES.eventBusName] });
+    closers.push(eventBridge.close);
 
     const vaultKey = kmsStandin.keys[LOCAL_NAMES.vaultKeyAlias];
     const macKey = kmsStandin.keys[LOCAL_NAMES.credentialMacKeyAlias];
@@ -126,11 +134,13 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       AWS_ENDPOINT_URL_DYNAMODB: dynamodbLocal.endpoint,
       AWS_ENDPOINT_URL_S3: s3Local.endpoint,
       AWS_ENDPOINT_URL_KMS: kmsStandin.url,
+      AWS_ENDPOINT_URL_EVENTBRIDGE: eventBridge.url,
       S3_FORCE_PATH_STYLE: 'true',
       ENVIRONMENT_NAME: LOCAL_NAMES.environmentName,
       TABLE_NAME: LOCAL_NAMES.tableName,
       DOCUMENTS_BUCKET: LOCAL_NAMES.documentsBucket,
       REPORTS_BUCKET: LOCAL_NAMES.reportsBucket,
+      EVENT_BUS_NAME: LOCAL_NAMES.eventBusName,
       VAULT_KEY_ID: vaultKey.arn,
       CREDENTIAL_MAC_KEY_ID: macKey.arn,
       FINGERPRINT_KEY_ID: fingerprintKey.arn,
@@ -155,7 +165,16 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       dynamodbClient.destroy();
       kmsClient.destroy();
     });
-    await ensureTable(dynamodbClient, LOCAL_NAMES.tableName);
+    const { streamArn } = await ensureTable(dynamodbClient, LOCAL_NAMES.tableName);
+    // Positions are taken before the API listens, so every change it commits reaches the publisher.
+    const streams = await startStreamPoller({
+      endpoint: dynamodbLocal.endpoint,
+      streamArn,
+      triggers: streamTriggers,
+      functionsDir: options.functionsDir ?? path.join(REPO_ROOT, 'functions'),
+      log: options.log,
+    });
+    closers.push(streams.close);
 
     const documentClient = DynamoDBDocumentClient.from(dynamodbClient, { marshallOptions: { removeUndefinedValues: true } });
     const deps = {
@@ -181,6 +200,10 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       log: options.log,
     });
     closers.push(api.close);
+    // Named after the port, known only now; each run starts a fresh file.
+    const eventsFile = path.join(REPO_ROOT, '.local', `events-${api.port}.jsonl`);
+    await rm(eventsFile, { force: true });
+    await eventBridge.writeTo(eventsFile);
 
     // S3 notifications: the same trigger table CDK reads, driving the same handlers.
     const s3Events = routeS3Events({
@@ -214,7 +237,8 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       handlerEnvironment,
       issuedCredentials,
       demo,
-      endpoints: { dynamodb: dynamodbLocal.endpoint, s3: s3Local.endpoint, kms: kmsStandin.url, paypal: paypalStandin.url },
+      endpoints: { dynamodb: dynamodbLocal.endpoint, s3: s3Local.endpoint, kms: kmsStandin.url, paypal: paypalStandin.url, eventbridge: eventBridge.url },
+      eventsFile,
       kmsCalls: { calls: kmsStandin.calls, reset: () => kmsStandin.resetCalls() },
       adminToken,
       close: closeAll,

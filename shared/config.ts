@@ -43,6 +43,10 @@ export const config = {
   get documentsKmsKeyId(): string | undefined {
     return process.env.DOCUMENTS_KMS_KEY_ID || undefined;
   },
+  /** The EventBridge bus domain events are published to (docs/events.md). */
+  get eventBusName(): string {
+    return required('EVENT_BUS_NAME');
+  },
   /** When set, links are built from it instead of from the request's Host and stage. */
   get publicBaseUrl(): string | undefined {
     return process.env.PUBLIC_BASE_URL || undefined;

@@ -1,10 +1,11 @@
 /**
  * Event sources that invoke functions outside the API: the single place the
- * CDK stack (bucket notifications) and the local runtime (s3rver's emitter)
- * read, so both wire the same triggers. Like the route table, nothing here
- * imports handler code.
+ * CDK stack (bucket notifications, the table's stream) and the local runtime
+ * (s3rver's emitter, the DynamoDB Local stream poller) read, so both wire the
+ * same triggers. Like the route table, nothing here imports handler code.
  */
 import type { RouteAccess } from './http/routes.ts';
+import { EVENT_ITEM_KEYS } from './store/keys.ts';
 
 export interface S3Trigger {
   /** Kebab-case name of the handler module in `functions/` and of the Lambda function. */
@@ -33,5 +34,30 @@ export const s3Triggers: readonly S3Trigger[] = [
     // finalize-upload: HEAD, ranged GET and removal of the posted file; write: the copy to documents/; delete: a copy that lost a race.
     access: { table: 'write', documents: ['finalize-upload', 'write', 'delete'] },
     summary: 'Checks a file posted through an upload session and marks its document available or rejected',
+  },
+];
+
+/** A function fed by the table's DynamoDB stream (NEW_AND_OLD_IMAGES), in batches, per shard in order. */
+export interface StreamTrigger {
+  readonly handler: string;
+  /** Only records whose table partition key starts with one of these reach the handler (Lambda event filtering in AWS). */
+  readonly keyPrefixes: readonly string[];
+  /** Records per invocation, and how long to gather them (seconds; 0 invokes as soon as records arrive). */
+  readonly batchSize: number;
+  readonly maxBatchingWindowSeconds: number;
+  /** Redeliveries of a failing batch before it goes to the dead-letter queue. */
+  readonly retryAttempts: number;
+  readonly summary: string;
+}
+
+export const streamTriggers: readonly StreamTrigger[] = [
+  {
+    handler: 'events-publish',
+    keyPrefixes: [EVENT_ITEM_KEYS.paymethod.pkPrefix, EVENT_ITEM_KEYS.document.pkPrefix],
+    // 100 records make at most 10 PutEvents calls; the window stays well inside the 5 s delivery target.
+    batchSize: 100,
+    maxBatchingWindowSeconds: 1,
+    retryAttempts: 10,
+    summary: 'Publishes committed paymethod and document changes from the table stream as EventBridge domain events',
   },
 ];

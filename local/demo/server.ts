@@ -79,13 +79,15 @@ async function bundleBrowserScript(): Promise<string> {
  * back, so the page can show what the merchant stores: a token and a masked number.
  */
 async function merchantPay(req: http.IncomingMessage, res: http.ServerResponse, options: DemoOptions): Promise<true> {
-  let body: { one_time_token?: unknown };
+  let body: { one_time_token?: unknown; name_on_card?: unknown };
   try {
-    body = JSON.parse(await readSmallBody(req)) as { one_time_token?: unknown };
+    body = JSON.parse(await readSmallBody(req)) as { one_time_token?: unknown; name_on_card?: unknown };
   } catch {
     return sendJson(res, 400, { response: { response_desc: 'the body must be JSON with one_time_token' } });
   }
   if (typeof body.one_time_token !== 'string') return sendJson(res, 400, { response: { response_desc: 'one_time_token is required' } });
+  // The spec requires the name beside a one-time token: the checkout sends it with the token (it is no card data).
+  if (typeof body.name_on_card !== 'string') return sendJson(res, 400, { response: { response_desc: 'name_on_card is required' } });
 
   const { merchantCredential: credential, publishableKey } = options;
   const headers = {
@@ -97,7 +99,7 @@ async function merchantPay(req: http.IncomingMessage, res: http.ServerResponse, 
   const created = await fetch(`${location}/paymethods`, {
     method: 'POST',
     headers,
-    body: JSON.stringify({ label: 'Demo checkout', notes: 'Saved by the demo merchant server', card: { one_time_token: body.one_time_token } }),
+    body: JSON.stringify({ label: 'Demo checkout', notes: 'Saved by the demo merchant server', card: { one_time_token: body.one_time_token, name_on_card: body.name_on_card } }),
   });
   const createdBody = (await created.json()) as { paymethod_token?: string };
   if (created.status !== 201 || !createdBody.paymethod_token) return sendJson(res, created.status, createdBody);

@@ -7,9 +7,10 @@ import type { AvailableDocument, StoredDocument } from '#shared/domain/documents
 import type { DocumentListQuery, DocumentPage, DocumentRepository } from '#shared/domain/documents/ports.ts';
 import { InvalidRequest } from '#shared/domain/errors.ts';
 import { idempotencyCompletionWrite, idempotencyKeyLost } from './idempotency.ts';
-import { DOCUMENT_INDEX_ATTRIBUTES, documentListPartition, documentListSortKeyBounds, keys, withoutKeys } from './keys.ts';
+import { DOCUMENT_INDEX_ATTRIBUTES, documentListPartition, documentListSortKeyBounds, keys } from './keys.ts';
 import type { PagedList } from './page-boundaries.ts';
 import { PageBoundaries, collect } from './page-boundaries.ts';
+import { documentFromItem } from './records.ts';
 
 type Item = Record<string, unknown>;
 type Partition = ReturnType<typeof documentListPartition>;
@@ -67,7 +68,7 @@ export class DynamoDocumentRepository implements DocumentRepository {
     const { Item } = await this.client.send(
       new GetCommand({ TableName: this.tableName, Key: keys.document(organizationId, documentId), ConsistentRead: true }),
     );
-    return Item ? toDocument(Item) : undefined;
+    return Item ? documentFromItem(Item) : undefined;
   }
 
   async markAvailable(document: AvailableDocument): Promise<boolean> {
@@ -114,7 +115,7 @@ export class DynamoDocumentRepository implements DocumentRepository {
           ReturnValues: 'ALL_OLD',
         }),
       );
-      return Attributes ? toDocument(Attributes) : undefined;
+      return Attributes ? documentFromItem(Attributes) : undefined;
     } catch (error) {
       if (isConditionFailure(error)) return undefined;
       throw error;
@@ -172,7 +173,7 @@ export class DynamoDocumentRepository implements DocumentRepository {
     const page = items.slice(0, query.pageSize);
     const last = page.at(-1);
     return {
-      documents: page.map((item) => toDocument(item) as AvailableDocument),
+      documents: page.map((item) => documentFromItem(item) as AvailableDocument),
       ...(items.length > query.pageSize && last ? { nextCursor: encodeCursor(positionOf(last, plan.partition), plan, query.pageIndex + 1) } : {}),
     };
   }
@@ -196,9 +197,6 @@ function indexKeys(document: AvailableDocument): Record<string, string> {
   return keys.documentIndexes(document.organization_id, document.type, document.resource, document.received_at, document.document_id);
 }
 
-function toDocument(item: Item): StoredDocument {
-  return withoutKeys(item) as unknown as StoredDocument;
-}
 
 interface ListPlan {
   partition: Partition;

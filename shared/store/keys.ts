@@ -200,3 +200,13 @@ export function withoutKeys<T extends Record<string, unknown>>(item: T): Omit<T,
   for (const name of KEY_ATTRIBUTES) delete copy[name];
   return copy as Omit<T, 'pk' | 'sk' | 'expires_at'>;
 }
+
+/**
+ * Table key prefixes of the items whose changes are published as domain
+ * events (docs/events.md): the stream trigger filters on them, in AWS and
+ * locally, and the change decoder classifies by them.
+ */
+export const EVENT_ITEM_KEYS = {
+  paymethod: { pkPrefix: keys.paymethod('').pk, sk: keys.paymethod('').sk },
+  document: { pkPrefix: 'DOC#', sk: keys.document('', '').sk },
+} as const;

@@ -11,9 +11,10 @@ import type { NewPaymethod, Page, PageRequest, PaymethodQuery, PaymethodReposito
 import type { SealedSecret } from '#shared/domain/vault.ts';
 import { decodeCursor, encodeCursor, queryFingerprint } from './cursor.ts';
 import { idempotencyCompletionWrite, idempotencyKeyLost } from './idempotency.ts';
-import { auReportPartition, auShards, keys, withoutKeys } from './keys.ts';
+import { auReportPartition, auShards, keys } from './keys.ts';
 import type { PagedList } from './page-boundaries.ts';
 import { PageBoundaries, collect } from './page-boundaries.ts';
+import { AU_SOURCE_ATTRIBUTE, PAYMETHOD_ENTITY, SECRET_ATTRIBUTE, paymethodFromItem } from './records.ts';
 import type { IndexName } from './table.ts';
 import { GLOBAL_SECONDARY_INDEXES } from './table.ts';
 
@@ -33,12 +34,7 @@ export interface PaymethodStoreOptions {
   onRead?: (report: ReadReport) => void;
 }
 
-/** Attribute that holds the sealed account number; it never leaves this module. */
-const SECRET_ATTRIBUTE = 'vault';
-/** Which Account Updater file line last changed the card (not a public member). */
-const AU_SOURCE_ATTRIBUTE = 'au_source';
 const MAX_BATCH_GET_ATTEMPTS = 8;
-const ENTITY = 'paymethod';
 const MAX_WRITE_ATTEMPTS = 3;
 
 /** Every index key (table and GSIs) a paymethod item carries, derived from the record alone. */
@@ -60,7 +56,7 @@ export function paymethodItemKeys(record: Pick<Paymethod, 'paymethod_token' | 'o
 
 /** The full item as stored; exported so tests can seed tables in bulk with the real layout. */
 export function paymethodItem(record: Paymethod, secret: SealedSecret | undefined): Item {
-  return { ...paymethodItemKeys(record), entity: ENTITY, ...record, ...(secret ? { [SECRET_ATTRIBUTE]: secret } : {}) };
+  return { ...paymethodItemKeys(record), entity: PAYMETHOD_ENTITY, ...record, ...(secret ? { [SECRET_ATTRIBUTE]: secret } : {}) };
 }
 
 type ScopedRecord = Pick<Paymethod, 'paymethod_token' | 'organization_id' | 'location_id' | 'customer_token' | 'card' | 'echeck'>;
@@ -99,10 +95,6 @@ export function duplicateScopeMove(tableName: string, before: ScopedRecord, afte
   return [duplicateScopeWrite(tableName, before, 'DELETE'), duplicateScopeWrite(tableName, after, 'ADD')].filter((item): item is TransactItem => item !== undefined);
 }
 
-function toPaymethod(item: Item): Paymethod {
-  const { [SECRET_ATTRIBUTE]: _secret, [AU_SOURCE_ATTRIBUTE]: _source, entity: _entity, ...rest } = withoutKeys(item);
-  return rest as unknown as Paymethod;
-}
 
 interface QueryPlan {
   index: IndexName;
@@ -177,7 +169,7 @@ export class DynamoPaymethodStore implements PaymethodRepository, CardUpdates {
 
   async get(paymethodToken: string): Promise<Paymethod | undefined> {
     const item = await this.getItem(keys.paymethod(paymethodToken));
-    return item ? toPaymethod(item) : undefined;
+    return item ? paymethodFromItem(item) : undefined;
   }
 
   async create(
@@ -285,8 +277,8 @@ export class DynamoPaymethodStore implements PaymethodRepository, CardUpdates {
       if (attempt > 1) await backoff(attempt);
       const result = await this.client.send(new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: pending, ConsistentRead: true } } }));
       for (const item of result.Responses?.[this.tableName] ?? []) {
-        if (item.entity !== ENTITY) continue;
-        const paymethod = toPaymethod(item);
+        if (item.entity !== PAYMETHOD_ENTITY) continue;
+        const paymethod = paymethodFromItem(item);
         const secret = item[SECRET_ATTRIBUTE] as SealedSecret | undefined;
         const source = item[AU_SOURCE_ATTRIBUTE] as UpdateSource | undefined;
         found.set(paymethod.paymethod_token, { paymethod, ...(secret ? { secret } : {}), ...(source ? { source } : {}) });
@@ -383,7 +375,7 @@ export class DynamoPaymethodStore implements PaymethodRepository, CardUpdates {
       collected.length > page.pageSize && last
         ? encodeCursor({ token: last.paymethod_token as string, sortValue: last[plan.sortAttribute] as string, pageIndex: page.pageIndex + 1 }, fingerprint)
         : undefined;
-    return { items: items.map(toPaymethod), ...(nextCursor ? { nextCursor } : {}) };
+    return { items: items.map(paymethodFromItem), ...(nextCursor ? { nextCursor } : {}) };
   }
 
   /**
@@ -422,7 +414,7 @@ export class DynamoPaymethodStore implements PaymethodRepository, CardUpdates {
       collected.length > page.pageSize && last
         ? encodeCursor({ token: last.paymethod_token as string, sortValue: last[plan.sortAttribute] as string, pageIndex: page.pageIndex + 1 }, fingerprint)
         : undefined;
-    return { items: items.map(toPaymethod), ...(nextCursor ? { nextCursor } : {}) };
+    return { items: items.map(paymethodFromItem), ...(nextCursor ? { nextCursor } : {}) };
   }
 
   /** One partition's items, newest first, `limit` a request, skipping the cursor's own item. */
@@ -523,7 +515,7 @@ export class DynamoPaymethodStore implements PaymethodRepository, CardUpdates {
     const plan = planQuery({ organizationId: current.organization_id, customerToken: current.customer_token });
     const result = await this.query(plan, 2, undefined);
     const other = (result.Items ?? []).find((item) => item.paymethod_token !== current.paymethod_token);
-    return other ? toPaymethod(other) : undefined;
+    return other ? paymethodFromItem(other) : undefined;
   }
 
   /** SET every member and index key of `next`, REMOVE what it no longer has; checked against `current`'s version. */

@@ -19,3 +19,5 @@ export const GLOBAL_SECONDARY_INDEXES = [
 ] as const;
 
 export type IndexName = (typeof GLOBAL_SECONDARY_INDEXES)[number]['indexName'];
+/** The table's stream carries both images of every write: domain events are derived from them (docs/events.md). */
+export const TABLE_STREAM_VIEW = 'NEW_AND_OLD_IMAGES';

@@ -1,4 +1,4 @@
-import { s3Triggers } from '#shared/events.ts';
+import { s3Triggers, streamTriggers } from '#shared/events.ts';
 import { GLOBAL_SECONDARY_INDEXES } from '#shared/store/table.ts';
 import { Match } from 'aws-cdk-lib/assertions';
 import type { Template } from 'aws-cdk-lib/assertions';
@@ -186,7 +186,7 @@ describe('operations (fixture routes, prod)', () => {
   }, SYNTH_TIMEOUT_MS);
 
   it('alarms on the API, every function, DynamoDB and the hooks, all to the topic', () => {
-    const functionNames = ['authorizer', ...fixtureRoutes.map((route) => route.handler), ...s3Triggers.map((trigger) => trigger.handler), 'au-check', 'au-chunk', 'au-merge', 'au-export'];
+    const functionNames = ['authorizer', ...fixtureRoutes.map((route) => route.handler), ...s3Triggers.map((trigger) => trigger.handler), 'au-check', 'au-chunk', 'au-merge', 'au-export', ...streamTriggers.map((trigger) => trigger.handler)];
     expect(alarmNames(template)).toEqual([
       'PaymentsApi-prod-api-5xx-rate',
       'PaymentsApi-prod-api-p99-latency',
@@ -194,6 +194,8 @@ describe('operations (fixture routes, prod)', () => {
       'PaymentsApi-prod-s3-event-dlq-depth',
       'PaymentsApi-prod-au-dlq-depth',
       'PaymentsApi-prod-au-export-failure',
+      'PaymentsApi-prod-events-dlq-depth',
+      ...streamTriggers.map((trigger) => `PaymentsApi-prod-${trigger.handler}-iterator-age`),
       ...functionNames.flatMap((name) => [`PaymentsApi-prod-${name}-errors`, `PaymentsApi-prod-${name}-throttles`]),
     ].sort());
     const topic = { Ref: Object.keys(resourcesOfType(template, 'AWS::SNS::Topic'))[0] };

@@ -1,4 +1,5 @@
 import { API_FUNCTION_TIMEOUT_SECONDS } from '#shared/aws/deadline.ts';
+import { streamTriggers } from '#shared/events.ts';
 import { GLOBAL_SECONDARY_INDEXES } from '#shared/store/table.ts';
 import { Match } from 'aws-cdk-lib/assertions';
 import type { Template } from 'aws-cdk-lib/assertions';
@@ -29,8 +30,8 @@ const SYNTH_TIMEOUT_MS = 60_000;
 const LOGS = ['logs:CreateLogStream', 'logs:PutLogEvents'];
 /** Lambda active tracing. */
 const XRAY = ['xray:PutTelemetryRecords', 'xray:PutTraceSegments'];
-/** Ingest and export: test/infra/account-updater.test.ts covers them. */
-const ACCOUNT_UPDATER_FUNCTIONS = 2;
+/** Check, chunk, merge and export: test/infra/account-updater.test.ts covers them. */
+const ACCOUNT_UPDATER_FUNCTIONS = 4;
 const isAccountUpdaterFunction = (id: string) => id.startsWith('AccountUpdater');
 const READ = ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:Query'];
 const WRITE = [...READ, 'dynamodb:ConditionCheckItem', 'dynamodb:DeleteItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'];
@@ -99,7 +100,8 @@ describe('PaymentsApiStack (fixture routes, dev)', () => {
         TimeToLiveSpecification: { AttributeName: 'expires_at', Enabled: true },
         SSESpecification: { SSEEnabled: true },
         DeletionProtectionEnabled: false,
-        StreamSpecification: Match.absent(),
+        // Both images of every write: the domain event publisher reads them (test/infra/domain-events.test.ts).
+        StreamSpecification: { StreamViewType: 'NEW_AND_OLD_IMAGES' },
       },
     });
   });
@@ -164,8 +166,8 @@ describe('PaymentsApiStack (fixture routes, dev)', () => {
   it('shares resources between routes and creates one function per route', () => {
     const paths = [...resourceIdsByPath(template).keys()];
     expect(paths.filter((path) => path === '/v3/organizations/{organization_id}/paymethods/{paymethod_token}')).toHaveLength(1);
-    // Plus the authorizer, the upload finalizer, CDK's bucket-notification custom resource and the Account Updater's two.
-    template.resourceCountIs('AWS::Lambda::Function', fixtureRoutes.length + 3 + ACCOUNT_UPDATER_FUNCTIONS);
+    // Plus the authorizer, the upload finalizer, CDK's bucket-notification custom resource, the Account Updater's four and the event publisher.
+    template.resourceCountIs('AWS::Lambda::Function', fixtureRoutes.length + 3 + ACCOUNT_UPDATER_FUNCTIONS + streamTriggers.length);
     const functionIds = new Set(fixtureRoutes.map((route) => routeFunctionId(template, route)));
     expect(functionIds.size).toBe(fixtureRoutes.length);
   });
@@ -248,6 +250,7 @@ describe('PaymentsApiStack (fixture routes, dev)', () => {
     const logGroups = resourcesOfType(template, 'AWS::Logs::LogGroup');
     for (const [id, fn] of Object.entries(resourcesOfType(template, 'AWS::Lambda::Function')).filter(([id]) => !isAccountUpdaterFunction(id))) {
       if (id.startsWith('BucketNotificationsHandler')) continue; // CDK's own custom resource
+      if (id.startsWith('DomainEvents')) continue; // 256 MB, 60 s: test/infra/domain-events.test.ts
       const finalizer = id.includes('DocumentsFinalize');
       expect(fn.Properties, id).toMatchObject({
         Runtime: 'nodejs24.x',
@@ -356,7 +359,7 @@ describe('PaymentsApiStack (fixture routes, dev)', () => {
   it('outputs what the CLIs need, without exports', () => {
     const outputs = template.toJSON().Outputs as Record<string, { Value: unknown; Export?: unknown }>;
     expect(Object.keys(outputs).sort()).toEqual([
-      'AlarmTopicArn', 'ApiUrl', 'CredentialMacKeyId', 'DashboardName', 'DocumentsBucketName', 'EnvironmentName', 'FingerprintKeyId', 'PaypalSecretArn', 'ReportsBucketName', 'TableName', 'VaultKeyId',
+      'AlarmTopicArn', 'ApiUrl', 'CredentialMacKeyId', 'DashboardName', 'DocumentsBucketName', 'EnvironmentName', 'EventBusArn', 'EventBusName', 'FingerprintKeyId', 'PaypalSecretArn', 'ReportsBucketName', 'RestApiId', 'StageName', 'TableName', 'VaultKeyId',
     ]);
     expect(Object.values(outputs).every((output) => output.Export === undefined)).toBe(true);
     expect(outputs.EnvironmentName!.Value).toBe('sandbox');
@@ -392,7 +395,7 @@ describe('PaymentsApiStack (prod)', () => {
 
 describe('PaymentsApiStack (route table edge cases)', () => {
   it('still synthesizes a deployable API with no routes, and no authorizer', () => {
-    const template = synthesize(settings('dev'), { routes: [], s3Triggers: [], functionsDir });
+    const template = synthesize(settings('dev'), { routes: [], s3Triggers: [], streamTriggers: [], functionsDir });
     // Only the Account Updater's functions and the bucket-notification custom resource remain.
     template.resourceCountIs('AWS::Lambda::Function', ACCOUNT_UPDATER_FUNCTIONS + 1);
     template.resourceCountIs('AWS::ApiGateway::Authorizer', 0);

@@ -138,7 +138,7 @@ describe('OpenAPI document (answers match the documented schemas)', () => {
     for (const instrument of [{ card: CARD }, { echeck: ECHECK }]) {
       const minted = await request('onetimetokens-create', `${locationPath(org, loc)}/onetimetokens`, { body: instrument });
       expect(minted.status, minted.text).toBe(201);
-      const sub = 'card' in instrument ? { card: { one_time_token: minted.body.one_time_token } } : { echeck: { one_time_token: minted.body.one_time_token } };
+      const sub = 'card' in instrument ? { card: { one_time_token: minted.body.one_time_token, name_on_card: 'Ann Lee' } } : { echeck: { one_time_token: minted.body.one_time_token, account_holder: 'Ann Lee' } };
       const redeemed = await request('paymethods-create-location', `${locationPath(org, loc)}/paymethods`, { body: sub });
       expect(redeemed.status, redeemed.text).toBe(201);
     }

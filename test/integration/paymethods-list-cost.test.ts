@@ -1,5 +1,6 @@
 import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { AU_SHARDS } from '#shared/store/keys.ts';
 import type { Paymethod } from '#shared/domain/paymethods/model.ts';
 import type { PaymethodQuery } from '#shared/domain/paymethods/ports.ts';
 import type { dynamo as DynamoClient } from '#shared/aws/dynamodb.ts';
@@ -109,8 +110,10 @@ describe('list cost does not grow with the table', () => {
       expect(large.results, name).toEqual([50, 30]);
       expect(large.items, name).toBe(small[name]!.items);
       expect(large.capacity, name).toBe(small[name]!.capacity);
-      // 50 + 1 look-ahead, then the remaining 30: the target items only.
-      expect(large.items, name).toBe(81);
+      // 50 + 1 look-ahead, then the remaining 30: the target items only. The Account Updater report is
+      // write-sharded: each shard reads ahead on its own, so a page may read up to a page per shard, never more.
+      if (name === 'auReport') expect(large.items, name).toBeLessThanOrEqual(81 + AU_SHARDS * 51);
+      else expect(large.items, name).toBe(81);
       console.log(`list cost ${name}: ${large.capacity} RCU, ${large.items} items read for two pages (100 vs 10,000 other paymethods)`);
     }
   }, 120_000);

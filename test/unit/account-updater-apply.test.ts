@@ -122,7 +122,7 @@ const reports = {
 async function run(
   source: UpdateFileSource,
   store: FakeStore,
-  options: { organizationId?: string; batchSize?: number; order?: (batches: SourceRow[][]) => SourceRow[][]; at?: string } = {},
+  options: { organizationId?: string; batchSize?: number; order?: (batches: SourceRow[][]) => SourceRow[][]; at?: string; loseFirstResultOf?: number[] } = {},
 ): Promise<RunSummary> {
   const checked = await checkUpdateFile(source);
   const context: RunContext = { file_id: checked.file_id, run_id: `run_${(runs += 1)}`, applied_at: options.at ?? '2026-05-15T12:00:00.000Z', ...(options.organizationId ? { organization_id: options.organizationId } : {}) };
@@ -132,7 +132,13 @@ async function run(
     batches.at(-1)!.push(row);
   }
   const results = new MemoryResults();
-  for (const batch of (options.order ?? ((all) => all))(batches)) await results.put(context.run_id, await applyBatch(batch, context, { cards: store, log: store, vault, fingerprinter, concurrency: 4 }));
+  // A batch whose first result is lost committed its rows, then failed before recording them (it runs again later).
+  const toLose = new Set((options.loseFirstResultOf ?? []).map((index) => batches[index]));
+  for (const batch of (options.order ?? ((all) => all))(batches)) {
+    const result = await applyBatch(batch, context, { cards: store, log: store, vault, fingerprinter, concurrency: 4 });
+    if (toLose.delete(batch)) continue;
+    await results.put(context.run_id, result);
+  }
   return mergeRun({ run_id: context.run_id, records: checked.records, errors_key: `errors/${context.run_id}.csv` }, { results, reports });
 }
 
@@ -218,6 +224,16 @@ describe('applying an update file in batches', () => {
     });
     expect(outcomes[0]!.cards[0]).toMatchObject({ au_code: 'new', last_4_account_number: '4444', expire_month: 12 });
     for (const outcome of outcomes.slice(1)) expect(outcome).toEqual(outcomes[0]);
+  });
+
+  it('counts only the last line as applied when a batch failed after replacing an earlier line and ran again after a later one', async () => {
+    const rows = [HEADER, 'mth_a,cls,,,', 'mth_b,exp,,3,2031', 'mth_a,exp,,4,2032', 'mth_b,con,,,', 'mth_a,con,,,', 'mth_c,cls,,,', 'mth_a,new,5555555555554444,,'];
+    const store = new FakeStore();
+    for (const token of ['mth_a', 'mth_b', 'mth_c']) await card(store, token);
+    // Batch 1 (line 4 replaces line 2) loses its result, batches 2 and 3 follow (line 8 wins), then batch 1 runs again.
+    const summary = await run(file(...rows), store, { batchSize: 2, order: (all) => [all[0]!, all[1]!, all[2]!, all[3]!, all[1]!], loseFirstResultOf: [1] });
+    expect(summary).toMatchObject({ applied: 3, skipped: 4, error_count: 0 });
+    expect(summary.notes.map((note) => note.line)).toEqual([2, 3, 4, 6]);
   });
 
   it('changes nothing when the same file is applied again, duplicates included', async () => {

@@ -50,4 +50,14 @@ describe('function bundles', () => {
     },
     120_000,
   );
+
+  it('the event publisher bundles no zod, no KMS client and no DynamoDB client: it only reads what the stream hands it', async () => {
+    const { packages } = await bundleOf('events-publish');
+    for (const name of ['zod', '@aws-sdk/client-kms', '@aws-sdk/client-dynamodb', '@aws-sdk/lib-dynamodb', '@aws-sdk/client-s3']) expect(packages.has(name), name).toBe(false);
+    expect(packages.has('@aws-sdk/client-eventbridge')).toBe(true);
+  }, 60_000);
+
+  it('the read routes of paymethods bundle no S3 client either', async () => {
+    expect((await bundleOf('paymethods-get')).packages.has('@aws-sdk/client-s3')).toBe(false);
+  }, 60_000);
 });

@@ -91,7 +91,7 @@ async function payWithToken(): Promise<void> {
     const response = await fetch('/demo/merchant/pay', {
       method: 'POST',
       headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ one_time_token: oneTimeToken }),
+      body: JSON.stringify({ one_time_token: oneTimeToken, name_on_card: byId<HTMLInputElement>('name_on_card').value.trim() }),
     });
     const answer = (await response.json()) as {
       paymethod_token?: string;

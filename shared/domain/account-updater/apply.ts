@@ -112,13 +112,18 @@ class Batch {
     if (paymethod.paymethod_type !== 'card' || !current) return this.fail(row, `not a card: the paymethod is ${paymethod.paymethod_type === 'echeck' ? 'an echeck' : `a ${paymethod.paymethod_type}`}`);
 
     const previous = found.source?.file_id === this.run.file_id ? found.source : undefined;
-    if (previous && previous.line > row.line) return this.skip(row, `superseded by line ${previous.line}`);
+    const sameRun = previous !== undefined && previous.run_id === this.run.run_id;
+    if (previous && previous.line > row.line) {
+      if (sameRun) this.noteReplaced(row.paymethodToken, previous);
+      return this.skip(row, `superseded by line ${previous.line}`);
+    }
     if (previous && previous.line === row.line) {
-      if (previous.run_id !== this.run.run_id) {
+      if (!sameRun) {
         this.skipped += 1; // this file was applied before: nothing left to change
         return;
       }
       // A retried batch: this run already committed the row; count it and (re)write its history.
+      this.noteReplaced(row.paymethodToken, previous);
       return this.commitCounted(row, paymethod, current);
     }
     if (current.suppress_account_updater === true) return this.skip(row, 'suppressed: suppress_account_updater is true');
@@ -161,12 +166,11 @@ class Batch {
     const binding = { organizationId: paymethod.organization_id, recordToken: paymethod.paymethod_token };
     const secret = numberChanged ? await this.deps.vault.seal(row.accountNumber!, binding) : previous ? before.secret : undefined;
     await this.markMonth(paymethod.organization_id);
-    const source: UpdateSource = { file_id: this.run.file_id, line: row.line, run_id: this.run.run_id, before };
+    const appliedLines = [...(sameRun ? (previous.applied_lines ?? [previous.line]) : []), row.line];
+    const source: UpdateSource = { file_id: this.run.file_id, line: row.line, run_id: this.run.run_id, before, applied_lines: appliedLines };
     const outcome = await this.deps.cards.applyAccountUpdate({ current: paymethod, card, ...(secret ? { secret } : {}), source });
     if (outcome === 'applied') {
-      if (previous && previous.run_id === this.run.run_id) {
-        this.superseded.push({ line: previous.line, paymethod_token: row.paymethodToken, reason: `superseded by line ${row.line}` });
-      }
+      this.noteReplaced(row.paymethodToken, source);
       return this.commitCounted(row, paymethod, card);
     }
     // Changed (or deleted) since it was read: read it again and decide again.
@@ -218,6 +222,13 @@ class Batch {
 
   private fail(row: UpdateRow, reason: string): void {
     this.errors.push({ line: row.line, paymethod_token: row.paymethodToken, reason });
+  }
+
+  /** Every earlier line of this run that changed the card counts as superseded (the merge counts each line once). */
+  private noteReplaced(paymethodToken: string, source: UpdateSource): void {
+    for (const line of source.applied_lines ?? [source.line]) {
+      if (line < source.line) this.superseded.push({ line, paymethod_token: paymethodToken, reason: `superseded by line ${source.line}` });
+    }
   }
 
   private skip(row: UpdateRow, reason: string): void {

@@ -15,6 +15,13 @@ export interface UpdateSource {
    * had been applied, whatever order the lines ran in.
    */
   before: { card: Pick<CardDetails, 'last_4_account_number' | 'masked_account_number' | 'expire_month' | 'expire_year' | 'fingerprint'>; secret?: SealedSecret };
+  /**
+   * Every line of this run that changed the card, this one last. A batch that
+   * failed after committing a line loses the notes it had made; whichever batch
+   * touches the card next repeats them from here, so the summary counts only
+   * the last line as applied whatever order batches ran and retried in.
+   */
+  applied_lines?: number[];
 }
 
 /** A card as the updater needs it: the record, its sealed number, and the line that last changed it. */

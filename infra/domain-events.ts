@@ -1,0 +1,96 @@
+import { Duration } from 'aws-cdk-lib';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import { EventBus, Rule } from 'aws-cdk-lib/aws-events';
+import { FilterCriteria, FilterRule, StartingPosition } from 'aws-cdk-lib/aws-lambda';
+import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
+import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { join } from 'node:path';
+import type { StreamTrigger } from '#shared/events.ts';
+import { EVENT_SOURCES } from '#shared/domain/events/domain-events.ts';
+import type { EnvironmentSettings } from './environments.ts';
+import { serviceFunction } from './functions.ts';
+
+export interface DomainEventsProps {
+  readonly environment: EnvironmentSettings;
+  readonly projectRoot: string;
+  readonly functionsDir: string;
+  /** The single table; its stream must carry NEW_AND_OLD_IMAGES. */
+  readonly table: ITable;
+  readonly triggers: readonly StreamTrigger[];
+}
+
+/** A stream batch older than this is sent to the dead-letter queue rather than retried further. */
+const MAX_RECORD_AGE = Duration.hours(24);
+
+/**
+ * Domain events (docs/events.md): the custom event bus, the function(s) the
+ * table's stream feeds from the stream trigger table (shared/events.ts), and
+ * the dead-letter queue for batches that still fail after their retries. The
+ * publisher may read the stream and put events on this bus, nothing else: it
+ * never reads the table, so it sees only what a write committed.
+ *
+ * The rule `ExampleRule` is disabled and has no target: it shows the pattern a
+ * consumer writes; a cloud team copies it with its own target.
+ */
+export class DomainEvents extends Construct {
+  readonly bus: EventBus;
+  readonly deadLetterQueue: Queue;
+  readonly functions: Array<{ name: string; fn: NodejsFunction }> = [];
+  readonly exampleRule: Rule;
+
+  constructor(scope: Construct, id: string, props: DomainEventsProps) {
+    super(scope, id);
+    const { environment } = props;
+    this.bus = new EventBus(this, 'Bus', { description: `Payments ${environment.name}: paymethod and document domain events` });
+    this.deadLetterQueue = new Queue(this, 'DeadLetterQueue', {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+    });
+
+    for (const trigger of props.triggers) {
+      const fn = serviceFunction(this, `${pascalCase(trigger.handler)}Function`, {
+        name: trigger.handler,
+        entry: join(props.functionsDir, `${trigger.handler}.ts`),
+        description: trigger.summary.slice(0, 256),
+        environment,
+        projectRoot: props.projectRoot,
+        // A batch is at most ten PutEvents calls; a minute covers the SDK's retries of each.
+        timeout: Duration.seconds(60),
+        memorySize: 256,
+      });
+      fn.addEnvironment('EVENT_BUS_NAME', this.bus.eventBusName);
+      this.bus.grantPutEventsTo(fn);
+      fn.addEventSource(
+        new DynamoEventSource(props.table, {
+          startingPosition: StartingPosition.TRIM_HORIZON,
+          batchSize: trigger.batchSize,
+          maxBatchingWindow: Duration.seconds(trigger.maxBatchingWindowSeconds),
+          // A batch that keeps failing is halved until the record at fault is alone; the handler also
+          // reports the first event the bus refused, so retries restart there rather than at the batch's start.
+          bisectBatchOnError: true,
+          reportBatchItemFailures: true,
+          retryAttempts: trigger.retryAttempts,
+          maxRecordAge: MAX_RECORD_AGE,
+          onFailure: new SqsDlq(this.deadLetterQueue),
+          // Only paymethod and document items invoke the function; the rest of the table's writes cost nothing here.
+          filters: trigger.keyPrefixes.map((prefix) => FilterCriteria.filter({ dynamodb: { Keys: { pk: { S: FilterRule.beginsWith(prefix) } } } })),
+        }),
+      );
+      this.functions.push({ name: trigger.handler, fn });
+    }
+
+    this.exampleRule = new Rule(this, 'ExampleRule', {
+      eventBus: this.bus,
+      enabled: false,
+      description: 'Example for consumers (disabled, no target): cards the Account Updater changed',
+      eventPattern: { source: [EVENT_SOURCES.paymethods], detailType: ['Paymethod Account Updated'] },
+    });
+  }
+}
+
+function pascalCase(kebab: string): string {
+  return kebab.replace(/(^|-)([a-z0-9])/g, (_match, _dash: string, char: string) => char.toUpperCase());
+}

@@ -1,0 +1,202 @@
+/**
+ * A loopback-only stand-in for EventBridge's PutEvents, speaking the
+ * service's JSON 1.1 wire protocol, so the unmodified
+ * `@aws-sdk/client-eventbridge` reaches it through AWS_ENDPOINT_URL_EVENTBRIDGE.
+ * Each accepted entry becomes one line of a JSON Lines file: the event as a
+ * rule's target would receive it (`version`, `id`, `detail-type`, `source`,
+ * `account`, `time`, `region`, `resources`, `detail`). Lines are appended in
+ * the order entries arrive, each call's lines in one write. The file can be
+ * named after start (the runtime learns its port late); until then accepted
+ * entries wait in memory.
+ */
+import { randomUUID } from 'node:crypto';
+import { appendFile, mkdir } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { LOCAL_ACCOUNT_ID } from './lambda-context.ts';
+
+export interface EventBridgeStandinOptions {
+  /** Buses that exist; entries for any other bus fail as they would in AWS. */
+  busNames: readonly string[];
+  region?: string;
+}
+
+export interface EventBridgeStandin {
+  url: string;
+  /** Names the file events are appended to, and writes what was accepted before. */
+  writeTo(file: string): Promise<void>;
+  /** Entries accepted since start. */
+  readonly accepted: number;
+  close(): Promise<void>;
+}
+
+/** EventBridge's own limits: 10 entries a call, 256 KB a call. */
+const MAX_ENTRIES = 10;
+const MAX_REQUEST_BYTES = 256 * 1024;
+
+interface RequestEntry {
+  Source?: unknown;
+  DetailType?: unknown;
+  Detail?: unknown;
+  EventBusName?: unknown;
+  Resources?: unknown;
+  Time?: unknown;
+}
+
+class ServiceError extends Error {
+  constructor(
+    readonly status: number,
+    readonly type: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export async function startEventBridgeStandin(options: EventBridgeStandinOptions): Promise<EventBridgeStandin> {
+  const region = options.region ?? 'us-east-1';
+  const buses = new Set(options.busNames.flatMap((name) => [name, `arn:aws:events:${region}:${LOCAL_ACCOUNT_ID}:event-bus/${name}`]));
+  let accepted = 0;
+  let file: string | undefined;
+  let held = '';
+  // Appends run one after another, in arrival order.
+  let writes: Promise<void> = Promise.resolve();
+  const append = (text: string) => {
+    if (file === undefined) held += text;
+    else {
+      const target = file;
+      writes = writes.then(() => appendFile(target, text, 'utf8'));
+    }
+    return writes;
+  };
+
+  const putEvents = async (body: { Entries?: unknown }) => {
+    if (!Array.isArray(body.Entries) || body.Entries.length < 1 || body.Entries.length > MAX_ENTRIES) {
+      throw new ServiceError(400, 'ValidationException', `1 validation error detected: Value at 'entries' failed to satisfy constraint: Member must have length between 1 and ${MAX_ENTRIES}`);
+    }
+    const lines: string[] = [];
+    const results = (body.Entries as RequestEntry[]).map((entry) => {
+      const refused = checkEntry(entry, buses);
+      if (refused) return { ErrorCode: refused.code, ErrorMessage: refused.message };
+      const id = randomUUID();
+      lines.push(
+        JSON.stringify({
+          version: '0',
+          id,
+          'detail-type': entry.DetailType,
+          source: entry.Source,
+          account: LOCAL_ACCOUNT_ID,
+          time: eventTime(entry.Time),
+          region,
+          resources: Array.isArray(entry.Resources) ? entry.Resources : [],
+          detail: JSON.parse(entry.Detail as string) as unknown,
+        }),
+      );
+      return { EventId: id };
+    });
+    if (lines.length > 0) {
+      await append(lines.map((line) => `${line}\n`).join(''));
+      accepted += lines.length;
+    }
+    return { FailedEntryCount: results.filter((result) => 'ErrorCode' in result).length, Entries: results };
+  };
+
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const raw = await readBody(req);
+    const target = String(req.headers['x-amz-target'] ?? '');
+    if (req.method !== 'POST' || target !== 'AWSEvents.PutEvents') {
+      throw new ServiceError(400, 'UnknownOperationException', `The local EventBridge stand-in serves PutEvents only, not ${target || req.method}`);
+    }
+    let body: { Entries?: unknown };
+    try {
+      body = JSON.parse(raw.toString('utf8')) as { Entries?: unknown };
+    } catch {
+      throw new ServiceError(400, 'SerializationException', 'Request body is not valid JSON');
+    }
+    send(res, 200, await putEvents(body));
+  };
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      if (error instanceof ServiceError) send(res, error.status, { __type: error.type, message: error.message });
+      else send(res, 500, { __type: 'InternalException', message: String(error) });
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    async writeTo(target: string) {
+      await mkdir(path.dirname(target), { recursive: true });
+      // Exists from now on, so a reader can follow it before the first event.
+      await appendFile(target, '', 'utf8');
+      file = target;
+      const pending = held;
+      held = '';
+      if (pending) await append(pending);
+    },
+    get accepted() {
+      return accepted;
+    },
+    async close() {
+      const closed = new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
+      server.closeAllConnections();
+      await closed;
+      await writes.catch(() => undefined);
+    },
+  };
+}
+
+function checkEntry(entry: RequestEntry, buses: ReadonlySet<string>): { code: string; message: string } | undefined {
+  if (typeof entry.Source !== 'string' || entry.Source === '') return { code: 'InvalidArgument', message: 'Parameter Source is not valid. Reason: Source is a required argument.' };
+  if (typeof entry.DetailType !== 'string' || entry.DetailType === '') return { code: 'InvalidArgument', message: 'Parameter DetailType is not valid. Reason: DetailType is a required argument.' };
+  if (typeof entry.Detail !== 'string' || !isJsonObject(entry.Detail)) return { code: 'MalformedDetail', message: 'Detail is malformed.' };
+  const bus = typeof entry.EventBusName === 'string' && entry.EventBusName !== '' ? entry.EventBusName : 'default';
+  if (!buses.has(bus)) return { code: 'NotAuthorizedForSourceException', message: `Event bus ${bus} does not exist.` };
+  return undefined;
+}
+
+function isJsonObject(text: string): boolean {
+  try {
+    const value = JSON.parse(text) as unknown;
+    return typeof value === 'object' && value !== null && !Array.isArray(value);
+  } catch {
+    return false;
+  }
+}
+
+/** The JSON protocol carries timestamps as epoch seconds; events show them as ISO 8601 to the second, as EventBridge does. */
+function eventTime(time: unknown): string {
+  const date = typeof time === 'number' ? new Date(time * 1000) : new Date();
+  return `${date.toISOString().slice(0, 19)}Z`;
+}
+
+function readBody(req: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= MAX_REQUEST_BYTES) chunks.push(chunk);
+    });
+    req.on('end', () => {
+      if (size > MAX_REQUEST_BYTES) reject(new ServiceError(400, 'ValidationException', `Total size of the entries in the request is over the limit of ${MAX_REQUEST_BYTES} bytes`));
+      else resolve(Buffer.concat(chunks));
+    });
+    req.on('error', reject);
+  });
+}
+
+function send(res: ServerResponse, status: number, payload: Record<string, unknown>): void {
+  if (res.headersSent || res.destroyed) return;
+  const text = JSON.stringify(payload);
+  res.writeHead(status, { 'Content-Type': 'application/x-amz-json-1.1', 'Content-Length': Buffer.byteLength(text), 'x-amzn-RequestId': randomUUID() });
+  res.end(text);
+}
