@@ -13,10 +13,12 @@ export default tseslint.config(
     },
   },
   {
-    // The domain must not know about AWS or API Gateway: adapters live in shared/store and shared/aws.
-    files: ['shared/domain/**/*.ts'],
+    // Configuration is read in one place (shared/config.ts), per function container, so that a
+    // handler sees exactly its function's variables locally as in AWS. Layer rules: .dependency-cruiser.cjs.
+    files: ['functions/**/*.ts', 'shared/**/*.ts'],
+    ignores: ['shared/container.ts', 'shared/log/**', 'shared/observability/**'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: ['@aws-sdk/*', 'aws-lambda', '@middy/*', '#shared/http/*', '#shared/store/*', '#shared/aws/*'] }],
+      'no-restricted-properties': ['error', { object: 'process', property: 'env', message: 'Read configuration through #shared/config.ts.' }],
     },
   },
 );

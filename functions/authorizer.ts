@@ -1,28 +1,15 @@
 import middy from '@middy/core';
 import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent, Context } from 'aws-lambda';
 import { AUTHORIZER_BUDGET_MS, withDeadline } from '#shared/aws/deadline.ts';
-import { KmsSecretHasher } from '#shared/aws/credential-hasher.ts';
-import { dynamo } from '#shared/aws/dynamodb.ts';
-import { kms } from '#shared/aws/kms.ts';
-import { config } from '#shared/config.ts';
 import type { AuthDecision } from '#shared/domain/authentication.ts';
-import { authenticateRequest, RecentlyVerified } from '#shared/domain/authentication.ts';
+import { authenticateRequest } from '#shared/domain/authentication.ts';
 import { NotAuthenticated } from '#shared/domain/errors.ts';
 import type { RouteAuth } from '#shared/http/routes.ts';
 import { routes } from '#shared/http/routes.ts';
 import { injectLambdaContext, logger } from '#shared/log/logger.ts';
 import { recordAuthenticationRefused } from '#shared/observability/metrics.ts';
 import { captureLambdaHandler, tracer } from '#shared/observability/tracer.ts';
-import { DynamoAuthFailureCounter, DynamoCredentialStore } from '#shared/store/credentials.ts';
-import { DynamoPublishableKeyStore } from '#shared/store/publishable-keys.ts';
-
-const deps = {
-  credentials: new DynamoCredentialStore(dynamo, config.tableName),
-  hasher: new KmsSecretHasher(kms, config.credentialMacKeyId),
-  publishableKeys: new DynamoPublishableKeyStore(dynamo, config.tableName),
-  failures: new DynamoAuthFailureCounter(dynamo, config.tableName),
-  verified: new RecentlyVerified(),
-};
+import { authenticationDeps } from '#shared/wiring/authentication.ts';
 
 /**
  * REQUEST authorizer, behind two API Gateway authorizers (see AUTHORIZERS in the
@@ -58,7 +45,7 @@ const authorize = middy<APIGatewayRequestAuthorizerEvent, APIGatewayAuthorizerRe
     };
     let decision: AuthDecision;
     try {
-      decision = await authenticateRequest(request, deps);
+      decision = await authenticateRequest(request, authenticationDeps());
     } catch (error) {
       if (error instanceof NotAuthenticated) {
         logger.info('authentication refused');

@@ -1,16 +1,16 @@
-import { documentDeps } from '#shared/aws/document-deps.ts';
+import { documentDeps } from '#shared/wiring/documents.ts';
 import { createDocument } from '#shared/domain/documents/create-document.ts';
-import { MAX_FILE_BYTES, MAX_METADATA_BYTES, documentView } from '#shared/domain/documents/document.ts';
+import { MAX_FILE_BYTES, MAX_METADATA_BYTES } from '#shared/domain/documents/document.ts';
 import type { AvailableDocument } from '#shared/domain/documents/document.ts';
+import { documentView } from '#shared/http/documents.ts';
 import { apiHandler } from '#shared/http/api-handler.ts';
+import { pathParams } from '#shared/http/request.ts';
 import { recordBusinessMetric } from '#shared/observability/metrics.ts';
 import { idempotent } from '#shared/http/idempotency.ts';
 import { idempotencyStore } from '#shared/wiring/idempotency.ts';
 import { documentUrl } from '#shared/http/links.ts';
 import { parseMultipartUpload } from '#shared/http/multipart.ts';
 import { created } from '#shared/http/response.ts';
-
-const deps = documentDeps();
 
 const NAME = 'documents-create';
 
@@ -20,13 +20,13 @@ const NAME = 'documents-create';
  * never get here (413 from the gateway, naming the upload-session route).
  */
 export const handler = apiHandler(NAME, idempotent(NAME, async (request, { completion }) => {
-  const organizationId = request.pathParameters.organization_id as string;
+  const { organization_id: organizationId } = pathParams(request, 'organization_id');
   const upload = await parseMultipartUpload(request.headers['content-type'], request.rawBody, {
     maxFileBytes: MAX_FILE_BYTES,
     maxJsonBytes: MAX_METADATA_BYTES,
   });
   const answer = (document: AvailableDocument) => created(documentView(document), { self: documentUrl(request, organizationId, document.document_id) });
-  const document = await createDocument({ organizationId, metadata: upload.metadata, file: upload.file, completion: completion(answer) }, deps);
+  const document = await createDocument({ organizationId, metadata: upload.metadata, file: upload.file, completion: completion(answer) }, documentDeps());
   recordBusinessMetric('DocumentsStored', 1, { document_type: document.type });
   return answer(document);
 }, idempotencyStore));

@@ -1,11 +1,9 @@
 import middy from '@middy/core';
 import type { S3Event } from 'aws-lambda';
-import { documentDeps } from '#shared/aws/document-deps.ts';
+import { documentDeps } from '#shared/wiring/documents.ts';
 import { finalizeUpload } from '#shared/domain/documents/upload-session.ts';
 import { injectLambdaContext, logger } from '#shared/log/logger.ts';
 import { recordBusinessMetric } from '#shared/observability/metrics.ts';
-
-const deps = documentDeps();
 
 /**
  * S3 ObjectCreated under uploads/ (see shared/events.ts): checks the posted
@@ -21,7 +19,7 @@ export const handler = middy<S3Event, void>()
       // Keys arrive URL-encoded, spaces as '+'.
       const key = decodeURIComponent(record.s3.object.key.replace(/\+/g, ' '));
       try {
-        const outcome = await finalizeUpload(key, deps);
+        const outcome = await finalizeUpload(key, documentDeps());
         logger.info('upload finalized', { key, outcome, event_name: record.eventName });
         if (outcome.status === 'available') recordBusinessMetric('DocumentsStored', 1, { document_type: outcome.type });
         if (outcome.status === 'rejected') recordBusinessMetric('DocumentsRejected', 1, { reason: 'failed_checks' });

@@ -1,9 +1,9 @@
 import middy from '@middy/core';
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import { publishChanges } from '#shared/domain/events/publish.ts';
+import { recordViews } from '#shared/http/events.ts';
 import { injectLambdaContext, logger } from '#shared/log/logger.ts';
-import { storedChangeOf } from '#shared/store/changes.ts';
-import { publishDeps } from '#shared/wiring/events.ts';
+import { publishDeps, storedChangeOf } from '#shared/wiring/events.ts';
 
 /**
  * DynamoDB stream of the table (paymethod and document items only, see
@@ -16,7 +16,7 @@ export const handler = middy<DynamoDBStreamEvent, DynamoDBBatchResponse>()
   .use(injectLambdaContext(logger, { resetKeys: true }))
   .handler(async (event) => {
     const batch = event.Records.map((record) => ({ position: record.dynamodb?.SequenceNumber ?? '', change: storedChangeOf(record) }));
-    const outcome = await publishChanges(batch, publishDeps());
+    const outcome = await publishChanges(batch, { ...publishDeps(), views: recordViews });
     logger.info('stream batch published', { records: batch.length, published: outcome.published, ignored: outcome.ignored, ...(outcome.retryFrom ? { retry_from: outcome.retryFrom } : {}) });
     return { batchItemFailures: outcome.retryFrom ? [{ itemIdentifier: outcome.retryFrom }] : [] };
   });

@@ -5,9 +5,11 @@ import type { IKey } from 'aws-cdk-lib/aws-kms';
 import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
-import { DOCUMENT_OBJECT_PREFIX, UPLOAD_OBJECT_PREFIX } from '#shared/events.ts';
+import type { FunctionAccess } from '#shared/function-environment.ts';
+import { functionEnvironment } from '#shared/function-environment.ts';
+import type { RouteAccess } from '#shared/http/routes.ts';
+import { DOCUMENT_OBJECT_PREFIX, UPLOAD_OBJECT_PREFIX, VAULT_ENCRYPTION_PURPOSE } from '#shared/names.ts';
 import { PAGE_BOUNDARY_KEY_PREFIX } from '#shared/store/keys.ts';
-import type { RouteAccess, RouteDefinition } from '#shared/http/routes.ts';
 import { grantKeyUsage } from './keys.ts';
 
 /** What route functions may be bound to. */
@@ -20,10 +22,9 @@ export interface ServiceResources {
   /** HMAC key the paymethod fingerprint keys are derived from (docs/vault.md). */
   readonly fingerprintKey: IKey;
   readonly paypal: { readonly secret: ISecret; readonly apiUrl: string };
+  /** The HMAC key that hashes API secure keys; only the request authorizer is bound to it. */
+  readonly credentialMacKey?: IKey;
 }
-
-/** The vault seals only under this encryption-context purpose (shared/aws/kms-vault.ts). */
-const VAULT_PURPOSE = 'paymethod-vault';
 
 type DocumentUsage = NonNullable<RouteAccess['documents']>[number];
 type VaultUsage = NonNullable<RouteAccess['vault']>[number];
@@ -43,33 +44,36 @@ const VAULT_ACTIONS: Record<VaultUsage, string[]> = {
   decrypt: ['kms:Decrypt'],
 };
 
-/** Stored documents live under this key prefix of the documents bucket. */
-export const DOCUMENTS_PREFIX = DOCUMENT_OBJECT_PREFIX;
-/** Upload sessions' files land here until the finalizer moves them; a lifecycle rule expires leftovers. */
-export const UPLOADS_PREFIX = UPLOAD_OBJECT_PREFIX;
-
 /** S3 actions per usage, the key prefix they apply to, and the vault key usage SSE-KMS performs on the caller's behalf. */
 const DOCUMENT_ACTIONS: Record<DocumentUsage, { s3: string[]; prefixes: string[]; kms: string[] }> = {
-  read: { s3: ['s3:GetObject'], prefixes: [DOCUMENTS_PREFIX], kms: ['kms:Decrypt'] },
-  write: { s3: ['s3:PutObject'], prefixes: [DOCUMENTS_PREFIX], kms: ['kms:GenerateDataKey'] },
+  read: { s3: ['s3:GetObject'], prefixes: [DOCUMENT_OBJECT_PREFIX], kms: ['kms:Decrypt'] },
+  write: { s3: ['s3:PutObject'], prefixes: [DOCUMENT_OBJECT_PREFIX], kms: ['kms:GenerateDataKey'] },
   // A presigned POST carries the signer's authority: the function needs what the upload needs, under uploads/ only.
-  'presign-upload': { s3: ['s3:PutObject'], prefixes: [UPLOADS_PREFIX], kms: ['kms:GenerateDataKey'] },
+  'presign-upload': { s3: ['s3:PutObject'], prefixes: [UPLOAD_OBJECT_PREFIX], kms: ['kms:GenerateDataKey'] },
   // Deleting a document whose upload session never finished removes the posted file too.
-  delete: { s3: ['s3:DeleteObject'], prefixes: [DOCUMENTS_PREFIX, UPLOADS_PREFIX], kms: [] },
+  delete: { s3: ['s3:DeleteObject'], prefixes: [DOCUMENT_OBJECT_PREFIX, UPLOAD_OBJECT_PREFIX], kms: [] },
   // The finalizer reads a posted file (HEAD, ranged GET, copy source) and removes it once moved or rejected.
-  'finalize-upload': { s3: ['s3:GetObject', 's3:DeleteObject'], prefixes: [UPLOADS_PREFIX], kms: ['kms:Decrypt'] },
+  'finalize-upload': { s3: ['s3:GetObject', 's3:DeleteObject'], prefixes: [UPLOAD_OBJECT_PREFIX], kms: ['kms:Decrypt'] },
 };
 
-/** A route's declared access, plus what the platform itself needs for it. */
-export function accessFor(route: RouteDefinition): RouteAccess {
-  // Tenancy checks on authenticated routes read organization records.
-  if (route.auth !== 'none' && !route.access.table) return { ...route.access, table: 'read' };
-  return route.access;
-}
+/**
+ * Grants exactly what `access` declares and sets the environment variables that
+ * go with it, as shared/function-environment.ts derives them (the local runtime
+ * gives each handler the same).
+ */
+export function bindRoute(fn: LambdaFunction, access: FunctionAccess, resources: ServiceResources): void {
+  const environment = functionEnvironment(access, {
+    tableName: resources.table.tableName,
+    vaultKeyId: resources.vaultKey.keyArn,
+    documentsBucket: resources.documents.bucketName,
+    // Objects are written with SSE-KMS under the vault key; the bucket policy refuses anything else.
+    documentsKmsKeyId: resources.vaultKey.keyArn,
+    fingerprintKeyId: resources.fingerprintKey.keyArn,
+    ...(resources.credentialMacKey ? { credentialMacKeyId: resources.credentialMacKey.keyId } : {}),
+    paypal: { apiUrl: resources.paypal.apiUrl, credentials: { secretArn: resources.paypal.secret.secretArn } },
+  });
+  for (const [name, value] of Object.entries(environment)) fn.addEnvironment(name, value);
 
-/** Grants exactly what `access` declares and sets the environment variables that go with it. */
-export function bindRoute(fn: LambdaFunction, access: RouteAccess, resources: ServiceResources): void {
-  fn.addEnvironment('TABLE_NAME', resources.table.tableName);
   if (access.table) grantTable(fn, TABLE_ACTIONS[access.table], resources);
   if (access.pageBoundaries) {
     // List functions stay read-only on records: they may only write page-boundary items.
@@ -81,30 +85,19 @@ export function bindRoute(fn: LambdaFunction, access: RouteAccess, resources: Se
   }
 
   if (access.vault?.length) {
-    fn.addEnvironment('VAULT_KEY_ID', resources.vaultKey.keyArn);
     // Only for vault data keys: the same key also encrypts documents through S3, which this grant does not open.
     grantKeyUsage(resources.vaultKey, fn, unique(access.vault.flatMap((usage) => VAULT_ACTIONS[usage])), {
-      StringEquals: { 'kms:EncryptionContext:purpose': VAULT_PURPOSE },
+      StringEquals: { 'kms:EncryptionContext:purpose': VAULT_ENCRYPTION_PURPOSE },
     });
   }
 
-  if (access.fingerprint) {
-    fn.addEnvironment('FINGERPRINT_KEY_ID', resources.fingerprintKey.keyArn);
-    grantKeyUsage(resources.fingerprintKey, fn, ['kms:GenerateMac']);
-  }
+  if (access.fingerprint) grantKeyUsage(resources.fingerprintKey, fn, ['kms:GenerateMac']);
 
-  if (access.paypal) {
-    fn.addEnvironment('PAYPAL_API_URL', resources.paypal.apiUrl);
-    fn.addEnvironment('PAYPAL_SECRET_ARN', resources.paypal.secret.secretArn);
-    resources.paypal.secret.grantRead(fn);
-  }
+  if (access.credentialMac && resources.credentialMacKey) grantKeyUsage(resources.credentialMacKey, fn, ['kms:GenerateMac']);
 
-  if (access.documents?.length) {
-    fn.addEnvironment('DOCUMENTS_BUCKET', resources.documents.bucketName);
-    // Objects are written with SSE-KMS under the vault key; the bucket policy refuses anything else.
-    fn.addEnvironment('DOCUMENTS_KMS_KEY_ID', resources.vaultKey.keyArn);
-    grantDocuments(fn, access.documents, resources);
-  }
+  if (access.paypal) resources.paypal.secret.grantRead(fn);
+
+  if (access.documents?.length) grantDocuments(fn, access.documents, resources);
 }
 
 /** Table actions on the table, and Query on each index by name. */

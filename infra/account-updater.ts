@@ -14,6 +14,7 @@ import { accountUpdaterDefinition, RUNS_PREFIX } from '#shared/account-updater/s
 import { Construct } from 'constructs';
 import { join } from 'node:path';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
+import { VAULT_ENCRYPTION_PURPOSE } from '#shared/names.ts';
 import type { EnvironmentSettings } from './environments.ts';
 import { serviceFunction } from './functions.ts';
 import { grantKeyUsage, scopedKey } from './keys.ts';
@@ -125,7 +126,7 @@ export class AccountUpdater extends Construct {
     chunk.addToRolePolicy(new PolicyStatement({ actions: ['dynamodb:BatchGetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:BatchWriteItem'], resources: [table] }));
     // Sealing (GenerateDataKey) and opening (Decrypt), only under the vault's own encryption context.
     grantKeyUsage(props.vaultKey, chunk, ['kms:GenerateDataKey', 'kms:Decrypt'], {
-      StringEquals: { 'kms:EncryptionContext:purpose': 'paymethod-vault' },
+      StringEquals: { 'kms:EncryptionContext:purpose': VAULT_ENCRYPTION_PURPOSE },
     });
     // A new number gets a new fingerprint (its duplicate scope entries move in the row's transaction: UpdateItem per item).
     chunk.addEnvironment('FINGERPRINT_KEY_ID', props.fingerprintKey.keyArn);

@@ -19,12 +19,12 @@ import { join } from 'node:path';
 import { GATEWAY_RESPONSES, METHOD_NOT_ALLOWED } from '#shared/http/gateway-responses.ts';
 import type { HttpMethod, RouteAuth, RouteDefinition } from '#shared/http/routes.ts';
 import { AUTHORIZERS } from '#shared/http/routes.ts';
-import { accessFor, bindRoute } from './access.ts';
+import { accessFor, AUTHORIZER_ACCESS } from '#shared/function-environment.ts';
+import { bindRoute } from './access.ts';
 import type { ServiceResources } from './access.ts';
 import type { EnvironmentSettings } from './environments.ts';
 import { addGatewayErrorResponses, addMockErrorMethod } from './error-responses.ts';
 import { serviceFunction } from './functions.ts';
-import { grantKeyUsage } from './keys.ts';
 import { bundlingDefinesFor, publishableKeyAuthorizer } from './tokenization.ts';
 
 export interface PaymentsRestApiProps {
@@ -194,7 +194,7 @@ export class PaymentsRestApi extends Construct {
       environment,
       projectRoot: this.props.projectRoot,
     });
-    bindRoute(fn, { table: 'read' }, resources);
+    bindRoute(fn, AUTHORIZER_ACCESS, { ...resources, credentialMacKey });
     // Its only writes: failed-authentication counters and credentials' last_used_at (one UpdateItem each).
     fn.addToRolePolicy(
       new PolicyStatement({
@@ -203,8 +203,6 @@ export class PaymentsRestApi extends Construct {
         conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['AUTHFAIL#*', 'CRED#*'] } },
       }),
     );
-    fn.addEnvironment('CREDENTIAL_MAC_KEY_ID', credentialMacKey.keyId);
-    grantKeyUsage(credentialMacKey, fn, ['kms:GenerateMac']);
     return fn;
   }
 

@@ -8,7 +8,7 @@ import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { join } from 'node:path';
 import type { StreamTrigger } from '#shared/events.ts';
-import { EVENT_SOURCES } from '#shared/domain/events/domain-events.ts';
+import { EVENT_SOURCES } from '#shared/names.ts';
 import type { EnvironmentSettings } from './environments.ts';
 import { serviceFunction } from './functions.ts';
 

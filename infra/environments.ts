@@ -82,8 +82,6 @@ const settingsSchema = z.strictObject({
   ),
 });
 
-export type EnvironmentContext = z.input<typeof settingsSchema>;
-
 /**
  * The settings of environment `name` from the `environments` context object.
  * `overrides` are plain `-c key=value` context values: `alarmEmail` only.

@@ -15,8 +15,8 @@ import { s3Triggers, streamTriggers } from '#shared/events.ts';
 import type { S3Trigger, StreamTrigger } from '#shared/events.ts';
 import { routes as routeTable } from '#shared/http/routes.ts';
 import type { RouteDefinition } from '#shared/http/routes.ts';
+import { UPLOAD_OBJECT_PREFIX } from '#shared/names.ts';
 import { GLOBAL_SECONDARY_INDEXES, TABLE_KEY, TABLE_STREAM_VIEW, TTL_ATTRIBUTE } from '#shared/store/table.ts';
-import { UPLOADS_PREFIX } from './access.ts';
 import { AccountUpdater } from './account-updater.ts';
 import { DomainEvents } from './domain-events.ts';
 import { PaymentsRestApi } from './api.ts';
@@ -296,7 +296,7 @@ function createDocumentsBucket(scope: Construct, environment: EnvironmentSetting
       {
         id: 'abandoned-uploads',
         // An upload session lives minutes; the finalizer moves accepted files out of uploads/.
-        prefix: UPLOADS_PREFIX,
+        prefix: UPLOAD_OBJECT_PREFIX,
         expiration: Duration.days(1),
       },
     ],

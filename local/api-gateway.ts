@@ -42,6 +42,8 @@ export interface ApiGatewayEmulatorOptions {
   binaryMediaTypes: readonly string[];
   authorizerHandler: string;
   authorizerCacheTtlSeconds: number;
+  /** Runs a function's invocation as that function (local/runtime.ts: in its own container). */
+  invokeAs?: <R>(functionName: string, invoke: () => Promise<R>) => Promise<R>;
   /** API Gateway's integration timeout; tests shorten it. */
   integrationTimeoutMs?: number;
   /**
@@ -72,7 +74,7 @@ const API_ID = 'local';
 
 export async function startApiGatewayEmulator(options: ApiGatewayEmulatorOptions): Promise<ApiGatewayEmulator> {
   const resources = compileResources(options.routes);
-  const loadHandler = moduleLoader(options.functionsDir);
+  const loadHandler = moduleLoader(options.functionsDir, options.invokeAs ?? ((_name, invoke) => invoke()));
   const authorizerCache = new Map<string, { result: APIGatewayAuthorizerResult; expiresAt: number }>();
   const log = options.log ?? (() => {});
 
@@ -341,15 +343,16 @@ function policyAllows(result: APIGatewayAuthorizerResult, methodArn: string): bo
   return statements.some((statement) => statement.Effect === 'Allow' && matches(resourceOf(statement)));
 }
 
-function moduleLoader(functionsDir: string) {
+function moduleLoader(functionsDir: string, invokeAs: NonNullable<ApiGatewayEmulatorOptions['invokeAs']>) {
   const loaded = new Map<string, Promise<unknown>>();
   return async <E, R>(handlerName: string): Promise<LambdaHandler<E, R>> => {
     let module = loaded.get(handlerName);
     if (!module) {
-      module = import(pathToFileURL(path.join(functionsDir, `${handlerName}.ts`)).href);
+      module = invokeAs(handlerName, () => import(pathToFileURL(path.join(functionsDir, `${handlerName}.ts`)).href));
       loaded.set(handlerName, module);
     }
-    return ((await module) as { handler: LambdaHandler<E, R> }).handler;
+    const { handler } = (await module) as { handler: LambdaHandler<E, R> };
+    return (event, context) => invokeAs(handlerName, () => handler(event, context));
   };
 }
 

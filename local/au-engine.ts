@@ -32,6 +32,8 @@ export interface EngineOptions {
   /** Pause between a batch's retries, instead of the definition's seconds. */
   retryIntervalMs?: number;
   log?: (line: Record<string, unknown>) => void;
+  /** Runs a function's module load and invocations in its own container (the local runtime's); in this process's otherwise. */
+  invokeAs?: <R>(functionName: string, invoke: () => Promise<R>) => Promise<R>;
 }
 
 export interface EngineInput {
@@ -67,7 +69,11 @@ const TASK_TIMEOUT_MS = 15 * 60_000;
 export async function runAccountUpdaterLocally(input: EngineInput, options: EngineOptions): Promise<EngineOutcome> {
   const arn = (name: string) => `arn:aws:lambda:us-east-1:${LOCAL_ACCOUNT_ID}:function:${name}`;
   const definition = accountUpdaterDefinition({ checkFunctionArn: arn('au-check'), chunkFunctionArn: arn('au-chunk'), mergeFunctionArn: arn('au-merge'), reportsBucket: input.bucket });
-  const load = async <E, R>(name: string) => ((await import(pathToFileURL(path.join(options.functionsDir, `${name}.ts`)).href)) as { handler: Handler<E, R> }).handler;
+  const invokeAs = options.invokeAs ?? ((_name, invoke) => invoke());
+  const load = async <E, R>(name: string): Promise<Handler<E, R>> => {
+    const { handler } = (await invokeAs(name, () => import(pathToFileURL(path.join(options.functionsDir, `${name}.ts`)).href))) as { handler: Handler<E, R> };
+    return (event, context) => invokeAs(name, () => handler(event, context));
+  };
   const check = await load<Record<string, unknown>, { run: RunInput } | { refused: string }>('au-check');
   const chunk = await load<BatchEvent, unknown>('au-chunk');
   const merge = await load<{ run: RunInput }, unknown>('au-merge');

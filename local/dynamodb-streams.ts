@@ -32,6 +32,8 @@ export interface StreamPollerOptions {
   discoverEveryMs?: number;
   retryDelayMs?: number;
   log?: (line: Record<string, unknown>) => void;
+  /** Runs a function's module load and invocations in its own container (the local runtime's); in this process's otherwise. */
+  invokeAs?: <R>(functionName: string, invoke: () => Promise<R>) => Promise<R>;
 }
 
 export interface StreamPoller {
@@ -79,7 +81,10 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<S
   const handlerOf = (name: string): Promise<Handler> => {
     let loaded = handlers.get(name);
     if (!loaded) {
-      loaded = import(pathToFileURL(path.join(options.functionsDir, `${name}.ts`)).href).then((module: { handler: Handler }) => module.handler);
+      const invokeAs = options.invokeAs ?? ((_name, invoke) => invoke());
+      loaded = invokeAs(name, () => import(pathToFileURL(path.join(options.functionsDir, `${name}.ts`)).href)).then(
+        ({ handler }: { handler: Handler }): Handler => (event, context) => invokeAs(name, () => handler(event, context)),
+      );
       handlers.set(name, loaded);
     }
     return loaded;

@@ -8,7 +8,7 @@
  * callers rely on for correctness: encryption context binding, key usage
  * separation, key id forms and the typed exceptions.
  */
-import { createCipheriv, createDecipheriv, createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -72,17 +72,10 @@ const BASE64_PATTERN = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/
 
 // Real KMS knows these; the stand-in only implements a subset, and telling the
 // two apart keeps "valid but unsupported here" distinct from "invalid input".
-const KNOWN_KEY_SPECS = new Set([
-  'SYMMETRIC_DEFAULT', 'RSA_2048', 'RSA_3072', 'RSA_4096', 'ECC_NIST_P256', 'ECC_NIST_P384', 'ECC_NIST_P521',
-  'ECC_SECG_P256K1', 'HMAC_224', 'HMAC_256', 'HMAC_384', 'HMAC_512', 'SM2', 'ML_DSA_44', 'ML_DSA_65', 'ML_DSA_87',
-]);
-const KNOWN_KEY_USAGES = new Set(['SIGN_VERIFY', 'ENCRYPT_DECRYPT', 'GENERATE_VERIFY_MAC', 'KEY_AGREEMENT']);
 const KNOWN_ENCRYPTION_ALGORITHMS = new Set(['SYMMETRIC_DEFAULT', 'RSAES_OAEP_SHA_1', 'RSAES_OAEP_SHA_256', 'SM2PKE']);
 const KNOWN_MAC_ALGORITHMS = new Set(['HMAC_SHA_224', 'HMAC_SHA_256', 'HMAC_SHA_384', 'HMAC_SHA_512']);
 // Operations for which real KMS honours DryRun; none of them has side effects here.
-const DRY_RUN_OPERATIONS = new Set([
-  'Encrypt', 'Decrypt', 'ReEncrypt', 'GenerateDataKey', 'GenerateDataKeyWithoutPlaintext', 'GenerateMac', 'VerifyMac',
-]);
+const DRY_RUN_OPERATIONS = new Set(['Decrypt', 'GenerateDataKey', 'GenerateMac']);
 
 class KmsError extends Error {
   constructor(
@@ -300,26 +293,6 @@ class KeyStore {
     const arn = identifier.startsWith('arn:') ? identifier : this.keyArn(identifier);
     return new KmsError('NotFoundException', `Key '${arn}' does not exist`);
   }
-
-  metadata(key: StoredKey): Body {
-    const symmetric = key.keySpec === 'SYMMETRIC_DEFAULT';
-    return {
-      AWSAccountId: this.accountId,
-      KeyId: key.keyId,
-      Arn: this.keyArn(key.keyId),
-      CreationDate: key.creationDate,
-      Enabled: true,
-      Description: key.description,
-      KeyUsage: key.keyUsage,
-      KeyState: 'Enabled',
-      Origin: 'AWS_KMS',
-      KeyManager: 'CUSTOMER',
-      CustomerMasterKeySpec: key.keySpec,
-      KeySpec: key.keySpec,
-      ...(symmetric ? { EncryptionAlgorithms: ['SYMMETRIC_DEFAULT'] } : { MacAlgorithms: ['HMAC_SHA_256'] }),
-      MultiRegion: false,
-    };
-  }
 }
 
 // ---------------------------------------------------------------------------
@@ -397,78 +370,17 @@ function dataKeyLength(body: Body): number {
 function operations(store: KeyStore): Map<string, Operation> {
   const b64 = (bytes: Buffer): string => bytes.toString('base64');
 
-  const generateDataKey = (body: Body, withPlaintext: boolean): Body => {
+  const generateDataKey = (body: Body): Body => {
     const key = store.resolve(reqString(body, 'KeyId'));
     const arn = store.keyArn(key.keyId);
     requireUsage(key, 'ENCRYPT_DECRYPT', arn);
     const length = dataKeyLength(body);
     const plaintext = randomBytes(length);
     const blob = seal(key, plaintext, encryptionContext(body, 'EncryptionContext'));
-    return withPlaintext ? { CiphertextBlob: b64(blob), Plaintext: b64(plaintext), KeyId: arn } : { CiphertextBlob: b64(blob), KeyId: arn };
+    return { CiphertextBlob: b64(blob), Plaintext: b64(plaintext), KeyId: arn };
   };
 
   return new Map<string, Operation>([
-    [
-      'CreateKey',
-      async (body) => {
-        const keySpec = optString(body, 'KeySpec') ?? optString(body, 'CustomerMasterKeySpec') ?? 'SYMMETRIC_DEFAULT';
-        const keyUsage = optString(body, 'KeyUsage') ?? 'ENCRYPT_DECRYPT';
-        // Unlike other strings, an empty description is valid.
-        const description = body.Description === '' ? '' : (optString(body, 'Description', 8192) ?? '');
-        const origin = optString(body, 'Origin') ?? 'AWS_KMS';
-        if (!KNOWN_KEY_SPECS.has(keySpec)) throw validationError(`Value '${keySpec}' at 'keySpec' failed to satisfy constraint: Member must satisfy enum value set`);
-        if (!KNOWN_KEY_USAGES.has(keyUsage)) throw validationError(`Value '${keyUsage}' at 'keyUsage' failed to satisfy constraint: Member must satisfy enum value set`);
-        if (keySpec !== 'SYMMETRIC_DEFAULT' && keySpec !== 'HMAC_256') {
-          throw new KmsError('UnsupportedOperationException', `KeySpec ${keySpec} is not supported by the local KMS stand-in.`);
-        }
-        if (origin !== 'AWS_KMS' || body.MultiRegion === true) {
-          throw new KmsError('UnsupportedOperationException', 'Only single-region AWS_KMS keys are supported by the local KMS stand-in.');
-        }
-        const expectedUsage: KeyUsage = keySpec === 'HMAC_256' ? 'GENERATE_VERIFY_MAC' : 'ENCRYPT_DECRYPT';
-        if (keyUsage !== expectedUsage) {
-          throw new KmsError('ValidationException', `KeyUsage ${keyUsage} is not compatible with KeySpec ${keySpec}.`);
-        }
-        const key = store.createKey(keySpec, description);
-        await store.persist();
-        return { KeyMetadata: store.metadata(key) };
-      },
-    ],
-    [
-      'CreateAlias',
-      async (body) => {
-        const aliasName = reqString(body, 'AliasName', 256);
-        const targetKeyId = reqString(body, 'TargetKeyId');
-        if (!ALIAS_PATTERN.test(aliasName)) {
-          throw validationError(`Value '${aliasName}' at 'aliasName' failed to satisfy constraint: Member must satisfy regular expression pattern: ^alias/[a-zA-Z0-9/_-]+$`);
-        }
-        if (aliasName.startsWith('alias/aws/')) {
-          throw new KmsError('NotAuthorizedException', 'Cannot create alias with prefix alias/aws/.');
-        }
-        if (targetKeyId.startsWith('alias/') || /^arn:[^:]*:kms:[^:]*:[^:]*:alias\//.test(targetKeyId)) {
-          throw new KmsError('ValidationException', 'Aliases must refer to keys. Not aliases');
-        }
-        if (store.aliases.has(aliasName)) {
-          throw new KmsError('AlreadyExistsException', `An alias with the name ${store.aliasArn(aliasName)} already exists`);
-        }
-        const key = store.resolve(targetKeyId);
-        store.aliases.set(aliasName, key.keyId);
-        await store.persist();
-        return {};
-      },
-    ],
-    ['DescribeKey', (body) => ({ KeyMetadata: store.metadata(store.resolve(reqString(body, 'KeyId'))) })],
-    [
-      'Encrypt',
-      (body) => {
-        const key = store.resolve(reqString(body, 'KeyId'));
-        const arn = store.keyArn(key.keyId);
-        requireUsage(key, 'ENCRYPT_DECRYPT', arn);
-        const plaintext = reqBlob(body, 'Plaintext', 4096);
-        checkEncryptionAlgorithm(body, 'EncryptionAlgorithm');
-        const blob = seal(key, plaintext, encryptionContext(body, 'EncryptionContext'));
-        return { CiphertextBlob: b64(blob), KeyId: arn, EncryptionAlgorithm: 'SYMMETRIC_DEFAULT' };
-      },
-    ],
     [
       'Decrypt',
       (body) => {
@@ -478,28 +390,7 @@ function operations(store: KeyStore): Map<string, Operation> {
         return { KeyId: store.keyArn(key.keyId), Plaintext: b64(plaintext), EncryptionAlgorithm: 'SYMMETRIC_DEFAULT' };
       },
     ],
-    [
-      'ReEncrypt',
-      (body) => {
-        const blob = reqBlob(body, 'CiphertextBlob', 6144);
-        const destination = store.resolve(reqString(body, 'DestinationKeyId'));
-        const destinationArn = store.keyArn(destination.keyId);
-        requireUsage(destination, 'ENCRYPT_DECRYPT', destinationArn);
-        checkEncryptionAlgorithm(body, 'SourceEncryptionAlgorithm');
-        checkEncryptionAlgorithm(body, 'DestinationEncryptionAlgorithm');
-        const source = open(store, blob, encryptionContext(body, 'SourceEncryptionContext'), optString(body, 'SourceKeyId'));
-        const resealed = seal(destination, source.plaintext, encryptionContext(body, 'DestinationEncryptionContext'));
-        return {
-          CiphertextBlob: b64(resealed),
-          SourceKeyId: store.keyArn(source.key.keyId),
-          KeyId: destinationArn,
-          SourceEncryptionAlgorithm: 'SYMMETRIC_DEFAULT',
-          DestinationEncryptionAlgorithm: 'SYMMETRIC_DEFAULT',
-        };
-      },
-    ],
-    ['GenerateDataKey', (body) => generateDataKey(body, true)],
-    ['GenerateDataKeyWithoutPlaintext', (body) => generateDataKey(body, false)],
+    ['GenerateDataKey', generateDataKey],
     [
       'GenerateMac',
       (body) => {
@@ -510,23 +401,6 @@ function operations(store: KeyStore): Map<string, Operation> {
         const algorithm = macAlgorithm(body);
         const mac = createHmac('sha256', key.material).update(message).digest();
         return { Mac: b64(mac), MacAlgorithm: algorithm, KeyId: arn };
-      },
-    ],
-    [
-      'VerifyMac',
-      (body) => {
-        const key = store.resolve(reqString(body, 'KeyId'));
-        const arn = store.keyArn(key.keyId);
-        requireUsage(key, 'GENERATE_VERIFY_MAC', arn);
-        const message = reqBlob(body, 'Message', 4096);
-        const mac = reqBlob(body, 'Mac', 6144);
-        const algorithm = macAlgorithm(body);
-        const expected = createHmac('sha256', key.material).update(message).digest();
-        // Real KMS reports a mismatch as an exception rather than MacValid: false.
-        if (mac.length !== expected.length || !timingSafeEqual(mac, expected)) {
-          throw new KmsError('KMSInvalidMacException', 'The MAC is not valid for this message and key.');
-        }
-        return { KeyId: arn, MacValid: true, MacAlgorithm: algorithm };
       },
     ],
   ]);

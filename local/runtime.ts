@@ -7,7 +7,12 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { KMSClient } from '@aws-sdk/client-kms';
 import { KmsSecretHasher } from '#shared/aws/credential-hasher.ts';
+import type { FunctionContainer } from '#shared/container.ts';
+import { functionContainer, runInContainer } from '#shared/container.ts';
 import { s3Triggers, streamTriggers } from '#shared/events.ts';
+import type { S3Trigger } from '#shared/events.ts';
+import type { FunctionResources } from '#shared/function-environment.ts';
+import { accessFor, AUTHORIZER_ACCESS, BACKGROUND_FUNCTION_ACCESS, functionEnvironment } from '#shared/function-environment.ts';
 import { routes as routeTable } from '#shared/http/routes.ts';
 import type { RouteDefinition } from '#shared/http/routes.ts';
 import { DynamoCredentialStore } from '#shared/store/credentials.ts';
@@ -59,6 +64,7 @@ export interface LocalRuntimeOptions {
   dataDir?: string;
   seed?: Seed;
   routes?: readonly RouteDefinition[];
+  s3Triggers?: readonly S3Trigger[];
   functionsDir?: string;
   log?: (line: Record<string, unknown>) => void;
 }
@@ -66,7 +72,10 @@ export interface LocalRuntimeOptions {
 export interface LocalRuntime {
   url: string;
   port: number;
-  /** The environment handlers run with; CLIs apply the same to reach the same stores. */
+  /**
+   * Every variable any handler gets (each handler gets only its own function's,
+   * see functionContainers); CLIs apply it to reach the same stores.
+   */
   handlerEnvironment: Record<string, string>;
   /** Credentials issued at start: the LOCAL_SEED ones, or one demo credential. */
   issuedCredentials: IssuedCredential[];
@@ -127,7 +136,8 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     const fingerprintKey = kmsStandin.keys[LOCAL_NAMES.fingerprintKeyAlias];
     if (!vaultKey || !macKey || !fingerprintKey) throw new Error('KMS stand-in did not create the local keys');
 
-    const handlerEnvironment: Record<string, string> = {
+    // What Lambda and CDK give every function; the rest each function gets from its declared access.
+    const platformEnvironment: Record<string, string> = {
       AWS_REGION: 'us-east-1',
       AWS_ACCESS_KEY_ID: localCredentials.accessKeyId,
       AWS_SECRET_ACCESS_KEY: localCredentials.secretAccessKey,
@@ -137,26 +147,39 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       AWS_ENDPOINT_URL_EVENTBRIDGE: eventBridge.url,
       S3_FORCE_PATH_STYLE: 'true',
       ENVIRONMENT_NAME: LOCAL_NAMES.environmentName,
-      TABLE_NAME: LOCAL_NAMES.tableName,
-      DOCUMENTS_BUCKET: LOCAL_NAMES.documentsBucket,
-      REPORTS_BUCKET: LOCAL_NAMES.reportsBucket,
-      EVENT_BUS_NAME: LOCAL_NAMES.eventBusName,
-      VAULT_KEY_ID: vaultKey.arn,
-      CREDENTIAL_MAC_KEY_ID: macKey.arn,
-      FINGERPRINT_KEY_ID: fingerprintKey.arn,
-      PAYPAL_API_URL: paypalStandin.url,
-      // The stand-in accepts any Basic client credentials; in AWS they come from Secrets Manager (PAYPAL_SECRET_ARN).
-      PAYPAL_CLIENT_ID: 'local-paypal-client',
-      PAYPAL_CLIENT_SECRET: 'local-paypal-secret',
       POWERTOOLS_SERVICE_NAME: 'payments-api',
       // No X-Ray daemon and no CloudWatch agent here: the same handler code, with tracing and EMF metrics off.
       POWERTOOLS_TRACE_ENABLED: 'false',
       POWERTOOLS_METRICS_DISABLED: 'true',
     };
-    // Handlers run in this process and read their configuration from the environment, as in Lambda.
+    const resources: FunctionResources = {
+      tableName: LOCAL_NAMES.tableName,
+      vaultKeyId: vaultKey.arn,
+      documentsBucket: LOCAL_NAMES.documentsBucket,
+      credentialMacKeyId: macKey.arn,
+      fingerprintKeyId: fingerprintKey.arn,
+      reportsBucket: LOCAL_NAMES.reportsBucket,
+      eventBusName: LOCAL_NAMES.eventBusName,
+      // The stand-in accepts any Basic client credentials; in AWS they come from Secrets Manager.
+      paypal: { apiUrl: paypalStandin.url, credentials: { clientId: 'local-paypal-client', clientSecret: 'local-paypal-secret' } },
+    };
+    const routes = options.routes ?? routeTable;
+    const triggers = options.s3Triggers ?? s3Triggers;
+    const containers = functionContainers({ routes, triggers, platformEnvironment, resources });
+    const invokeAs = <R>(functionName: string, invoke: () => Promise<R>): Promise<R> => {
+      const container = containers.get(functionName);
+      if (!container) throw new Error(`no function named ${functionName}`);
+      return runInContainer(container, invoke);
+    };
+    const handlerEnvironment: Record<string, string> = {
+      ...platformEnvironment,
+      ...Object.assign({}, ...[...containers.values()].map((container) => container.environment)),
+    };
+    // Handlers run in this process, each inside its own function's container (see functionContainers);
+    // the process itself holds only what every function gets.
     delete process.env.AWS_PROFILE;
     delete process.env.AWS_SESSION_TOKEN;
-    Object.assign(process.env, handlerEnvironment);
+    Object.assign(process.env, platformEnvironment);
 
     const clientConfig = { region: 'us-east-1', credentials: localCredentials };
     const dynamodbClient = new DynamoDBClient({ ...clientConfig, endpoint: dynamodbLocal.endpoint });
@@ -172,6 +195,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       streamArn,
       triggers: streamTriggers,
       functionsDir: options.functionsDir ?? path.join(REPO_ROOT, 'functions'),
+      invokeAs,
       log: options.log,
     });
     closers.push(streams.close);
@@ -190,8 +214,9 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     const adminToken = randomBytes(32).toString('base64url');
     const api = await startApiGatewayEmulator({
       localRoutes: async (req, res) => (await adminRoute(req, res, adminToken, () => api.flushAuthorizerCache())) || localRoutes(req, res),
-      routes: options.routes ?? routeTable,
+      routes,
       functionsDir: options.functionsDir ?? path.join(REPO_ROOT, 'functions'),
+      invokeAs,
       port: ports.api,
       stage: LOCAL_NAMES.stage,
       binaryMediaTypes: ['multipart/form-data'],
@@ -208,15 +233,16 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     // S3 notifications: the same trigger table CDK reads, driving the same handlers.
     const s3Events = routeS3Events({
       server: s3Local.server,
-      triggers: s3Triggers,
+      triggers,
       buckets: { documents: LOCAL_NAMES.documentsBucket },
       functionsDir: options.functionsDir ?? path.join(REPO_ROOT, 'functions'),
+      invokeAs,
       log: options.log,
     });
     closers.push(s3Events.close);
     // Account Updater inbox: the same state machine definition and handlers as the stack's EventBridge rule starts.
     const { routeInboxToEngine } = await import('./au-engine.ts');
-    const inbox = routeInboxToEngine(s3Local.server as never, LOCAL_NAMES.reportsBucket, { functionsDir: options.functionsDir ?? path.join(REPO_ROOT, 'functions'), log: options.log });
+    const inbox = routeInboxToEngine(s3Local.server as never, LOCAL_NAMES.reportsBucket, { functionsDir: options.functionsDir ?? path.join(REPO_ROOT, 'functions'), invokeAs, log: options.log });
     closers.push(inbox.close);
 
     let demo: LocalRuntime['demo'];
@@ -247,6 +273,27 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     await closeAll();
     throw error;
   }
+}
+
+/**
+ * One container per function, as Lambda gives each function its own: the
+ * platform's variables plus exactly those its declared access calls for (the
+ * same derivation CDK uses), and its own adapters. A handler that reads a
+ * variable its route did not declare fails here as it would in AWS.
+ */
+export function functionContainers(options: {
+  routes: readonly RouteDefinition[];
+  triggers: readonly S3Trigger[];
+  platformEnvironment: Record<string, string>;
+  resources: FunctionResources;
+}): Map<string, FunctionContainer> {
+  const accesses = [
+    ...options.routes.map((route) => [route.handler, accessFor(route)] as const),
+    ...options.triggers.map((trigger) => [trigger.handler, trigger.access] as const),
+    ['authorizer', AUTHORIZER_ACCESS] as const,
+    ...Object.entries(BACKGROUND_FUNCTION_ACCESS),
+  ];
+  return new Map(accesses.map(([name, access]) => [name, functionContainer({ ...options.platformEnvironment, ...functionEnvironment(access, options.resources) })]));
 }
 
 /**

@@ -26,6 +26,8 @@ export interface S3EventRouterOptions {
   /** Logical bucket name -> actual bucket. */
   buckets: Readonly<Record<S3Trigger['bucket'], string>>;
   functionsDir: string;
+  /** Runs a function's invocation as that function (local/runtime.ts: in its own container). */
+  invokeAs?: <R>(functionName: string, invoke: () => Promise<R>) => Promise<R>;
   retryDelayMs?: number;
   log?: (line: Record<string, unknown>) => void;
 }
@@ -50,12 +52,13 @@ export function routeS3Events(options: S3EventRouterOptions): { close(): Promise
   options.server.on('event', listener);
 
   async function deliver(trigger: S3Trigger, event: S3Event): Promise<void> {
-    const module = (await import(pathToFileURL(path.join(options.functionsDir, `${trigger.handler}.ts`)).href)) as {
+    const invokeAs = options.invokeAs ?? ((_name, invoke) => invoke());
+    const module = (await invokeAs(trigger.handler, () => import(pathToFileURL(path.join(options.functionsDir, `${trigger.handler}.ts`)).href))) as {
       handler: (event: S3Event, context: Context) => Promise<unknown>;
     };
     for (let attempt = 0; attempt <= ASYNC_RETRIES; attempt += 1) {
       try {
-        await module.handler(event, lambdaContext(trigger.handler, ASYNC_TIMEOUT_MS));
+        await invokeAs(trigger.handler, () => module.handler(event, lambdaContext(trigger.handler, ASYNC_TIMEOUT_MS)));
         return;
       } catch (error) {
         log({ level: 'WARN', message: 's3 event handler failed', handler: trigger.handler, attempt: attempt + 1, error: String(error) });

@@ -1,58 +1,114 @@
+import type { Environment } from './container.ts';
+import { currentContainer } from './container.ts';
+
 /**
- * Runtime configuration, read from the environment once per process. The same
- * variables are set by CDK on each function and by the local runtime; service
- * endpoints come from the SDK's own AWS_ENDPOINT_URL_<SERVICE> variables, so the
- * handlers never know where they run.
+ * Runtime configuration: the one module that reads a function's environment,
+ * once per function container (see container.ts). CDK sets the variables on
+ * each function from its route's declared access, and the local runtime gives
+ * each handler the same (shared/function-environment.ts builds both); service
+ * endpoints come from the SDK's own AWS_ENDPOINT_URL_<SERVICE> variables, so
+ * the handlers never know where they run. A required value is checked when a
+ * handler first needs it, so a function whose route lacks the grant fails
+ * loudly, locally as in AWS.
  */
 
-function required(name: string): string {
-  const value = process.env[name];
-  if (!value) throw new Error(`Missing required environment variable ${name}`);
+/** The variable names code, CDK and the local runtime agree on. */
+export const ENVIRONMENT_VARIABLES = {
+  environmentName: 'ENVIRONMENT_NAME',
+  tableName: 'TABLE_NAME',
+  documentsBucket: 'DOCUMENTS_BUCKET',
+  documentsKmsKeyId: 'DOCUMENTS_KMS_KEY_ID',
+  reportsBucket: 'REPORTS_BUCKET',
+  eventBusName: 'EVENT_BUS_NAME',
+  vaultKeyId: 'VAULT_KEY_ID',
+  credentialMacKeyId: 'CREDENTIAL_MAC_KEY_ID',
+  fingerprintKeyId: 'FINGERPRINT_KEY_ID',
+  paypalApiUrl: 'PAYPAL_API_URL',
+  paypalSecretArn: 'PAYPAL_SECRET_ARN',
+  paypalClientId: 'PAYPAL_CLIENT_ID',
+  paypalClientSecret: 'PAYPAL_CLIENT_SECRET',
+  publicBaseUrl: 'PUBLIC_BASE_URL',
+  s3ForcePathStyle: 'S3_FORCE_PATH_STYLE',
+} as const;
+
+type Setting = keyof typeof ENVIRONMENT_VARIABLES;
+type Settings = Readonly<Record<Setting, string | undefined>>;
+
+const readSettings = new WeakMap<Environment, Settings>();
+
+function settings(): Settings {
+  const { environment } = currentContainer();
+  let read = readSettings.get(environment);
+  if (!read) {
+    read = Object.freeze(
+      Object.fromEntries(Object.entries(ENVIRONMENT_VARIABLES).map(([setting, name]) => [setting, environment[name] || undefined])) as Settings,
+    );
+    readSettings.set(environment, read);
+  }
+  return read;
+}
+
+function required(setting: Setting): string {
+  const value = settings()[setting];
+  if (value === undefined) throw new Error(`Missing required environment variable ${ENVIRONMENT_VARIABLES[setting]}`);
   return value;
 }
 
+/** Where PayPal client credentials come from: a Secrets Manager secret in AWS, plain values locally. */
+export type PaypalCredentialSource = { secretArn: string } | { clientId: string; clientSecret: string };
+
 export const config = {
   get environmentName(): string {
-    return process.env.ENVIRONMENT_NAME ?? 'local';
+    return settings().environmentName ?? 'local';
   },
   get tableName(): string {
-    return required('TABLE_NAME');
+    return required('tableName');
   },
   get documentsBucket(): string {
-    return required('DOCUMENTS_BUCKET');
+    return required('documentsBucket');
   },
   get reportsBucket(): string {
-    return required('REPORTS_BUCKET');
+    return required('reportsBucket');
   },
   /** Symmetric key that wraps the vault's data keys. */
   get vaultKeyId(): string {
-    return required('VAULT_KEY_ID');
+    return required('vaultKeyId');
   },
   /** HMAC key that hashes API secure keys; the key material never leaves KMS. */
   get credentialMacKeyId(): string {
-    return required('CREDENTIAL_MAC_KEY_ID');
+    return required('credentialMacKeyId');
   },
   /** HMAC key from which each organization's paymethod fingerprint key is derived (docs/vault.md). */
   get fingerprintKeyId(): string {
-    return required('FINGERPRINT_KEY_ID');
+    return required('fingerprintKeyId');
   },
   /**
    * KMS key for SSE-KMS on document objects (the vault key in AWS). Unset
    * locally: s3rver has no KMS, and the bucket's default encryption applies.
    */
   get documentsKmsKeyId(): string | undefined {
-    return process.env.DOCUMENTS_KMS_KEY_ID || undefined;
+    return settings().documentsKmsKeyId;
+  },
+  /** PayPal's API base URL: required, so a function never talks to the live API by default. */
+  get paypalApiUrl(): string {
+    return required('paypalApiUrl');
+  },
+  get paypalCredentials(): PaypalCredentialSource {
+    const { paypalSecretArn, paypalClientId, paypalClientSecret } = settings();
+    if (paypalSecretArn) return { secretArn: paypalSecretArn };
+    if (paypalClientId && paypalClientSecret) return { clientId: paypalClientId, clientSecret: paypalClientSecret };
+    throw new Error(`Missing required environment variable ${ENVIRONMENT_VARIABLES.paypalSecretArn}`);
   },
   /** The EventBridge bus domain events are published to (docs/events.md). */
   get eventBusName(): string {
-    return required('EVENT_BUS_NAME');
+    return required('eventBusName');
   },
   /** When set, links are built from it instead of from the request's Host and stage. */
   get publicBaseUrl(): string | undefined {
-    return process.env.PUBLIC_BASE_URL || undefined;
+    return settings().publicBaseUrl;
   },
   /** S3 emulators without wildcard DNS need path-style addressing; AWS works either way. */
   get s3ForcePathStyle(): boolean {
-    return process.env.S3_FORCE_PATH_STYLE === 'true';
+    return settings().s3ForcePathStyle === 'true';
   },
 };

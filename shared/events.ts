@@ -5,6 +5,7 @@
  * same triggers. Like the route table, nothing here imports handler code.
  */
 import type { RouteAccess } from './http/routes.ts';
+import { UPLOAD_OBJECT_PREFIX } from './names.ts';
 import { EVENT_ITEM_KEYS } from './store/keys.ts';
 
 export interface S3Trigger {
@@ -20,10 +21,6 @@ export interface S3Trigger {
   readonly summary: string;
 }
 
-/** Upload sessions post their file under this prefix; finalized files move to DOCUMENT_OBJECT_PREFIX. */
-export const UPLOAD_OBJECT_PREFIX = 'uploads/';
-/** Where accepted files live, one key per document: `documents/<org>/<doc>`. */
-export const DOCUMENT_OBJECT_PREFIX = 'documents/';
 
 export const s3Triggers: readonly S3Trigger[] = [
   {

@@ -2,6 +2,7 @@ import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { DecryptCommand, GenerateDataKeyCommand } from '@aws-sdk/client-kms';
 import type { KMSClient } from '@aws-sdk/client-kms';
 import type { SealedSecret, Vault, VaultBinding } from '#shared/domain/vault.ts';
+import { VAULT_ENCRYPTION_PURPOSE } from '#shared/names.ts';
 
 /**
  * Envelope encryption with KMS (the scheme is described in docs/vault.md).
@@ -37,7 +38,7 @@ interface CachedKey {
   uses: number;
 }
 
-const PURPOSE = 'paymethod-vault';
+const PURPOSE = VAULT_ENCRYPTION_PURPOSE;
 const SCHEME_VERSION = 1;
 
 export class KmsVault implements Vault {

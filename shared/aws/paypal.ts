@@ -1,4 +1,5 @@
 import { InvalidRequest, Unavailable } from '#shared/domain/errors.ts';
+import type { PaypalCredentialSource } from '#shared/config.ts';
 import type { BillingAgreements } from '#shared/domain/paymethods/ports.ts';
 import { clientBudget, KMS_BUDGET } from './client-config.ts';
 import { remainingMs } from './deadline.ts';
@@ -78,11 +79,11 @@ export class PaypalBillingAgreements implements BillingAgreements {
 }
 
 /**
- * Client credentials: from Secrets Manager when PAYPAL_SECRET_ARN is set (a
+ * Client credentials: from Secrets Manager when configured with a secret (a
  * JSON secret {client_id, client_secret}, fetched once per container; the SDK
- * is loaded only then), else from PAYPAL_CLIENT_ID / PAYPAL_CLIENT_SECRET.
+ * is loaded only then), else the plain values (the local stand-in's).
  */
-export function paypalCredentialsFromEnvironment(environment: NodeJS.ProcessEnv = process.env): () => Promise<PaypalClientCredentials> {
+export function paypalCredentials(source: PaypalCredentialSource): () => Promise<PaypalClientCredentials> {
   let loaded: Promise<PaypalClientCredentials> | undefined;
   return () => {
     loaded ??= load().catch((error: unknown) => {
@@ -93,16 +94,11 @@ export function paypalCredentialsFromEnvironment(environment: NodeJS.ProcessEnv 
   };
 
   async function load(): Promise<PaypalClientCredentials> {
-    const secretArn = environment.PAYPAL_SECRET_ARN;
-    if (!secretArn) {
-      const { PAYPAL_CLIENT_ID: clientId, PAYPAL_CLIENT_SECRET: clientSecret } = environment;
-      if (!clientId || !clientSecret) throw new Unavailable('PayPal is not configured');
-      return { clientId, clientSecret };
-    }
+    if (!('secretArn' in source)) return { clientId: source.clientId, clientSecret: source.clientSecret };
     const { SecretsManagerClient, GetSecretValueCommand } = await import('@aws-sdk/client-secrets-manager');
     // Secrets Manager sits on the create path once per container: the same bounds as KMS.
     const client = new SecretsManagerClient(clientBudget(KMS_BUDGET));
-    const { SecretString } = await client.send(new GetSecretValueCommand({ SecretId: secretArn }));
+    const { SecretString } = await client.send(new GetSecretValueCommand({ SecretId: source.secretArn }));
     const secret = parsePaypalSecret(SecretString);
     // A fresh stack's placeholder, or a hand-edited secret of another shape: an operator's task, not the client's.
     if (!secret) throw new Unavailable('PayPal is not configured: store {"client_id", "client_secret"} with `admin set-paypal-credentials`');

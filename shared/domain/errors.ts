@@ -28,7 +28,6 @@ export type DomainErrorKind =
   | 'unauthenticated'
   | 'forbidden'
   | 'not-found'
-  | 'method-not-allowed'
   | 'conflict'
   | 'too-large'
   | 'unsupported-media-type'
@@ -62,13 +61,6 @@ export class NotFound extends DomainError {
   readonly kind = 'not-found' as const;
   constructor(message = 'resource not found') {
     super('NOT_FOUND', message);
-  }
-}
-
-export class MethodNotAllowed extends DomainError {
-  readonly kind = 'method-not-allowed' as const;
-  constructor(readonly allowedMethods: readonly string[]) {
-    super('METHOD_NOT_ALLOWED', `method not allowed; allowed: ${allowedMethods.join(', ')}`);
   }
 }
 

@@ -1,12 +1,9 @@
-import { dynamo } from '#shared/aws/dynamodb.ts';
-import { config } from '#shared/config.ts';
 import { NotAuthenticated } from '#shared/domain/errors.ts';
 import { assertPublishableScope, chargeMintAttempt } from '#shared/domain/publishable-keys.ts';
-import type { MintRateLimiter } from '#shared/domain/publishable-keys.ts';
 import { assertOrganizationAccess } from '#shared/domain/tenancy.ts';
 import { logger } from '#shared/log/logger.ts';
-import { DynamoMintRateLimiter } from '#shared/store/publishable-keys.ts';
 import { organizationStore } from '#shared/wiring/organizations.ts';
+import { mintRateLimiter } from '#shared/wiring/tokenization.ts';
 import type { ApiMiddleware, ApiRouteHandler } from './api-stack.ts';
 import { apiMiddlewareStack } from './api-stack.ts';
 import type { RouteDefinition } from './routes.ts';
@@ -23,12 +20,6 @@ export { toProxyResult } from './api-stack.ts';
 export function apiHandler(routeOrHandlerName: string | RouteDefinition, run: ApiRouteHandler) {
   const route = typeof routeOrHandlerName === 'string' ? routeNamed(routeOrHandlerName) : routeOrHandlerName;
   return apiMiddlewareStack(route, run, tenancy(route));
-}
-
-let rateLimiter: MintRateLimiter | undefined;
-function mintRateLimiter(): MintRateLimiter {
-  rateLimiter ??= new DynamoMintRateLimiter(dynamo, config.tableName);
-  return rateLimiter;
 }
 
 function tenancy(route: RouteDefinition): ApiMiddleware {

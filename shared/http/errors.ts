@@ -9,7 +9,6 @@ const STATUS_BY_KIND: Readonly<Record<DomainErrorKind, number>> = {
   unauthenticated: 401,
   forbidden: 403,
   'not-found': 404,
-  'method-not-allowed': 405,
   conflict: 409,
   'too-large': 413,
   'unsupported-media-type': 415,
@@ -63,7 +62,6 @@ export function errorResponse(error: DomainError): ApiResponse {
   const headers: Record<string, string> = {};
   if (error instanceof Unavailable || error instanceof Throttled) headers['Retry-After'] = String(error.retryAfterSeconds);
   if (error.kind === 'unauthenticated') headers['WWW-Authenticate'] = `Basic realm="${AUTH_REALM}"`;
-  if (error.kind === 'method-not-allowed') headers.Allow = (error as unknown as { allowedMethods: string[] }).allowedMethods.join(', ');
   return { statusCode: STATUS_BY_KIND[error.kind], headers, body: errorEnvelope(error.code, error.message, error.issues) };
 }
 

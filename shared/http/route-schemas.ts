@@ -11,7 +11,7 @@
  * then run `npm run openapi`.
  */
 import * as z from 'zod/mini';
-import { documentListViewSchema, documentViewSchema, uploadFormSchema } from '#shared/domain/documents/view-schemas.ts';
+import { documentListViewSchema, documentViewSchema, uploadFormSchema } from './schemas/documents.ts';
 import { UPLOAD_CONTENT_TYPES } from '#shared/domain/documents/file-type.ts';
 import { uploadMetadataSchema, uploadSessionSchema } from '#shared/domain/documents/validation.ts';
 import { createBodySchema, locationlessCreateBodySchema, oneTimeTokenSchema, updateBodySchema } from '#shared/domain/paymethods/validation.ts';

@@ -5,6 +5,7 @@ import type { CredentialStore, StoredCredential } from '#shared/domain/credentia
 import { Conflict } from '#shared/domain/errors.ts';
 import { keys, withoutKeys } from './keys.ts';
 import { TTL_ATTRIBUTE } from './table.ts';
+import { isConditionFailure } from './write-conflicts.ts';
 
 const ORGANIZATION_INDEX = 'gsi2';
 
@@ -35,7 +36,7 @@ export class DynamoCredentialStore implements CredentialStore {
         }),
       );
     } catch (error) {
-      if ((error as Error).name === 'ConditionalCheckFailedException') {
+      if (isConditionFailure(error)) {
         throw new Conflict('CREDENTIAL_EXISTS', `api_access_id ${credential.api_access_id} is already in use`);
       }
       throw error;
@@ -77,7 +78,7 @@ export class DynamoCredentialStore implements CredentialStore {
       );
       return true;
     } catch (error) {
-      if ((error as Error).name === 'ConditionalCheckFailedException') return false;
+      if (isConditionFailure(error)) return false;
       throw error;
     }
   }
@@ -95,7 +96,7 @@ export class DynamoCredentialStore implements CredentialStore {
         }),
       );
     } catch (error) {
-      if ((error as Error).name !== 'ConditionalCheckFailedException') throw error;
+      if (!isConditionFailure(error)) throw error;
     }
   }
 }

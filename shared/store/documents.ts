@@ -11,11 +11,11 @@ import { DOCUMENT_INDEX_ATTRIBUTES, documentListPartition, documentListSortKeyBo
 import type { PagedList } from './page-boundaries.ts';
 import { PageBoundaries, collect } from './page-boundaries.ts';
 import { documentFromItem } from './records.ts';
+import { cancellationReasons, isConditionFailure } from './write-conflicts.ts';
 
 type Item = Record<string, unknown>;
 type Partition = ReturnType<typeof documentListPartition>;
 
-const isConditionFailure = (error: unknown) => (error as Error).name === 'ConditionalCheckFailedException';
 const epochSeconds = (date: Date) => Math.floor(date.getTime() / 1000);
 
 /**
@@ -57,8 +57,7 @@ export class DynamoDocumentRepository implements DocumentRepository {
     try {
       await commitWrite(() => this.client.send(new TransactWriteCommand({ TransactItems: [{ Put: put }, answered.item], ClientRequestToken: randomUUID() })));
     } catch (error) {
-      const reasons = (error as { CancellationReasons?: Array<{ Code?: string }> }).CancellationReasons;
-      if (reasons?.[1]?.Code === 'ConditionalCheckFailed') throw idempotencyKeyLost();
+      if (cancellationReasons(error, 2)?.[1] === 'ConditionalCheckFailed') throw idempotencyKeyLost();
       throw error;
     }
     options.completion.committed(answered.response);

@@ -3,13 +3,12 @@ import type { DynamoDBDocumentClient, TransactWriteCommandInput } from '@aws-sdk
 import { Conflict } from '#shared/domain/errors.ts';
 import type { ClaimOutcome, IdempotencyClaim, IdempotencyCompletion, IdempotencyStore, StoredResponse } from '#shared/domain/idempotency.ts';
 import { keys } from './keys.ts';
+import { isConditionFailure } from './write-conflicts.ts';
 
 type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
 /** Far below DynamoDB's 400 KB item limit and 4 MB transaction limit; our answers are a few KB. */
 const MAX_STORED_RESPONSE_BYTES = 64 * 1024;
-
-const isConditionFailure = (error: unknown) => (error as Error).name === 'ConditionalCheckFailedException';
 
 /**
  * `IDEM#<org>#<key>` items (the prefix keeps them apart from records in the

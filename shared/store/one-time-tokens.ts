@@ -8,6 +8,7 @@ import type { OneTimeTokenRepository } from '#shared/domain/paymethods/ports.ts'
 import type { SealedSecret } from '#shared/domain/vault.ts';
 import { idempotencyCompletionWrite, idempotencyKeyLost } from './idempotency.ts';
 import { keys, withoutKeys } from './keys.ts';
+import { cancellationReasons } from './write-conflicts.ts';
 import { TTL_ATTRIBUTE } from './table.ts';
 
 /**
@@ -46,8 +47,7 @@ export class DynamoOneTimeTokenStore implements OneTimeTokenRepository {
       await commitWrite(() => this.client.send(new TransactWriteCommand({ TransactItems: [{ Put: put }, answered.item], ClientRequestToken: randomUUID() })));
     } catch (error) {
       // The token id is new and random: only the key's fence fails a condition here (anything else is a transient conflict).
-      const reasons = (error as { CancellationReasons?: Array<{ Code?: string }> }).CancellationReasons;
-      if (reasons?.[1]?.Code === 'ConditionalCheckFailed') throw idempotencyKeyLost();
+      if (cancellationReasons(error, 2)?.[1] === 'ConditionalCheckFailed') throw idempotencyKeyLost();
       throw error;
     }
     completion.committed(answered.response);

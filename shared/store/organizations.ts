@@ -3,6 +3,7 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { Conflict } from '#shared/domain/errors.ts';
 import type { Organization, OrganizationStore } from '#shared/domain/tenancy.ts';
 import { keys, withoutKeys } from './keys.ts';
+import { isConditionFailure } from './write-conflicts.ts';
 
 export class DynamoOrganizationStore implements OrganizationStore {
   constructor(
@@ -25,7 +26,7 @@ export class DynamoOrganizationStore implements OrganizationStore {
         }),
       );
     } catch (error) {
-      if ((error as Error).name === 'ConditionalCheckFailedException') {
+      if (isConditionFailure(error)) {
         throw new Conflict('ORGANIZATION_EXISTS', `organization ${organization.organization_id} already exists`);
       }
       throw error;

@@ -15,24 +15,12 @@ import { auReportPartition, auShards, keys } from './keys.ts';
 import type { PagedList } from './page-boundaries.ts';
 import { PageBoundaries, collect } from './page-boundaries.ts';
 import { AU_SOURCE_ATTRIBUTE, PAYMETHOD_ENTITY, SECRET_ATTRIBUTE, paymethodFromItem } from './records.ts';
+import { cancellationReasons, isConditionFailure } from './write-conflicts.ts';
 import type { IndexName } from './table.ts';
 import { GLOBAL_SECONDARY_INDEXES } from './table.ts';
 
 type Item = Record<string, unknown>;
 type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
-
-/** What one read cost; lets tests and benchmarks prove list cost does not grow with the table. */
-export interface ReadReport {
-  operation: 'GetItem' | 'Query';
-  index?: IndexName;
-  consumedCapacity?: number;
-  scannedCount?: number;
-}
-
-export interface PaymethodStoreOptions {
-  /** When set, reads ask DynamoDB for their consumed capacity and report it here. */
-  onRead?: (report: ReadReport) => void;
-}
 
 const MAX_BATCH_GET_ATTEMPTS = 8;
 const MAX_WRITE_ATTEMPTS = 3;
@@ -54,7 +42,7 @@ export function paymethodItemKeys(record: Pick<Paymethod, 'paymethod_token' | 'o
   };
 }
 
-/** The full item as stored; exported so tests can seed tables in bulk with the real layout. */
+/** The full item as stored; exported only for tests and benchmarks that seed tables in bulk with the real layout. */
 export function paymethodItem(record: Paymethod, secret: SealedSecret | undefined): Item {
   return { ...paymethodItemKeys(record), entity: PAYMETHOD_ENTITY, ...record, ...(secret ? { [SECRET_ATTRIBUTE]: secret } : {}) };
 }
@@ -162,7 +150,6 @@ export class DynamoPaymethodStore implements PaymethodRepository, CardUpdates {
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,
-    private readonly options: PaymethodStoreOptions = {},
   ) {
     this.pageBoundaries = new PageBoundaries(client, tableName);
   }
@@ -337,7 +324,7 @@ export class DynamoPaymethodStore implements PaymethodRepository, CardUpdates {
       await this.client.send(new UpdateCommand(update));
       return 'applied';
     } catch (error) {
-      if ((error as Error).name === 'ConditionalCheckFailedException') return 'conflict';
+      if (isConditionFailure(error)) return 'conflict';
       throw error;
     }
   }
@@ -369,13 +356,7 @@ export class DynamoPaymethodStore implements PaymethodRepository, CardUpdates {
       collected = await this.pageBoundaries.readBarePage(list, page.pageIndex, page.pageSize);
     }
 
-    const items = collected.slice(0, page.pageSize);
-    const last = items.at(-1);
-    const nextCursor =
-      collected.length > page.pageSize && last
-        ? encodeCursor({ token: last.paymethod_token as string, sortValue: last[plan.sortAttribute] as string, pageIndex: page.pageIndex + 1 }, fingerprint)
-        : undefined;
-    return { items: items.map(paymethodFromItem), ...(nextCursor ? { nextCursor } : {}) };
+    return pageOf(collected, page, plan, fingerprint);
   }
 
   /**
@@ -408,13 +389,7 @@ export class DynamoPaymethodStore implements PaymethodRepository, CardUpdates {
       heads[best] = await streams[best]!.next();
     }
     await Promise.all(streams.map((stream) => stream.return(undefined)));
-    const items = collected.slice(0, page.pageSize);
-    const last = items.at(-1);
-    const nextCursor =
-      collected.length > page.pageSize && last
-        ? encodeCursor({ token: last.paymethod_token as string, sortValue: last[plan.sortAttribute] as string, pageIndex: page.pageIndex + 1 }, fingerprint)
-        : undefined;
-    return { items: items.map(paymethodFromItem), ...(nextCursor ? { nextCursor } : {}) };
+    return pageOf(collected, page, plan, fingerprint);
   }
 
   /** One partition's items, newest first, `limit` a request, skipping the cursor's own item. */
@@ -452,18 +427,12 @@ export class DynamoPaymethodStore implements PaymethodRepository, CardUpdates {
       ScanIndexForward: ascending, // lists are newest first; page boundaries read back towards newer items
       Limit: limit,
       ...(startKey ? { ExclusiveStartKey: startKey } : {}),
-      ...(this.options.onRead ? { ReturnConsumedCapacity: 'TOTAL' as const } : {}),
     };
-    const result = await this.client.send(new QueryCommand(input));
-    this.options.onRead?.({ operation: 'Query', index: plan.index, consumedCapacity: result.ConsumedCapacity?.CapacityUnits, scannedCount: result.ScannedCount });
-    return result;
+    return this.client.send(new QueryCommand(input));
   }
 
   private async getItem(key: Item, consistent = false): Promise<Item | undefined> {
-    const result = await this.client.send(
-      new GetCommand({ TableName: this.tableName, Key: key, ConsistentRead: consistent, ...(this.options.onRead ? { ReturnConsumedCapacity: 'TOTAL' as const } : {}) }),
-    );
-    this.options.onRead?.({ operation: 'GetItem', consumedCapacity: result.ConsumedCapacity?.CapacityUnits, scannedCount: result.Item ? 1 : 0 });
+    const result = await this.client.send(new GetCommand({ TableName: this.tableName, Key: key, ConsistentRead: consistent }));
     return result.Item;
   }
 
@@ -558,9 +527,9 @@ export class DynamoPaymethodStore implements PaymethodRepository, CardUpdates {
       await commitWrite(() => this.client.send(new TransactWriteCommand({ TransactItems: items, ClientRequestToken: randomUUID() })));
       return 'ok';
     } catch (error) {
-      if ((error as Error).name !== 'TransactionCanceledException') throw error;
-      const reasons = (error as { CancellationReasons?: Array<{ Code?: string }> }).CancellationReasons ?? [];
-      return items.map((_item, index) => reasons[index]?.Code);
+      const reasons = cancellationReasons(error, items.length);
+      if (!reasons) throw error;
+      return reasons;
     }
   }
 }
@@ -568,4 +537,15 @@ export class DynamoPaymethodStore implements PaymethodRepository, CardUpdates {
 function backoff(attempt: number): Promise<void> {
   const ms = Math.min(2_000, 25 * 2 ** attempt) * (0.5 + Math.random() / 2);
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** A page from the items read (the page plus one look-ahead): the look-ahead decides whether a next cursor exists. */
+function pageOf(collected: Item[], page: PageRequest, plan: QueryPlan, fingerprint: string): Page<Paymethod> {
+  const items = collected.slice(0, page.pageSize);
+  const last = items.at(-1);
+  const nextCursor =
+    collected.length > page.pageSize && last
+      ? encodeCursor({ token: last.paymethod_token as string, sortValue: last[plan.sortAttribute] as string, pageIndex: page.pageIndex + 1 }, fingerprint)
+      : undefined;
+  return { items: items.map(paymethodFromItem), ...(nextCursor ? { nextCursor } : {}) };
 }

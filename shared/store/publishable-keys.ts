@@ -3,6 +3,7 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { Conflict } from '#shared/domain/errors.ts';
 import type { MintRateLimiter, PublishableKey, PublishableKeyStore } from '#shared/domain/publishable-keys.ts';
 import { keys, withoutKeys } from './keys.ts';
+import { isConditionFailure } from './write-conflicts.ts';
 import { TTL_ATTRIBUTE } from './table.ts';
 
 const LOCATION_INDEX = 'gsi1';
@@ -35,7 +36,7 @@ export class DynamoPublishableKeyStore implements PublishableKeyStore {
         }),
       );
     } catch (error) {
-      if ((error as Error).name === 'ConditionalCheckFailedException') throw new Conflict('PUBLISHABLE_KEY_EXISTS', 'publishable key already exists');
+      if (isConditionFailure(error)) throw new Conflict('PUBLISHABLE_KEY_EXISTS', 'publishable key already exists');
       throw error;
     }
   }
@@ -62,7 +63,7 @@ export class DynamoPublishableKeyStore implements PublishableKeyStore {
       );
       return true;
     } catch (error) {
-      if ((error as Error).name === 'ConditionalCheckFailedException') return false;
+      if (isConditionFailure(error)) return false;
       throw error;
     }
   }
@@ -123,8 +124,35 @@ export class DynamoMintRateLimiter implements MintRateLimiter {
       );
       return { allowed: true, retryAfterSeconds };
     } catch (error) {
-      if ((error as Error).name === 'ConditionalCheckFailedException') return { allowed: false, retryAfterSeconds };
+      if (isConditionFailure(error)) return { allowed: false, retryAfterSeconds };
       throw error;
     }
+  }
+}
+
+const LOCATION_CACHE_MS = 60_000;
+const LOCATION_CACHE_ENTRIES = 1_000;
+
+/**
+ * Preflights are anonymous, so each container remembers a location's keys for a
+ * minute: a flood of preflights costs at most one Query per location per minute
+ * per container (browsers also cache a successful preflight for 10 minutes).
+ */
+export class CachedLocationKeys implements Pick<PublishableKeyStore, 'listByLocation'> {
+  private readonly cache = new Map<string, { keys: PublishableKey[]; expiresAt: number }>();
+
+  constructor(
+    private readonly store: Pick<PublishableKeyStore, 'listByLocation'>,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  async listByLocation(organizationId: string, locationId: string): Promise<PublishableKey[]> {
+    const id = `${organizationId}/${locationId}`;
+    const hit = this.cache.get(id);
+    if (hit && hit.expiresAt > this.now()) return hit.keys;
+    const keys = await this.store.listByLocation(organizationId, locationId);
+    if (this.cache.size >= LOCATION_CACHE_ENTRIES) this.cache.clear();
+    this.cache.set(id, { keys, expiresAt: this.now() + LOCATION_CACHE_MS });
+    return keys;
   }
 }

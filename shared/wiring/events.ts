@@ -1,18 +1,13 @@
 import { eventBridge } from '#shared/aws/eventbridge.ts';
 import { EventBridgeBus } from '#shared/aws/event-bus.ts';
 import { config } from '#shared/config.ts';
-import { documentView } from '#shared/domain/documents/document.ts';
-import type { RecordViews } from '#shared/domain/events/domain-events.ts';
 import type { EventBus } from '#shared/domain/events/publish.ts';
-import { paymethodReadView } from '#shared/http/paymethods.ts';
 import { once } from './once.ts';
 
-/** The views GET answers with: an event's detail is the record a GET would show at that moment. */
-export const recordViews: RecordViews = {
-  paymethod: paymethodReadView,
-  document: documentView,
-};
+/** Reads a stream record into the domain's change (the table's item layout stays in shared/store). */
+export { storedChangeOf } from '#shared/store/changes.ts';
 
 export const eventBus = /* @__PURE__ */ once((): EventBus => new EventBridgeBus(eventBridge, config.eventBusName));
 
-export const publishDeps = () => ({ bus: eventBus(), views: recordViews });
+/** The bus; the views an event's detail is shaped with come from shared/http/events.ts. */
+export const publishDeps = () => ({ bus: eventBus() });

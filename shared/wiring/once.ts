@@ -1,9 +1,16 @@
+import { currentContainer } from '#shared/container.ts';
+
 /**
- * Adapters built once per container, on first use, so a function only builds
- * (and only needs configuration and grants for) what its route uses. Callers
- * mark `once(...)` pure, so bundling drops the adapters a handler never asks for.
+ * The one way adapters are built: once per function container, on first use,
+ * so a function only builds (and only needs configuration and grants for) what
+ * its route uses. Handlers call the getter inside the handler, never at module
+ * scope. Callers mark `once(...)` pure, so bundling drops the adapters a
+ * handler never asks for.
  */
 export function once<T>(build: () => T): () => T {
-  let value: T | undefined;
-  return () => (value ??= build());
+  return () => {
+    const { built } = currentContainer();
+    if (!built.has(build)) built.set(build, build());
+    return built.get(build) as T;
+  };
 }

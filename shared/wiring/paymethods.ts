@@ -2,16 +2,15 @@ import { dynamo } from '#shared/aws/dynamodb.ts';
 import { kms } from '#shared/aws/kms.ts';
 import { KmsFingerprinter } from '#shared/aws/kms-fingerprints.ts';
 import { KmsVault } from '#shared/aws/kms-vault.ts';
-import { PaypalBillingAgreements, paypalCredentialsFromEnvironment } from '#shared/aws/paypal.ts';
+import { PaypalBillingAgreements, paypalCredentials } from '#shared/aws/paypal.ts';
 import { config } from '#shared/config.ts';
 import type { Fingerprinter } from '#shared/domain/paymethods/fingerprints.ts';
 import type { BillingAgreements } from '#shared/domain/paymethods/ports.ts';
 import type { Vault } from '#shared/domain/vault.ts';
 import { DynamoOneTimeTokenStore } from '#shared/store/one-time-tokens.ts';
-import { organizationStore } from './organizations.ts';
 import { DynamoPaymethodStore } from '#shared/store/paymethods.ts';
-
 import { once } from './once.ts';
+import { organizationStore } from './organizations.ts';
 
 export { idempotencyStore } from './idempotency.ts';
 
@@ -20,7 +19,7 @@ export const oneTimeTokenStore = /* @__PURE__ */ once(() => new DynamoOneTimeTok
 export const vault = /* @__PURE__ */ once((): Vault => new KmsVault(kms, config.vaultKeyId));
 export const fingerprinter = /* @__PURE__ */ once((): Fingerprinter => new KmsFingerprinter(kms, config.fingerprintKeyId));
 export const billingAgreements = /* @__PURE__ */ once(
-  (): BillingAgreements => new PaypalBillingAgreements({ apiUrl: process.env.PAYPAL_API_URL ?? 'https://api-m.paypal.com', credentials: paypalCredentialsFromEnvironment() }),
+  (): BillingAgreements => new PaypalBillingAgreements({ apiUrl: config.paypalApiUrl, credentials: paypalCredentials(config.paypalCredentials) }),
 );
 export const clock = (): Date => new Date();
 

@@ -84,7 +84,7 @@ describe('AccountUpdater construct', () => {
     const functions = resourcesOfType(template, 'AWS::Lambda::Function');
     for (const id of [check, chunk, merge]) expect(functions[id]!.Properties).toMatchObject({ Runtime: 'nodejs24.x', Architectures: ['arm64'], Timeout: 300, MemorySize: 1024 });
     expect(functions[exporter]!.Properties).toMatchObject({ Timeout: 900, MemorySize: 1024 });
-    const common = ['ENVIRONMENT_NAME', 'NODE_OPTIONS', 'POWERTOOLS_METRICS_NAMESPACE', 'POWERTOOLS_SERVICE_NAME', 'REPORTS_BUCKET', 'TABLE_NAME'];
+    const common = ['ENVIRONMENT_NAME', 'POWERTOOLS_METRICS_NAMESPACE', 'POWERTOOLS_SERVICE_NAME', 'REPORTS_BUCKET', 'TABLE_NAME'];
     expect(Object.keys(environmentOf(template, chunk)).sort()).toEqual([...common, 'FINGERPRINT_KEY_ID', 'VAULT_KEY_ID'].sort());
     for (const id of [check, merge, exporter]) expect(Object.keys(environmentOf(template, id)).sort()).toEqual(common);
   });

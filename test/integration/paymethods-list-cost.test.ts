@@ -4,8 +4,9 @@ import { AU_SHARDS } from '#shared/store/keys.ts';
 import type { Paymethod } from '#shared/domain/paymethods/model.ts';
 import type { PaymethodQuery } from '#shared/domain/paymethods/ports.ts';
 import type { dynamo as DynamoClient } from '#shared/aws/dynamodb.ts';
-import type { DynamoPaymethodStore, paymethodItem, ReadReport } from '#shared/store/paymethods.ts';
+import type { DynamoPaymethodStore, paymethodItem } from '#shared/store/paymethods.ts';
 import { useRuntimeEnvironment } from '../support/api.ts';
+import { capacityRecordingClient } from '../support/consumed-capacity.ts';
 import { unique } from '../support/paymethods.ts';
 
 /**
@@ -71,8 +72,8 @@ describe('list cost does not grow with the table', () => {
   }
 
   async function measure(query: PaymethodQuery, pages = 2): Promise<{ capacity: number; items: number; results: number[] }> {
-    const reports: ReadReport[] = [];
-    const store = new modules.DynamoPaymethodStore(modules.dynamo, tableName, { onRead: (report) => reports.push(report) });
+    const { client, reads: reports } = capacityRecordingClient();
+    const store = new modules.DynamoPaymethodStore(client, tableName);
     const results: number[] = [];
     let cursor: string | undefined;
     for (let pageIndex = 0; pageIndex < pages; pageIndex += 1) {

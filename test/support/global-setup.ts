@@ -40,7 +40,7 @@ export async function startRuntimeChild(project: TestProject, options: { logFile
 
   const port = await new Promise<number>((resolve, reject) => {
     let seen = '';
-    const timer = setTimeout(() => reject(new Error(`local runtime did not start in 90 s:\n${seen}`)), 90_000);
+    const timer = setTimeout(() => reject(new Error(`local runtime did not start in 240 s:\n${seen}`)), 240_000);
     child.stdout.on('data', (chunk: Buffer) => {
       seen += chunk.toString();
       const match = /listening on http:\/\/localhost:(\d+)/.exec(seen);

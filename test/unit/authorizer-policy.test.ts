@@ -2,9 +2,6 @@ import { describe, expect, it } from 'vitest';
 
 describe('authorizer policy resource', () => {
   it('covers every method and path of the stage, so a cached decision serves all routes', async () => {
-    // The module builds its adapters at load, which needs configuration (no AWS call is made).
-    process.env.TABLE_NAME ??= 'unit';
-    process.env.CREDENTIAL_MAC_KEY_ID ??= 'unit';
     const { stageWideArn } = await import('#functions/authorizer.ts');
     const methodArn = 'arn:aws:execute-api:us-east-1:123456789012:abc123/prod/POST/v3/organizations/org_1/paymethods';
     expect(stageWideArn(methodArn)).toBe('arn:aws:execute-api:us-east-1:123456789012:abc123/prod/*/*');
@@ -13,8 +10,6 @@ describe('authorizer policy resource', () => {
 
 describe('publishable key policy resource', () => {
   it('names only the routes that accept publishable keys, with path parameters as wildcards', async () => {
-    process.env.TABLE_NAME ??= 'unit';
-    process.env.CREDENTIAL_MAC_KEY_ID ??= 'unit';
     const { publishableRouteArns } = await import('#functions/authorizer.ts');
     const methodArn = 'arn:aws:execute-api:us-east-1:123456789012:abc123/prod/POST/v3/organizations/org_1/locations/loc_1/onetimetokens';
     expect(publishableRouteArns(methodArn)).toEqual([

@@ -17,7 +17,7 @@ import { storedChangeOf } from '#shared/store/changes.ts';
 import type { StreamRecord } from '#shared/store/changes.ts';
 import { keys } from '#shared/store/keys.ts';
 import { paymethodItem } from '#shared/store/paymethods.ts';
-import { recordViews } from '#shared/wiring/events.ts';
+import { recordViews } from '#shared/http/events.ts';
 
 const COMMITTED_SECONDS = 1_790_000_000;
 const secret: SealedSecret = { v: 1, key_id: 'arn:aws:kms:us-east-1:1:key/k', encrypted_data_key: new Uint8Array([1, 2, 3]), iv: new Uint8Array([4]), ciphertext: new Uint8Array([5, 6]), tag: new Uint8Array([7]) } as unknown as SealedSecret;

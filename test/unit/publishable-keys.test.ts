@@ -12,7 +12,7 @@ import {
   parseBearerPublishableKey,
 } from '#shared/domain/publishable-keys.ts';
 import type { Organization, OrganizationStore } from '#shared/domain/tenancy.ts';
-import { CachedLocationKeys } from '#shared/wiring/tokenization.ts';
+import { CachedLocationKeys } from '#shared/store/publishable-keys.ts';
 import { tokenizeDeclarations } from '../../client/build.ts';
 
 const KEY = `pk_${'A'.repeat(32)}`;

@@ -1,9 +1,8 @@
 /**
- * The document aggregate: what is stored, what clients see, and the limits the
- * contract fixes. No AWS and no HTTP here.
+ * The document aggregate: what is stored and the limits the contract fixes.
+ * No AWS and no HTTP here; what clients see is shared/http/documents.ts.
  */
-import type * as z from 'zod/mini';
-import type { documentListViewSchema, documentViewSchema } from './view-schemas.ts';
+import { DOCUMENT_OBJECT_PREFIX, UPLOAD_OBJECT_PREFIX } from '#shared/names.ts';
 
 export const DOCUMENT_TYPES = ['jpeg', 'png', 'tiff', 'txt', 'bmp', 'wav', 'mp3'] as const;
 export type DocumentType = (typeof DOCUMENT_TYPES)[number];
@@ -62,47 +61,18 @@ export function utcDate(instant: string): string {
   return instant.slice(0, 10);
 }
 
-/** The members a single-record response carries (the envelope adds `response` and `links`). */
-export function documentView(document: StoredDocument): z.output<typeof documentViewSchema> {
-  return {
-    document_id: document.document_id,
-    resource: document.resource,
-    resource_id: document.resource_id,
-    ...(document.type !== undefined ? { type: document.type } : {}),
-    file: document.file,
-    ...(document.description !== undefined ? { description: document.description } : {}),
-    ...(document.size !== undefined ? { size: document.size } : {}),
-    ...(document.received_at !== undefined ? { received_date: utcDate(document.received_at) } : {}),
-    // Clients never see a `deleting` document: reads answer 404 for it (read-documents.ts isVisible).
-    status: document.status as Exclude<DocumentStatus, 'deleting'>,
-    ...(document.reason !== undefined ? { reason: document.reason } : {}),
-  };
-}
-
-/** The members of one list result, as the spec lists them. */
-export function documentListView(document: AvailableDocument): z.output<typeof documentListViewSchema> {
-  return {
-    document_id: document.document_id,
-    resource: document.resource,
-    resource_id: document.resource_id,
-    type: document.type,
-    ...(document.description !== undefined ? { description: document.description } : {}),
-    size: document.size,
-    received_date: utcDate(document.received_at),
-  };
-}
-
 export function documentObjectKey(organizationId: string, documentId: string): string {
-  return `documents/${organizationId}/${documentId}`;
+  return `${DOCUMENT_OBJECT_PREFIX}${organizationId}/${documentId}`;
 }
 
 export function uploadObjectKey(organizationId: string, documentId: string): string {
-  return `uploads/${organizationId}/${documentId}`;
+  return `${UPLOAD_OBJECT_PREFIX}${organizationId}/${documentId}`;
 }
 
 /** The organization and document an upload key names, or undefined for any other key. */
 export function parseUploadObjectKey(key: string): { organizationId: string; documentId: string } | undefined {
-  const match = /^uploads\/(org_[A-Za-z0-9_-]+)\/(doc_[A-Za-z0-9]+)$/.exec(key);
+  if (!key.startsWith(UPLOAD_OBJECT_PREFIX)) return undefined;
+  const match = /^(org_[A-Za-z0-9_-]+)\/(doc_[A-Za-z0-9]+)$/.exec(key.slice(UPLOAD_OBJECT_PREFIX.length));
   return match?.[1] && match[2] ? { organizationId: match[1], documentId: match[2] } : undefined;
 }
 

@@ -6,10 +6,11 @@
  * EventBridge or HTTP: the record views are handed in, so an event's detail
  * is exactly what GET answers (docs/events.md).
  */
+import { EVENT_SOURCES } from '#shared/names.ts';
 import type { StoredDocument } from '../documents/document.ts';
 import type { Paymethod } from '../paymethods/model.ts';
 
-export const EVENT_SOURCES = { paymethods: 'payments.paymethods', documents: 'payments.documents' } as const;
+export { EVENT_SOURCES };
 
 export const PAYMETHOD_EVENT_TYPES = ['Paymethod Created', 'Paymethod Updated', 'Paymethod Deleted', 'Paymethod Account Updated'] as const;
 export const DOCUMENT_EVENT_TYPES = ['Document Created', 'Document Rejected', 'Document Deleted'] as const;

@@ -5,7 +5,7 @@
  * (`npm run --silent events:schemas`); a unit test fails while it is stale.
  */
 import { z } from 'zod';
-import { documentViewSchema } from '#shared/domain/documents/view-schemas.ts';
+import { documentViewSchema } from './documents.ts';
 import { DOCUMENT_EVENT_TYPES, EVENT_SOURCES, PAYMETHOD_EVENT_TYPES } from '#shared/domain/events/domain-events.ts';
 import type { DocumentEventType, PaymethodEventType } from '#shared/domain/events/domain-events.ts';
 import { paymethodReadViewSchema } from './paymethods.ts';

@@ -4,10 +4,10 @@
  * bundle zod.
  */
 import * as z from 'zod/mini';
-import type { DocumentResource } from './document.ts';
-import { DOCUMENT_RESOURCES, DOCUMENT_TYPES, MAX_FILE_BYTES } from './document.ts';
-import type { UploadSession } from './upload-session.ts';
-import { UPLOAD_WINDOW_SECONDS } from './upload-session.ts';
+import type { DocumentResource } from '#shared/domain/documents/document.ts';
+import { DOCUMENT_RESOURCES, DOCUMENT_TYPES, MAX_FILE_BYTES } from '#shared/domain/documents/document.ts';
+import type { UploadSession } from '#shared/domain/documents/upload-session.ts';
+import { UPLOAD_WINDOW_SECONDS } from '#shared/domain/documents/upload-session.ts';
 
 /** What the views return (their return types are inferred from these; the integration tests parse real answers with them). */
 export const documentViewSchema = z.object({

@@ -1,0 +1,116 @@
+/* global module */
+/**
+ * The layer rules the build enforces (`npm run lint:deps`, part of `npm test`).
+ * docs/architecture.md explains the layers; each rule says why it exists.
+ * Type-only imports count: a domain type that names an SDK type is a leak too.
+ */
+const DOMAIN = '^shared/domain/';
+const ADAPTERS = '^shared/(store|aws)/';
+const OUTER = '^(functions|infra|local|scripts|client|test|bench)/';
+const AWS_RUNTIME_PACKAGES = 'node_modules/(@aws-sdk|@smithy|@types/aws-lambda|aws-lambda|@middy|@aws-lambda-powertools|busboy)/';
+
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-cycles',
+      severity: 'error',
+      comment: 'No import cycle anywhere: a cycle means two modules are one module, or one is in the wrong layer.',
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: 'domain-knows-no-aws-or-http',
+      severity: 'error',
+      comment: 'The domain (use cases, rules, ports) knows nothing of the AWS SDK, Lambda, middy or HTTP.',
+      from: { path: DOMAIN },
+      to: { path: AWS_RUNTIME_PACKAGES },
+    },
+    {
+      name: 'domain-knows-no-outer-layer',
+      severity: 'error',
+      comment: 'The domain imports only the domain and shared/names.ts: adapters, HTTP, wiring, configuration and logging depend on it, never the reverse.',
+      from: { path: DOMAIN },
+      to: { path: '^(shared/(http|store|aws|wiring|log|observability|tokenization)/|shared/(config|container|events|function-environment)\\.ts$)' },
+    },
+    {
+      name: 'adapters-know-no-http-or-wiring',
+      severity: 'error',
+      comment: 'Repositories and AWS adapters implement domain ports; they are built by shared/wiring and never see a request.',
+      from: { path: ADAPTERS },
+      to: { path: '^shared/(http|wiring)/' },
+    },
+    {
+      name: 'repositories-are-not-aws-adapters',
+      severity: 'error',
+      comment: 'shared/store (DynamoDB repositories) and shared/aws (KMS, S3, PayPal adapters) are siblings: neither builds the other.',
+      from: { path: '^shared/store/' },
+      // outcome.ts builds nothing: it tells a write that failed from one whose outcome is unknown, for every adapter.
+      to: { path: '^shared/aws/', pathNot: '^shared/aws/outcome\\.ts$' },
+    },
+    {
+      name: 'http-builds-no-adapters',
+      severity: 'error',
+      comment: 'The HTTP layer gets its adapters from shared/wiring, the one place they are built.',
+      from: { path: '^shared/http/' },
+      // deadline.ts builds nothing: the API stack opens the request's deadline, which every adapter's calls then respect.
+      to: { path: ADAPTERS, pathNot: '^shared/aws/deadline\\.ts$' },
+    },
+    {
+      name: 'wiring-knows-no-http',
+      severity: 'error',
+      comment: 'Composition roots build adapters for use cases; they know nothing of requests.',
+      from: { path: '^shared/wiring/' },
+      to: { path: '^shared/http/' },
+    },
+    {
+      name: 'shared-knows-no-outer-layer',
+      severity: 'error',
+      comment: 'shared/ is what handlers, the stack and the local runtime are built from; it never imports them (or tests).',
+      from: { path: '^shared/' },
+      to: { path: OUTER },
+    },
+    {
+      name: 'handlers-are-wiring',
+      severity: 'error',
+      comment: 'Handlers run in Lambda: no CDK, no local runtime, no scripts or tests; repositories come from shared/wiring.',
+      from: { path: '^functions/' },
+      to: { path: [OUTER, '^shared/store/'] },
+    },
+    {
+      name: 'infra-loads-no-runtime-code',
+      severity: 'error',
+      comment:
+        'The CDK app reads the route table and shared names, never handler code, adapters, the SDK or the local runtime ' +
+        '(paypal-secret.ts is the secret\'s JSON shape, which the stack\'s placeholder and the adapter share; it imports nothing; ' +
+        'deadline.ts holds the request budgets the functions\' timeouts are set above, and imports only node:async_hooks).',
+      from: { path: '^infra/' },
+      to: { path: ['^(functions|local|scripts|test|bench)/', '^shared/(aws|wiring|domain)/', 'node_modules/@aws-sdk/'], pathNot: '^shared/aws/(paypal-secret|deadline)\\.ts$' },
+    },
+    {
+      name: 'local-runtime-is-not-deployed-code',
+      severity: 'error',
+      comment: 'The local runtime imitates AWS; handlers reach it only through the environment, and it never imports the stack or tests.',
+      from: { path: '^local/' },
+      to: { path: '^(functions|infra|scripts|test|bench)/' },
+    },
+    {
+      name: 'production-code-imports-no-tests',
+      severity: 'error',
+      from: { path: '^(scripts|client)/' },
+      to: { path: '^(functions|infra|test|bench)/' },
+    },
+    {
+      name: 'not-to-unresolvable',
+      severity: 'error',
+      comment: 'Every import resolves (the #shared/* aliases included), so no rule above is silently skipped.',
+      from: {},
+      to: { couldNotResolve: true },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    tsConfig: { fileName: 'tsconfig.json' },
+    tsPreCompilationDeps: true,
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default', 'types'] },
+  },
+};

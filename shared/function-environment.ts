@@ -1,0 +1,86 @@
+/**
+ * Which environment variables a function gets, from what it may touch: the one
+ * derivation CDK (infra/access.ts) and the local runtime (local/runtime.ts)
+ * both use, so a handler that reads a variable its route did not declare fails
+ * locally exactly as it would in AWS. Nothing here imports the AWS SDK or CDK.
+ */
+import type { PaypalCredentialSource } from './config.ts';
+import { ENVIRONMENT_VARIABLES as NAMES } from './config.ts';
+import type { RouteAccess, RouteDefinition } from './http/routes.ts';
+
+/** What a function may touch: a route's declared access, or the request authorizer's. */
+export interface FunctionAccess extends RouteAccess {
+  /** Hashes API secure keys with the credential HMAC key (the request authorizer). */
+  credentialMac?: boolean;
+  /** Reads and writes the Account Updater's files and reports (the reports bucket). */
+  reports?: boolean;
+  /** Publishes domain events to the event bus. */
+  events?: boolean;
+}
+
+/** The request authorizer reads credentials and publishable keys and hashes secure keys. */
+export const AUTHORIZER_ACCESS: FunctionAccess = { table: 'read', credentialMac: true };
+
+/**
+ * Functions outside the route and S3 trigger tables, with what the stack gives
+ * them (infra/account-updater.ts, infra/domain-events.ts): the local runtime
+ * runs them in containers built from these.
+ */
+export const BACKGROUND_FUNCTION_ACCESS: Readonly<Record<string, FunctionAccess>> = {
+  'au-check': { table: 'read', reports: true },
+  'au-chunk': { table: 'write', vault: ['encrypt', 'decrypt'], fingerprint: true, reports: true },
+  'au-merge': { table: 'read', reports: true },
+  'au-export': { table: 'read', reports: true },
+  'events-publish': { events: true },
+};
+
+/** A route's declared access, plus what the platform itself needs for it. */
+export function accessFor(route: RouteDefinition): FunctionAccess {
+  // Tenancy checks on authenticated routes read organization records.
+  if (route.auth !== 'none' && !route.access.table) return { ...route.access, table: 'read' };
+  return route.access;
+}
+
+/** The names (in CDK, tokens) of the resources a function may be bound to. */
+export interface FunctionResources {
+  readonly tableName: string;
+  readonly vaultKeyId: string;
+  readonly documentsBucket: string;
+  /** SSE-KMS key for document objects; absent where the bucket cannot use KMS (s3rver). */
+  readonly documentsKmsKeyId?: string;
+  readonly credentialMacKeyId?: string;
+  readonly fingerprintKeyId: string;
+  readonly reportsBucket?: string;
+  readonly eventBusName?: string;
+  readonly paypal: { readonly apiUrl: string; readonly credentials: PaypalCredentialSource };
+}
+
+/** Exactly the variables `access` calls for: configuration a function was not granted is absent. */
+export function functionEnvironment(access: FunctionAccess, resources: FunctionResources): Record<string, string> {
+  const environment: Record<string, string> = { [NAMES.tableName]: resources.tableName };
+  if (access.vault?.length) environment[NAMES.vaultKeyId] = resources.vaultKeyId;
+  if (access.fingerprint) environment[NAMES.fingerprintKeyId] = resources.fingerprintKeyId;
+  if (access.credentialMac) {
+    if (!resources.credentialMacKeyId) throw new Error('credentialMac access needs the credential HMAC key');
+    environment[NAMES.credentialMacKeyId] = resources.credentialMacKeyId;
+  }
+  if (access.paypal) {
+    environment[NAMES.paypalApiUrl] = resources.paypal.apiUrl;
+    const { credentials } = resources.paypal;
+    if ('secretArn' in credentials) environment[NAMES.paypalSecretArn] = credentials.secretArn;
+    else Object.assign(environment, { [NAMES.paypalClientId]: credentials.clientId, [NAMES.paypalClientSecret]: credentials.clientSecret });
+  }
+  if (access.documents?.length) {
+    environment[NAMES.documentsBucket] = resources.documentsBucket;
+    if (resources.documentsKmsKeyId) environment[NAMES.documentsKmsKeyId] = resources.documentsKmsKeyId;
+  }
+  if (access.reports) {
+    if (!resources.reportsBucket) throw new Error('reports access needs the reports bucket');
+    environment[NAMES.reportsBucket] = resources.reportsBucket;
+  }
+  if (access.events) {
+    if (!resources.eventBusName) throw new Error('events access needs the event bus');
+    environment[NAMES.eventBusName] = resources.eventBusName;
+  }
+  return environment;
+}

@@ -1,0 +1,17 @@
+/**
+ * Names the code and the stack's IAM policies must agree on. If one side
+ * drifted, the mismatch would only show in AWS (a KMS call or an S3 write
+ * refused), so both sides import them from here. No imports: CDK, the domain
+ * and the adapters all read this module.
+ */
+
+/** The vault seals and opens only under this encryption-context purpose; key grants are conditioned on it. */
+export const VAULT_ENCRYPTION_PURPOSE = 'paymethod-vault';
+
+/** Where accepted files live, one key per document: `documents/<org>/<doc>`. Grants are scoped to it. */
+export const DOCUMENT_OBJECT_PREFIX = 'documents/';
+/** Upload sessions post their file under this prefix; finalized files move to DOCUMENT_OBJECT_PREFIX. */
+export const UPLOAD_OBJECT_PREFIX = 'uploads/';
+
+/** EventBridge sources of the domain events (docs/events.md); the stack's example rule matches on them. */
+export const EVENT_SOURCES = { paymethods: 'payments.paymethods', documents: 'payments.documents' } as const;
