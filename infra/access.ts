@@ -5,7 +5,7 @@ import type { IKey } from 'aws-cdk-lib/aws-kms';
 import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
-import type { FunctionAccess } from '#shared/function-environment.ts';
+import type { FunctionAccess, FunctionResources } from '#shared/function-environment.ts';
 import { functionEnvironment } from '#shared/function-environment.ts';
 import type { RouteAccess } from '#shared/http/routes.ts';
 import { DOCUMENT_OBJECT_PREFIX, UPLOAD_OBJECT_PREFIX, VAULT_ENCRYPTION_PURPOSE } from '#shared/names.ts';
@@ -62,7 +62,7 @@ const DOCUMENT_ACTIONS: Record<DocumentUsage, { s3: string[]; prefixes: string[]
  * gives each handler the same).
  */
 export function bindRoute(fn: LambdaFunction, access: FunctionAccess, resources: ServiceResources): void {
-  const environment = functionEnvironment(access, {
+  setFunctionEnvironment(fn, access, {
     tableName: resources.table.tableName,
     vaultKeyId: resources.vaultKey.keyArn,
     documentsBucket: resources.documents.bucketName,
@@ -72,7 +72,6 @@ export function bindRoute(fn: LambdaFunction, access: FunctionAccess, resources:
     ...(resources.credentialMacKey ? { credentialMacKeyId: resources.credentialMacKey.keyId } : {}),
     paypal: { apiUrl: resources.paypal.apiUrl, credentials: { secretArn: resources.paypal.secret.secretArn } },
   });
-  for (const [name, value] of Object.entries(environment)) fn.addEnvironment(name, value);
 
   if (access.table) grantTable(fn, TABLE_ACTIONS[access.table], resources);
   if (access.pageBoundaries) {
@@ -98,6 +97,15 @@ export function bindRoute(fn: LambdaFunction, access: FunctionAccess, resources:
   if (access.paypal) resources.paypal.secret.grantRead(fn);
 
   if (access.documents?.length) grantDocuments(fn, access.documents, resources);
+}
+
+/**
+ * The variables `access` calls for, derived as the local runtime derives them
+ * (shared/function-environment.ts): every function of the stack gets its
+ * environment here, never by hand.
+ */
+export function setFunctionEnvironment(fn: LambdaFunction, access: FunctionAccess, resources: FunctionResources): void {
+  for (const [name, value] of Object.entries(functionEnvironment(access, resources))) fn.addEnvironment(name, value);
 }
 
 /** Table actions on the table, and Query on each index by name. */
