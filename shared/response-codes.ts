@@ -75,6 +75,7 @@ export const KIND_OF_CODE = {
   // 409
   IDEMPOTENCY_KEY_IN_USE: 'conflict',
   ONE_TIME_TOKEN_USED: 'conflict',
+  DUPLICATE_PAYMETHOD: 'conflict',
   CONCURRENT_MODIFICATION: 'conflict',
   DOCUMENT_NOT_AVAILABLE: 'conflict',
   // 413, 415, 422, 429
@@ -165,6 +166,10 @@ export const CODE_DETAILS: Readonly<Record<ResponseCode, { readonly surface: Cod
   ONE_TIME_TOKEN_USED: {
     surface: 'api',
     meaning: 'The one-time token was already consumed by another paymethod.',
+  },
+  DUPLICATE_PAYMETHOD: {
+    surface: 'api',
+    meaning: 'With fail_on_duplicate, the customer (or the location, for a paymethod without a customer) already has this card or echeck: `errors` names the account number, `response_desc` the existing paymethod_token; nothing was created.',
   },
   CONCURRENT_MODIFICATION: {
     surface: 'api',

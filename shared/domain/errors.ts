@@ -60,8 +60,8 @@ export class NotFound extends DomainError {
 
 export class Conflict extends DomainError {
   readonly kind = 'conflict' as const;
-  constructor(code: CodeOfKind<'conflict'>, message: string) {
-    super(code, message);
+  constructor(code: CodeOfKind<'conflict'>, message: string, issues: readonly FieldIssue[] = []) {
+    super(code, message, issues);
   }
 }
 

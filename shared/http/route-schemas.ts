@@ -127,12 +127,18 @@ export const responseSchemas: Readonly<Record<string, z.ZodMiniType>> = {
   OpenApiDocument: openApiDocumentSchema,
 };
 
-/** A create may redeem a one-time token, call PayPal, and attach to a customer that another request changes meanwhile. */
-const PAYMETHOD_CREATE_ERRORS: readonly ResponseCode[] = ['INVALID_ONE_TIME_TOKEN', 'ONE_TIME_TOKEN_USED', 'VENDOR_REFUSED', 'CONCURRENT_MODIFICATION'];
+/**
+ * A create may redeem a one-time token, call PayPal, find the card or echeck already on file (fail_on_duplicate),
+ * and attach to a customer that another request changes meanwhile.
+ */
+const PAYMETHOD_CREATE_ERRORS: readonly ResponseCode[] = ['INVALID_ONE_TIME_TOKEN', 'ONE_TIME_TOKEN_USED', 'DUPLICATE_PAYMETHOD', 'VENDOR_REFUSED', 'CONCURRENT_MODIFICATION'];
 
 const CREATE_DESCRIPTION =
   'Exactly one of card, echeck or vendor (vendors is accepted as its alias). A card or echeck may instead carry a one_time_token '
-  + 'minted for the same organization and location; members sent beside it (name_on_card, account_holder) override the token\'s.';
+  + 'minted for the same organization and location; members sent beside it (name_on_card, account_holder) override the token\'s. '
+  + "With fail_on_duplicate, a card or echeck the customer (or, without one, the location's paymethods without a customer) already has "
+  + 'is 409 DUPLICATE_PAYMETHOD: errors names card.account_number or echeck.account_number, response_desc the existing mth_ token; '
+  + 'nothing is created and no one-time token is consumed.';
 
 export const routeSchemas: Readonly<Record<string, RouteSchemas>> = {
   'paymethods-create-customer': {
@@ -150,7 +156,7 @@ export const routeSchemas: Readonly<Record<string, RouteSchemas>> = {
   'paymethods-create-locationless': {
     request: { kind: 'json', schema: locationlessCreateBodySchema },
     response: { status: 201, description: 'The locationless paymethod.', schema: paymethodCreated },
-    errors: ['VENDOR_REFUSED', 'CONCURRENT_MODIFICATION'],
+    errors: ['DUPLICATE_PAYMETHOD', 'VENDOR_REFUSED', 'CONCURRENT_MODIFICATION'],
     description:
       "The body names the organization (organization_id): one the caller may act on, or 403. One-time tokens are not accepted here (400).",
   },
