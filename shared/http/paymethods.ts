@@ -62,6 +62,11 @@ export function paymethodReadView(paymethod: Paymethod): z.output<typeof paymeth
   });
 }
 
+/** A token's address: GET answers there until the token is used or expires (onetimetokens-get). */
+export function oneTimeTokenLinks(baseUrl: string, token: Pick<OneTimeToken, 'organization_id' | 'location_id' | 'one_time_token'>) {
+  return { self: `${baseUrl}${pathOf('onetimetokens-get', token)}` };
+}
+
 export function oneTimeTokenView(token: OneTimeToken): z.output<typeof oneTimeTokenViewSchema> {
   return stripUndefined({ one_time_token: token.one_time_token, expires_at: token.expires_at, card: token.card, echeck: token.echeck });
 }

@@ -31,3 +31,4 @@ export const createDeps = () => ({
   clock,
 });
 export const mintDeps = () => ({ oneTimeTokens: oneTimeTokenStore(), vault: vault(), clock });
+export const oneTimeTokenReadDeps = () => ({ oneTimeTokens: oneTimeTokenStore(), clock });
