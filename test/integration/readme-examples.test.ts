@@ -88,9 +88,11 @@ describe.skipIf(missingTools.length > 0)("README's curl examples", () => {
 
   it.each([0, 1])('block %i answers each documented status, in order', async (index) => {
     const block = blocksAfter(markdown, EXAMPLE_MARK)[index] as string;
-    // Every curl also writes its status to stderr; the block itself runs as written, with errexit and pipefail.
+    // Every curl also writes its status to stderr; the block itself runs as written, with errexit and pipefail
+    // (--norc: bash reads the system bashrc when its stdin is a socket, as Node's pipes are).
     const script = [`curl() { command curl --write-out '%{stderr}${STATUS_LINE} %{http_code}\\n' "$@"; }`, block].join('\n');
-    const { stdout, stderr } = await run('bash', ['-euo', 'pipefail', '-c', script], { cwd: workDir, env: { PATH: process.env.PATH, HOME: process.env.HOME, ...variables } }).catch(
+    const environment = { PATH: process.env.PATH, HOME: process.env.HOME, ...variables };
+    const { stdout, stderr } = await run('bash', ['--norc', '--noprofile', '-euo', 'pipefail', '-c', script], { cwd: workDir, env: environment }).catch(
       (error: { stdout: string; stderr: string }) => {
         throw new Error(`the block failed:\n${block}\nstdout:\n${error.stdout}\nstderr:\n${error.stderr}`);
       },
