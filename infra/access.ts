@@ -19,6 +19,8 @@ export interface ServiceResources {
   readonly tableIndexNames: readonly string[];
   readonly documents: IBucket;
   readonly vaultKey: IKey;
+  /** HMAC key the paymethod fingerprint keys are derived from (docs/vault.md). */
+  readonly fingerprintKey: IKey;
   readonly paypal: { readonly secret: ISecret; readonly apiUrl: string };
   /** The HMAC key that hashes API secure keys; only the request authorizer is bound to it. */
   readonly credentialMacKey?: IKey;
@@ -66,6 +68,7 @@ export function bindRoute(fn: LambdaFunction, access: FunctionAccess, resources:
     documentsBucket: resources.documents.bucketName,
     // Objects are written with SSE-KMS under the vault key; the bucket policy refuses anything else.
     documentsKmsKeyId: resources.vaultKey.keyArn,
+    fingerprintKeyId: resources.fingerprintKey.keyArn,
     ...(resources.credentialMacKey ? { credentialMacKeyId: resources.credentialMacKey.keyId } : {}),
     paypal: { apiUrl: resources.paypal.apiUrl, credentials: { secretArn: resources.paypal.secret.secretArn } },
   });
@@ -87,6 +90,8 @@ export function bindRoute(fn: LambdaFunction, access: FunctionAccess, resources:
       StringEquals: { 'kms:EncryptionContext:purpose': VAULT_ENCRYPTION_PURPOSE },
     });
   }
+
+  if (access.fingerprint) grantKeyUsage(resources.fingerprintKey, fn, ['kms:GenerateMac']);
 
   if (access.credentialMac && resources.credentialMacKey) grantKeyUsage(resources.credentialMacKey, fn, ['kms:GenerateMac']);
 

@@ -26,6 +26,8 @@ export interface AccountUpdaterProps {
   readonly table: ITable;
   /** The paymethod vault key: the chunk function seals new numbers with it (and opens stored ones to compare). */
   readonly vaultKey: IKey;
+  /** New numbers get a new fingerprint. */
+  readonly fingerprintKey: IKey;
   /** EventBridge schedule expression; default from the `auExportSchedule` context, else 06:00 UTC on day 1. */
   readonly exportSchedule?: string;
   /** Server access logs of the reports bucket go here, beside the documents bucket's. */
@@ -126,6 +128,9 @@ export class AccountUpdater extends Construct {
     grantKeyUsage(props.vaultKey, chunk, ['kms:GenerateDataKey', 'kms:Decrypt'], {
       StringEquals: { 'kms:EncryptionContext:purpose': VAULT_ENCRYPTION_PURPOSE },
     });
+    // A new number gets a new fingerprint (its duplicate scope entries move in the row's transaction: UpdateItem per item).
+    chunk.addEnvironment('FINGERPRINT_KEY_ID', props.fingerprintKey.keyArn);
+    grantKeyUsage(props.fingerprintKey, chunk, ['kms:GenerateMac']);
     chunk.addToRolePolicy(new PolicyStatement({ actions: ['s3:PutObject'], resources: [objects(RUNS_PREFIX)] }));
     this.grantReportsKeyViaS3(chunk, ['kms:GenerateDataKey']);
 

@@ -28,7 +28,7 @@ export const AUTHORIZER_ACCESS: FunctionAccess = { table: 'read', credentialMac:
  */
 export const BACKGROUND_FUNCTION_ACCESS: Readonly<Record<string, FunctionAccess>> = {
   'au-check': { table: 'read', reports: true },
-  'au-chunk': { table: 'write', vault: ['encrypt', 'decrypt'], reports: true },
+  'au-chunk': { table: 'write', vault: ['encrypt', 'decrypt'], fingerprint: true, reports: true },
   'au-merge': { table: 'read', reports: true },
   'au-export': { table: 'read', reports: true },
   'events-publish': { events: true },
@@ -49,6 +49,7 @@ export interface FunctionResources {
   /** SSE-KMS key for document objects; absent where the bucket cannot use KMS (s3rver). */
   readonly documentsKmsKeyId?: string;
   readonly credentialMacKeyId?: string;
+  readonly fingerprintKeyId: string;
   readonly reportsBucket?: string;
   readonly eventBusName?: string;
   readonly paypal: { readonly apiUrl: string; readonly credentials: PaypalCredentialSource };
@@ -58,6 +59,7 @@ export interface FunctionResources {
 export function functionEnvironment(access: FunctionAccess, resources: FunctionResources): Record<string, string> {
   const environment: Record<string, string> = { [NAMES.tableName]: resources.tableName };
   if (access.vault?.length) environment[NAMES.vaultKeyId] = resources.vaultKeyId;
+  if (access.fingerprint) environment[NAMES.fingerprintKeyId] = resources.fingerprintKeyId;
   if (access.credentialMac) {
     if (!resources.credentialMacKeyId) throw new Error('credentialMac access needs the credential HMAC key');
     environment[NAMES.credentialMacKeyId] = resources.credentialMacKeyId;
