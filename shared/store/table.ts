@@ -14,6 +14,8 @@ export const GLOBAL_SECONDARY_INDEXES = [
   { indexName: 'gsi4', partitionKey: 'gsi4pk', sortKey: 'gsi4sk' },
   { indexName: 'gsi5', partitionKey: 'gsi5pk', sortKey: 'gsi5sk' },
   { indexName: 'gsi6', partitionKey: 'gsi6pk', sortKey: 'gsi6sk' },
+  // Sparse: card and echeck paymethods that carry a fingerprint, one partition per organization and fingerprint.
+  { indexName: 'gsi7', partitionKey: 'gsi7pk', sortKey: 'gsi7sk' },
 ] as const;
 
 export type IndexName = (typeof GLOBAL_SECONDARY_INDEXES)[number]['indexName'];
