@@ -165,6 +165,8 @@ const INFO_DESCRIPTION = [
   'X-Service-Auth-Organization-Id; a caller may act on its own organization and its child organizations.',
   '',
   'Success bodies carry the record\'s members, then `response` (`environment`, `response_desc`) and `links` (absolute URLs).',
+  'Every `links.self`, `links.next` and `Location` is answered by a GET of this API; a paymethod\'s `links.transactions`,',
+  '`links.settlements` and `links.schedules` name its sub-collections, which other services of the same API serve.',
   'Every error status answers with the ErrorEnvelope: a stable UPPER_SNAKE `response_code` (each answer lists the codes its status',
   'can carry; the catalogue with their meanings is docs/error-codes.md), `response_desc` in the `Error[1]: ... Error[2]: ...` form and',
   '`errors`, listing every failing field. Unknown members in a JSON body are refused (400); members whose value is null are treated as',

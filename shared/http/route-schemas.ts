@@ -91,6 +91,7 @@ const paymethodFetched = recordEnvelopeSchema(paymethodReadViewSchema, 'Get Succ
 const paymethodList = listEnvelopeSchema(z.extend(paymethodReadViewSchema, { links: paymethodLinksSchema }), Object.keys(ORGANIZATION_LIST_FILTERS));
 const paymethodDeleted = deletedEnvelopeSchema(z.object({ paymethod_token: paymethodReadViewSchema.shape.paymethod_token }));
 const oneTimeTokenCreated = recordEnvelopeSchema(oneTimeTokenViewSchema, 'Create Successful.', selfLinksSchema);
+const oneTimeTokenFetched = recordEnvelopeSchema(oneTimeTokenViewSchema, 'Get Successful.', selfLinksSchema);
 const documentCreated = recordEnvelopeSchema(documentViewSchema, 'Create Successful.', selfLinksSchema);
 const uploadSessionCreated = recordEnvelopeSchema(z.extend(documentViewSchema, { upload: uploadFormSchema }), 'Create Successful.', selfLinksSchema);
 const documentFetched = recordEnvelopeSchema(documentViewSchema, 'Get Successful.', selfLinksSchema);
@@ -119,6 +120,7 @@ export const responseSchemas: Readonly<Record<string, z.ZodMiniType>> = {
   PaymethodList: paymethodList,
   PaymethodDeleted: paymethodDeleted,
   OneTimeTokenCreated: oneTimeTokenCreated,
+  OneTimeToken: oneTimeTokenFetched,
   DocumentCreated: documentCreated,
   DocumentUploadSessionCreated: uploadSessionCreated,
   Document: documentFetched,
@@ -193,7 +195,15 @@ export const routeSchemas: Readonly<Record<string, RouteSchemas>> = {
   'onetimetokens-create': {
     request: { kind: 'json', schema: oneTimeTokenSchema },
     response: { status: 201, description: 'The one-time token and the public members of its card or echeck.', schema: oneTimeTokenCreated },
-    description: 'The token lives 60 minutes and is consumed by the first paymethod created from it, under the same organization and location.',
+    description:
+      'The token lives 60 minutes and is consumed by the first paymethod created from it, under the same organization and location. '
+      + 'Location and links.self name the token (GET onetimetokens-get).',
+  },
+  'onetimetokens-get': {
+    response: { status: 200, description: 'The one-time token and the public members of its card or echeck, as minted.', schema: oneTimeTokenFetched },
+    description:
+      'Answers while a paymethod could still be created from the token: unused, unexpired, under the organization and location it was minted for; '
+      + 'otherwise 404 (minted elsewhere, already used or expired).',
   },
   'documents-create': {
     request: { kind: 'multipart', metadata: uploadMetadataSchema, fileContentTypes: UPLOAD_CONTENT_TYPES, maxFileBytes: MAX_FILE_BYTES },

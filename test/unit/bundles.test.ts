@@ -23,7 +23,7 @@ function clientsFor(access: RouteAccess): string[] {
 
 // Cold starts grow with the bundle: a function must not carry what only other functions use.
 describe('function bundles', () => {
-  it.each(['paymethods-get', 'paymethods-list-organization', 'paymethods-delete', 'documents-get', 'documents-list'])(
+  it.each(['paymethods-get', 'paymethods-list-organization', 'paymethods-delete', 'onetimetokens-get', 'documents-get', 'documents-list'])(
     '%s bundles neither zod (validation and OpenAPI schemas) nor the KMS client',
     async (handler) => {
       const { packages } = await bundleOf(handler);
