@@ -57,6 +57,16 @@ describe('function bundles', () => {
     expect(packages.has('@aws-sdk/client-eventbridge')).toBe(true);
   }, 60_000);
 
+  it.each(['openapi-get', 'tokenize-js'])(
+    '%s serves static text: it bundles no zod, no OpenAPI generator and no AWS SDK package at all',
+    async (name) => {
+      const bundle = await bundleOf(name);
+      expect([...bundle.packages].filter((pkg) => pkg === 'zod' || pkg.startsWith('@aws-sdk/') || pkg.startsWith('@smithy/'))).toEqual([]);
+      expect(bundle.code).not.toContain('toJSONSchema');
+    },
+    120_000,
+  );
+
   it('the read routes of paymethods bundle no S3 client either', async () => {
     expect((await bundleOf('paymethods-get')).packages.has('@aws-sdk/client-s3')).toBe(false);
   }, 60_000);
