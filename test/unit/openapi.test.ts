@@ -1,5 +1,7 @@
-import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 import { describe, expect, it } from 'vitest';
 import type { JsonObject } from '#shared/http/openapi.ts';
@@ -7,7 +9,7 @@ import { openApiDocument, routesWithoutSchemas, serializeOpenApi } from '#shared
 import { requestSchemas, responseSchemas, routeSchemas } from '#shared/http/route-schemas.ts';
 import type { RouteDefinition } from '#shared/http/routes.ts';
 import { PATH_PARAMETER_PREFIXES, routes } from '#shared/http/routes.ts';
-import { bundlingDefinesFor } from '#infra/bundled-assets.ts';
+import { assertCommittedOpenApiIsCurrent, bundlingDefinesFor } from '#infra/bundled-assets.ts';
 import { servedOpenApi } from '#shared/http/openapi-served.ts';
 import type { ResponseCode } from '#shared/response-codes.ts';
 import { ALL_RESPONSE_CODES, CODE_DETAILS, isResponseCode, statusOf } from '#shared/response-codes.ts';
@@ -109,9 +111,13 @@ describe('OpenAPI document', () => {
     expect(served.servers).toEqual([{ url: 'https://api.example.com/prod', description: expect.any(String) }]);
     expect({ ...served, servers: document.servers }).toEqual(document);
     expect(Object.keys(served)).toEqual(Object.keys(document));
-    // What the deployed function inlines is generated from the code at synth time, not read from docs/.
-    const inlined = JSON.parse(bundlingDefinesFor(routes.find((route) => route.handler === 'openapi-get')!)!.__OPENAPI_DOCUMENT__!) as string;
-    expect(JSON.parse(inlined)).toEqual({ ...document, servers: '__SERVERS__' });
+  });
+
+  it('cannot be deployed stale: synth refuses a docs/openapi.json that differs from what the code generates', () => {
+    expect(() => bundlingDefinesFor(routes.find((route) => route.handler === 'openapi-get')!)).not.toThrow();
+    const stale = path.join(mkdtempSync(path.join(tmpdir(), 'openapi-')), 'openapi.json');
+    writeFileSync(stale, serializeOpenApi(document).replace('"openapi"', '"openapi" '));
+    expect(() => assertCommittedOpenApiIsCurrent(pathToFileURL(stale))).toThrow(/npm run openapi/);
   });
 
   it('requires Basic credentials (or, where allowed, a publishable key) with the organization header, and nothing on public routes', () => {
