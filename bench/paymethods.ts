@@ -72,7 +72,7 @@ try {
       new TransactWriteCommand({
         TransactItems: [
           { Put: { TableName: TABLE, Item: { pk: `CST#${ORG}#${cst}`, sk: 'DEFAULT', paymethod_token: token }, ConditionExpression: 'attribute_not_exists(pk)' } },
-          { Put: { TableName: TABLE, Item: { pk: `BENCH#${token}`, sk: 'MTH', gsi8pk: `BENCH#${ORG}`, gsi8sk: new Date().toISOString(), card: CARD }, ConditionExpression: 'attribute_not_exists(pk)' } },
+          { Put: { TableName: TABLE, Item: { pk: `BENCH#${token}`, sk: 'MTH', gsi9pk: `BENCH#${ORG}`, gsi9sk: new Date().toISOString(), card: CARD }, ConditionExpression: 'attribute_not_exists(pk)' } },
         ],
       }),
     );
@@ -96,7 +96,7 @@ try {
   const listPath = `/v3/organizations/${ORG}/locations/${loc}/paymethods?page_size=50`;
   const page = await api(listPath);
   const listApi = await timed(() => api(listPath));
-  const listQuery = { TableName: TABLE, IndexName: 'gsi7', KeyConditionExpression: 'gsi7pk = :pk', ExpressionAttributeValues: { ':pk': `LOC#${ORG}#${loc}#MTH` }, ScanIndexForward: false, Limit: 51 };
+  const listQuery = { TableName: TABLE, IndexName: 'gsi8', KeyConditionExpression: 'gsi8pk = :pk', ExpressionAttributeValues: { ':pk': `LOC#${ORG}#${loc}#MTH` }, ScanIndexForward: false, Limit: 51 };
   const pageKeys = async (capacity?: 'TOTAL') => {
     const entries = await dynamo.send(new QueryCommand({ ...listQuery, ...(capacity ? { ReturnConsumedCapacity: capacity } : {}) }));
     const Keys = (entries.Items ?? []).slice(0, 50).map((item) => ({ pk: item.pk, sk: item.sk }));

@@ -57,7 +57,7 @@ function indexDefinition(index: (typeof GLOBAL_SECONDARY_INDEXES)[number]) {
 
 /**
  * A table kept in LOCAL_DATA_DIR from before an index existed gets it now
- * (paymethods written before gsi7/gsi8 get their keys from
+ * (paymethods written before gsi8/gsi9 get their keys from
  * `npm run migrate:list-indexes`).
  */
 async function addMissingIndexes(client: DynamoDBClient, tableName: string, existing: Set<string | undefined>): Promise<void> {

@@ -2,8 +2,8 @@
  * npm run --silent migrate:list-indexes -- [--stack <name>] [--items-per-second 500] [--segments 4]
  *
  * Moves paymethod items written before the location and organization lists
- * got their own indexes (gsi7, gsi8) to those indexes, and out of gsi1/gsi2.
- * Run once after the deploy that created gsi8 (docs/operations.md,
+ * got their own indexes (gsi8, gsi9) to those indexes, and out of gsi1/gsi2.
+ * Run once after the deploy that created gsi9 (docs/operations.md,
  * "Upgrading: paymethod list indexes"); running it again finds nothing to do.
  * Prints {"scanned", "migrated"}.
  */

@@ -22,14 +22,14 @@ export const keys = {
   paymethod: (paymethodToken: string) => ({ pk: `MTH#${paymethodToken}`, sk: 'MTH' }),
   /**
    * Newest-first orderings: ISO timestamps sort as text; the token breaks ties.
-   * The organization and location lists live in their own indexes (gsi8,
-   * gsi7) that hold only keys and immutable members (table.ts), because their
+   * The organization and location lists live in their own indexes (gsi9,
+   * gsi8) that hold only keys and immutable members (table.ts), because their
    * partitions take one organization's whole card base.
    */
-  paymethodByOrganization: (organizationId: string, createdAt: string, token: string) => ({ gsi8pk: `ORG#${organizationId}#MTH`, gsi8sk: `${createdAt}#${token}` }),
+  paymethodByOrganization: (organizationId: string, createdAt: string, token: string) => ({ gsi9pk: `ORG#${organizationId}#MTH`, gsi9sk: `${createdAt}#${token}` }),
   paymethodByLocation: (organizationId: string, locationId: string, createdAt: string, token: string) => ({
-    gsi7pk: `LOC#${organizationId}#${locationId}#MTH`,
-    gsi7sk: `${createdAt}#${token}`,
+    gsi8pk: `LOC#${organizationId}#${locationId}#MTH`,
+    gsi8sk: `${createdAt}#${token}`,
   }),
   paymethodByCustomer: (organizationId: string, customerToken: string, createdAt: string, token: string) => ({
     gsi3pk: `CST#${organizationId}#${customerToken}#MTH`,
@@ -182,7 +182,7 @@ export function documentListSortKeyBounds(range: { from?: string; to?: string })
 
 /**
  * Where paymethod items kept their location and organization list keys
- * before those lists moved to gsi7/gsi8. gsi1 and gsi2 still serve other
+ * before those lists moved to gsi8/gsi9. gsi1 and gsi2 still serve other
  * entities; a paymethod item written before the move loses these on its
  * next update or Account Updater write, or by `npm run migrate:list-indexes`.
  */

@@ -92,8 +92,8 @@ export function planQuery(query: PaymethodQuery): QueryPlan {
     return plan('gsi3', keys.paymethodByCustomer(org, query.customerToken, '', '').gsi3pk, extra([['location_id', query.locationId], ['customer_id', query.customerId], ...type]));
   }
   if (query.customerId) return plan('gsi6', keys.paymethodByCustomerId(org, query.customerId, '', '').gsi6pk, extra([['location_id', query.locationId], ...type]));
-  if (query.locationId) return plan('gsi7', keys.paymethodByLocation(org, query.locationId, '', '').gsi7pk, extra(type));
-  return plan('gsi8', keys.paymethodByOrganization(org, '', '').gsi8pk, extra(type));
+  if (query.locationId) return plan('gsi8', keys.paymethodByLocation(org, query.locationId, '', '').gsi8pk, extra(type));
+  return plan('gsi9', keys.paymethodByOrganization(org, '', '').gsi9pk, extra(type));
 }
 
 export class DynamoPaymethodStore implements PaymethodRepository, CardUpdates {
@@ -266,7 +266,7 @@ export class DynamoPaymethodStore implements PaymethodRepository, CardUpdates {
         new UpdateCommand({
           TableName: this.tableName,
           Key: keys.paymethod(current.paymethod_token),
-          // Never a list key: the location and organization lists (gsi7/gsi8) project nothing this write
+          // Never a list key: the location and organization lists (gsi8/gsi9) project nothing this write
           // changes, so it writes no entry of theirs; an item from before they existed leaves gsi1/gsi2 here.
           UpdateExpression: `SET ${sets.join(', ')} REMOVE ${LEGACY_PAYMETHOD_LIST_KEY_ATTRIBUTES.join(', ')}`,
           ConditionExpression: '#version = :expected AND #type = :card',
@@ -514,8 +514,8 @@ function backoff(attempt: number): Promise<void> {
 
 /**
  * One-off migration of paymethod items written before the location and
- * organization lists moved to gsi7/gsi8 (`npm run migrate:list-indexes`, not
- * a request path, hence the Scan): each such item gets its gsi7/gsi8 keys and
+ * organization lists moved to gsi8/gsi9 (`npm run migrate:list-indexes`, not
+ * a request path, hence the Scan): each such item gets its gsi8/gsi9 keys and
  * loses its gsi1/gsi2 ones in one conditional UpdateItem (no version change:
  * no member changes, so no domain event either). Idempotent and resumable:
  * migrated items no longer match the scan's filter. `itemsPerSecond` bounds
@@ -544,7 +544,7 @@ export async function migratePaymethodListKeys(
           TableName: tableName,
           Segment: index,
           TotalSegments: options.segments,
-          FilterExpression: `entity = :paymethod AND (${legacy.map((name) => `attribute_exists(${name})`).join(' OR ')} OR attribute_not_exists(gsi8pk))`,
+          FilterExpression: `entity = :paymethod AND (${legacy.map((name) => `attribute_exists(${name})`).join(' OR ')} OR attribute_not_exists(gsi9pk))`,
           ExpressionAttributeValues: { ':paymethod': PAYMETHOD_ENTITY },
           ...(startKey ? { ExclusiveStartKey: startKey } : {}),
         }),

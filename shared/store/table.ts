@@ -34,8 +34,8 @@ export const GLOBAL_SECONDARY_INDEXES = [
   { indexName: 'gsi5', partitionKey: 'gsi5pk', sortKey: 'gsi5sk', projection: 'ALL' },
   { indexName: 'gsi6', partitionKey: 'gsi6pk', sortKey: 'gsi6sk', projection: 'ALL' },
   // Paymethod lists of a location and of an organization: keys and immutable members only.
-  { indexName: 'gsi7', partitionKey: 'gsi7pk', sortKey: 'gsi7sk', projection: PAYMETHOD_LIST_PROJECTION },
   { indexName: 'gsi8', partitionKey: 'gsi8pk', sortKey: 'gsi8sk', projection: PAYMETHOD_LIST_PROJECTION },
+  { indexName: 'gsi9', partitionKey: 'gsi9pk', sortKey: 'gsi9sk', projection: PAYMETHOD_LIST_PROJECTION },
 ] as const satisfies ReadonlyArray<{ indexName: string; partitionKey: string; sortKey: string; projection: IndexProjection }>;
 
 export type IndexName = (typeof GLOBAL_SECONDARY_INDEXES)[number]['indexName'];

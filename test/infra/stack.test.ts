@@ -90,7 +90,7 @@ describe('PaymentsApiStack (fixture routes, dev)', () => {
       Projection: index.projection === 'ALL' ? { ProjectionType: 'ALL' } : { ProjectionType: 'INCLUDE', NonKeyAttributes: [...index.projection] },
     }));
     // The paymethod list indexes carry keys and immutable members only (docs/data-model.md, "Paymethod lists").
-    expect(gsis.filter((index) => index.Projection.ProjectionType === 'INCLUDE').map((index) => index.IndexName)).toEqual(['gsi7', 'gsi8']);
+    expect(gsis.filter((index) => index.Projection.ProjectionType === 'INCLUDE').map((index) => index.IndexName)).toEqual(['gsi8', 'gsi9']);
     template.resourceCountIs('AWS::DynamoDB::Table', 1);
     template.hasResource('AWS::DynamoDB::Table', {
       DeletionPolicy: 'Delete',

@@ -8,7 +8,7 @@ import { call, MERCHANT, useRuntimeEnvironment } from '../support/api.ts';
 import { createCard, customerPath, locationPath, resultsOf, unique } from '../support/paymethods.ts';
 
 /**
- * The location and organization lists read keys-only indexes (gsi7, gsi8)
+ * The location and organization lists read keys-only indexes (gsi8, gsi9)
  * and then the page's items: an Account Updater write touches none of their
  * entries, yet every list shows what it changed; items stored before the
  * indexes existed are listed once migrated.
@@ -63,8 +63,8 @@ describe('paymethod list indexes', () => {
     const token = made.paymethod_token as string;
 
     const touched = await accountUpdate(token, { expire_month: 7, expire_year: 2034 });
-    expect(touched).not.toContain('gsi7');
     expect(touched).not.toContain('gsi8');
+    expect(touched).not.toContain('gsi9');
     expect(touched).toContain('gsi4'); // the report index: its key is new
 
     const lists = [
@@ -138,13 +138,13 @@ describe('paymethod list indexes', () => {
 
     it('shows the new expiry after an Account Updater update, in a card stored before the list indexes once migrated', async () => {
       const updated = records[3]!.paymethod_token;
-      expect(await accountUpdate(updated, { expire_month: 3, expire_year: 2035 })).not.toContain('gsi8');
+      expect(await accountUpdate(updated, { expire_month: 3, expire_year: 2035 })).not.toContain('gsi9');
       const page = await store.list({ organizationId: org }, { pageSize: 50, pageIndex: 0 });
       expect(page.items.find((item) => item.paymethod_token === updated)?.card).toMatchObject({ expire_month: 3, expire_year: 2035, au_code: 'exp' });
 
-      // A card written in the former layout: its list keys under gsi1/gsi2, none under gsi7/gsi8.
+      // A card written in the former layout: its list keys under gsi1/gsi2, none under gsi8/gsi9.
       const legacy = record('card', 'loc_a');
-      const { gsi7pk: gsi1pk, gsi7sk: gsi1sk, gsi8pk: gsi2pk, gsi8sk: gsi2sk, ...rest } = module.paymethodItem(legacy, secret);
+      const { gsi8pk: gsi1pk, gsi8sk: gsi1sk, gsi9pk: gsi2pk, gsi9sk: gsi2sk, ...rest } = module.paymethodItem(legacy, secret);
       await documentClient.send(new PutCommand({ TableName: tableName, Item: { ...rest, gsi1pk, gsi1sk, gsi2pk, gsi2sk } }));
       expect(tokensOf(await store.list({ organizationId: org }, { pageSize: 50, pageIndex: 0 }))).not.toContain(legacy.paymethod_token);
 
@@ -154,7 +154,7 @@ describe('paymethod list indexes', () => {
       expect(tokensOf(await store.list({ organizationId: org, locationId: 'loc_a' }, { pageSize: 50, pageIndex: 0 }))[0]).toBe(legacy.paymethod_token);
       const stored = (await documentClient.send(new GetCommand({ TableName: tableName, Key: { pk: `MTH#${legacy.paymethod_token}`, sk: 'MTH' } }))).Item!;
       for (const name of ['gsi1pk', 'gsi1sk', 'gsi2pk', 'gsi2sk']) expect(stored, name).not.toHaveProperty(name);
-      expect(stored).toMatchObject({ gsi8pk: `ORG#${org}#MTH`, gsi7pk: `LOC#${org}#loc_a#MTH`, version: 1 });
+      expect(stored).toMatchObject({ gsi9pk: `ORG#${org}#MTH`, gsi8pk: `LOC#${org}#loc_a#MTH`, version: 1 });
       // Nothing left to do the second time.
       expect((await module.migratePaymethodListKeys(documentClient, tableName, { segments: 2, itemsPerSecond: 900 })).migrated).toBe(0);
     });

@@ -47,7 +47,7 @@ describe('paymethod list indexes', () => {
   const listIndexes = [planQuery({ organizationId: 'org_1' }).index, planQuery({ organizationId: 'org_1', locationId: 'loc_1' }).index];
 
   it('serve the organization and location lists, and project only named attributes', () => {
-    expect(listIndexes).toEqual(['gsi8', 'gsi7']);
+    expect(listIndexes).toEqual(['gsi9', 'gsi8']);
     for (const name of listIndexes) expect(indexProjection(name), name).not.toBe('ALL');
   });
 
@@ -74,7 +74,7 @@ describe('paymethod list indexes', () => {
 
   it('are keyed on attributes a paymethod item carries, and gsi1/gsi2 no longer hold paymethods', () => {
     const itemKeys = Object.keys(paymethodItemKeys(card));
-    expect(itemKeys).toEqual(expect.arrayContaining(['gsi7pk', 'gsi7sk', 'gsi8pk', 'gsi8sk']));
+    expect(itemKeys).toEqual(expect.arrayContaining(['gsi8pk', 'gsi8sk', 'gsi9pk', 'gsi9sk']));
     for (const legacy of LEGACY_PAYMETHOD_LIST_KEY_ATTRIBUTES) expect(itemKeys).not.toContain(legacy);
   });
 });
