@@ -5,7 +5,7 @@ import type { IKey } from 'aws-cdk-lib/aws-kms';
 import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
-import type { FunctionAccess } from '#shared/function-environment.ts';
+import type { FunctionAccess, FunctionResources } from '#shared/function-environment.ts';
 import { functionEnvironment } from '#shared/function-environment.ts';
 import type { RouteAccess } from '#shared/http/routes.ts';
 import { DOCUMENT_OBJECT_PREFIX, UPLOAD_OBJECT_PREFIX, VAULT_ENCRYPTION_PURPOSE } from '#shared/names.ts';
@@ -19,6 +19,8 @@ export interface ServiceResources {
   readonly tableIndexNames: readonly string[];
   readonly documents: IBucket;
   readonly vaultKey: IKey;
+  /** HMAC key the paymethod fingerprint keys are derived from (docs/vault.md). */
+  readonly fingerprintKey: IKey;
   readonly paypal: { readonly secret: ISecret; readonly apiUrl: string };
   /** The HMAC key that hashes API secure keys; only the request authorizer is bound to it. */
   readonly credentialMacKey?: IKey;
@@ -60,16 +62,16 @@ const DOCUMENT_ACTIONS: Record<DocumentUsage, { s3: string[]; prefixes: string[]
  * gives each handler the same).
  */
 export function bindRoute(fn: LambdaFunction, access: FunctionAccess, resources: ServiceResources): void {
-  const environment = functionEnvironment(access, {
+  setFunctionEnvironment(fn, access, {
     tableName: resources.table.tableName,
     vaultKeyId: resources.vaultKey.keyArn,
     documentsBucket: resources.documents.bucketName,
     // Objects are written with SSE-KMS under the vault key; the bucket policy refuses anything else.
     documentsKmsKeyId: resources.vaultKey.keyArn,
+    fingerprintKeyId: resources.fingerprintKey.keyArn,
     ...(resources.credentialMacKey ? { credentialMacKeyId: resources.credentialMacKey.keyId } : {}),
     paypal: { apiUrl: resources.paypal.apiUrl, credentials: { secretArn: resources.paypal.secret.secretArn } },
   });
-  for (const [name, value] of Object.entries(environment)) fn.addEnvironment(name, value);
 
   if (access.table) grantTable(fn, TABLE_ACTIONS[access.table], resources);
   if (access.pageBoundaries) {
@@ -88,11 +90,22 @@ export function bindRoute(fn: LambdaFunction, access: FunctionAccess, resources:
     });
   }
 
+  if (access.fingerprint) grantKeyUsage(resources.fingerprintKey, fn, ['kms:GenerateMac']);
+
   if (access.credentialMac && resources.credentialMacKey) grantKeyUsage(resources.credentialMacKey, fn, ['kms:GenerateMac']);
 
   if (access.paypal) resources.paypal.secret.grantRead(fn);
 
   if (access.documents?.length) grantDocuments(fn, access.documents, resources);
+}
+
+/**
+ * The variables `access` calls for, derived as the local runtime derives them
+ * (shared/function-environment.ts): every function of the stack gets its
+ * environment here, never by hand.
+ */
+export function setFunctionEnvironment(fn: LambdaFunction, access: FunctionAccess, resources: FunctionResources): void {
+  for (const [name, value] of Object.entries(functionEnvironment(access, resources))) fn.addEnvironment(name, value);
 }
 
 /** Table actions on the table, and Query on each index by name. */

@@ -14,7 +14,9 @@ import { accountUpdaterDefinition, RUNS_PREFIX } from '#shared/account-updater/s
 import { Construct } from 'constructs';
 import { join } from 'node:path';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
+import { BACKGROUND_FUNCTION_ACCESS } from '#shared/function-environment.ts';
 import { VAULT_ENCRYPTION_PURPOSE } from '#shared/names.ts';
+import { setFunctionEnvironment } from './access.ts';
 import type { EnvironmentSettings } from './environments.ts';
 import { serviceFunction } from './functions.ts';
 import { grantKeyUsage, scopedKey } from './keys.ts';
@@ -26,6 +28,8 @@ export interface AccountUpdaterProps {
   readonly table: ITable;
   /** The paymethod vault key: the chunk function seals new numbers with it (and opens stored ones to compare). */
   readonly vaultKey: IKey;
+  /** New numbers get a new fingerprint. */
+  readonly fingerprintKey: IKey;
   /** EventBridge schedule expression; default from the `auExportSchedule` context, else 06:00 UTC on day 1. */
   readonly exportSchedule?: string;
   /** Server access logs of the reports bucket go here, beside the documents bucket's. */
@@ -120,12 +124,13 @@ export class AccountUpdater extends Construct {
     check.addToRolePolicy(new PolicyStatement({ actions: ['s3:PutObject'], resources: [objects(RESULTS), objects(RUNS_PREFIX)] }));
     this.grantReportsKeyViaS3(check, ['kms:Decrypt', 'kms:GenerateDataKey']);
 
-    chunk.addEnvironment('VAULT_KEY_ID', props.vaultKey.keyArn);
     chunk.addToRolePolicy(new PolicyStatement({ actions: ['dynamodb:BatchGetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:BatchWriteItem'], resources: [table] }));
     // Sealing (GenerateDataKey) and opening (Decrypt), only under the vault's own encryption context.
     grantKeyUsage(props.vaultKey, chunk, ['kms:GenerateDataKey', 'kms:Decrypt'], {
       StringEquals: { 'kms:EncryptionContext:purpose': VAULT_ENCRYPTION_PURPOSE },
     });
+    // A new number gets a new fingerprint (its duplicate scope entries move in the row's transaction: UpdateItem per item).
+    grantKeyUsage(props.fingerprintKey, chunk, ['kms:GenerateMac']);
     chunk.addToRolePolicy(new PolicyStatement({ actions: ['s3:PutObject'], resources: [objects(RUNS_PREFIX)] }));
     this.grantReportsKeyViaS3(chunk, ['kms:GenerateDataKey']);
 
@@ -190,8 +195,12 @@ export class AccountUpdater extends Construct {
       timeout,
       memorySize: JOB_MEMORY_MB,
     });
-    fn.addEnvironment('TABLE_NAME', props.table.tableName);
-    fn.addEnvironment('REPORTS_BUCKET', this.reports.bucketName);
+    setFunctionEnvironment(fn, BACKGROUND_FUNCTION_ACCESS[handler]!, {
+      tableName: props.table.tableName,
+      reportsBucket: this.reports.bucketName,
+      vaultKeyId: props.vaultKey.keyArn,
+      fingerprintKeyId: props.fingerprintKey.keyArn,
+    });
     return fn;
   }
 

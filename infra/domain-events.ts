@@ -8,7 +8,9 @@ import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { join } from 'node:path';
 import type { StreamTrigger } from '#shared/events.ts';
+import { BACKGROUND_FUNCTION_ACCESS } from '#shared/function-environment.ts';
 import { EVENT_SOURCES } from '#shared/names.ts';
+import { setFunctionEnvironment } from './access.ts';
 import type { EnvironmentSettings } from './environments.ts';
 import { serviceFunction } from './functions.ts';
 
@@ -61,7 +63,7 @@ export class DomainEvents extends Construct {
         timeout: Duration.seconds(60),
         memorySize: 256,
       });
-      fn.addEnvironment('EVENT_BUS_NAME', this.bus.eventBusName);
+      setFunctionEnvironment(fn, BACKGROUND_FUNCTION_ACCESS[trigger.handler]!, { eventBusName: this.bus.eventBusName });
       this.bus.grantPutEventsTo(fn);
       fn.addEventSource(
         new DynamoEventSource(props.table, {

@@ -75,6 +75,16 @@ export class PaymentsApiStack extends Stack {
       enableKeyRotation: false,
       removalPolicy: environment.removalPolicy,
     });
+    // Its own key, not the credential key: a different purpose, a different set of roles in its
+    // policy, and neither key's compromise reaches the other's values (docs/vault.md, "Fingerprints").
+    const fingerprintKey = scopedKey(this, 'FingerprintKey', {
+      description: `Payments ${environment.name}: derives each organization's paymethod fingerprint key`,
+      keySpec: KeySpec.HMAC_256,
+      keyUsage: KeyUsage.GENERATE_VERIFY_MAC,
+      // New key material would change every fingerprint (and break every duplicate check) at once.
+      enableKeyRotation: false,
+      removalPolicy: environment.removalPolicy,
+    });
     // The admin CLI issues credentials with the operator's own identity.
     grantCredentialIssuers(credentialMacKey, environment);
     const accessLogs = createAccessLogsBucket(this, environment);
@@ -96,6 +106,7 @@ export class PaymentsApiStack extends Stack {
       tableIndexNames: GSI_NAMES,
       documents,
       vaultKey,
+      fingerprintKey,
       paypal: { secret: paypalSecret, apiUrl: environment.paypalApiUrl },
     };
     const functionsDir = props.functionsDir ?? join(PROJECT_ROOT, 'functions');
@@ -137,7 +148,7 @@ export class PaymentsApiStack extends Stack {
     this.documents = documents;
     this.vaultKey = vaultKey;
 
-    const accountUpdater = new AccountUpdater(this, 'AccountUpdater', { environment, projectRoot: PROJECT_ROOT, functionsDir, table, vaultKey, accessLogs });
+    const accountUpdater = new AccountUpdater(this, 'AccountUpdater', { environment, projectRoot: PROJECT_ROOT, functionsDir, table, vaultKey, fingerprintKey, accessLogs });
     monitoring.watchFunctions([
       { name: 'au-check', fn: accountUpdater.checkFunction },
       { name: 'au-chunk', fn: accountUpdater.chunkFunction },
@@ -176,6 +187,7 @@ export class PaymentsApiStack extends Stack {
     output(this, 'ReportsBucketName', accountUpdater.reports.bucketName);
     output(this, 'VaultKeyId', vaultKey.keyId);
     output(this, 'CredentialMacKeyId', credentialMacKey.keyId);
+    output(this, 'FingerprintKeyId', fingerprintKey.keyId, 'Paymethod fingerprints; the backfill needs kms:GenerateMac on it');
     output(this, 'PaypalSecretArn', paypalSecret.secretArn, 'PayPal client credentials; set with: npm run --silent admin -- set-paypal-credentials --stack <this stack>');
     output(this, 'EventBusName', domainEvents.bus.eventBusName, 'Domain events (docs/events.md): rules on this bus receive them');
     output(this, 'EventBusArn', domainEvents.bus.eventBusArn);

@@ -51,6 +51,7 @@ export const LOCAL_NAMES = {
   reportsBucket: 'payments-reports-local',
   vaultKeyAlias: 'alias/payments-vault',
   credentialMacKeyAlias: 'alias/payments-credential-mac',
+  fingerprintKeyAlias: 'alias/payments-fingerprint',
   eventBusName: 'payments-events-local',
   demoOrganizationId: 'org_demo',
   demoLocationId: 'loc_demo',
@@ -121,6 +122,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
         keys: [
           { alias: LOCAL_NAMES.vaultKeyAlias, keySpec: 'SYMMETRIC_DEFAULT' },
           { alias: LOCAL_NAMES.credentialMacKeyAlias, keySpec: 'HMAC_256' },
+          { alias: LOCAL_NAMES.fingerprintKeyAlias, keySpec: 'HMAC_256' },
         ],
       }),
       startPaypalStandin({ port: ports.paypal }),
@@ -131,7 +133,8 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
 
     const vaultKey = kmsStandin.keys[LOCAL_NAMES.vaultKeyAlias];
     const macKey = kmsStandin.keys[LOCAL_NAMES.credentialMacKeyAlias];
-    if (!vaultKey || !macKey) throw new Error('KMS stand-in did not create the local keys');
+    const fingerprintKey = kmsStandin.keys[LOCAL_NAMES.fingerprintKeyAlias];
+    if (!vaultKey || !macKey || !fingerprintKey) throw new Error('KMS stand-in did not create the local keys');
 
     // What Lambda and CDK give every function; the rest each function gets from its declared access.
     const platformEnvironment: Record<string, string> = {
@@ -154,6 +157,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       vaultKeyId: vaultKey.arn,
       documentsBucket: LOCAL_NAMES.documentsBucket,
       credentialMacKeyId: macKey.arn,
+      fingerprintKeyId: fingerprintKey.arn,
       reportsBucket: LOCAL_NAMES.reportsBucket,
       eventBusName: LOCAL_NAMES.eventBusName,
       // The stand-in accepts any Basic client credentials; in AWS they come from Secrets Manager.

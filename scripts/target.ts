@@ -19,6 +19,7 @@ const OUTPUT_TO_ENVIRONMENT: Readonly<Record<string, string>> = {
   ReportsBucketName: 'REPORTS_BUCKET',
   VaultKeyId: 'VAULT_KEY_ID',
   CredentialMacKeyId: 'CREDENTIAL_MAC_KEY_ID',
+  FingerprintKeyId: 'FINGERPRINT_KEY_ID',
   PaypalSecretArn: 'PAYPAL_SECRET_ARN',
   EnvironmentName: 'ENVIRONMENT_NAME',
   // For the revoke commands' authorizer cache flush.

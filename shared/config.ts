@@ -22,6 +22,7 @@ export const ENVIRONMENT_VARIABLES = {
   eventBusName: 'EVENT_BUS_NAME',
   vaultKeyId: 'VAULT_KEY_ID',
   credentialMacKeyId: 'CREDENTIAL_MAC_KEY_ID',
+  fingerprintKeyId: 'FINGERPRINT_KEY_ID',
   paypalApiUrl: 'PAYPAL_API_URL',
   paypalSecretArn: 'PAYPAL_SECRET_ARN',
   paypalClientId: 'PAYPAL_CLIENT_ID',
@@ -76,6 +77,10 @@ export const config = {
   /** HMAC key that hashes API secure keys; the key material never leaves KMS. */
   get credentialMacKeyId(): string {
     return required('credentialMacKeyId');
+  },
+  /** HMAC key from which each organization's paymethod fingerprint key is derived (docs/vault.md). */
+  get fingerprintKeyId(): string {
+    return required('fingerprintKeyId');
   },
   /**
    * KMS key for SSE-KMS on document objects (the vault key in AWS). Unset

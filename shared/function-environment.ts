@@ -28,7 +28,7 @@ export const AUTHORIZER_ACCESS: FunctionAccess = { table: 'read', credentialMac:
  */
 export const BACKGROUND_FUNCTION_ACCESS: Readonly<Record<string, FunctionAccess>> = {
   'au-check': { table: 'read', reports: true },
-  'au-chunk': { table: 'write', vault: ['encrypt', 'decrypt'], reports: true },
+  'au-chunk': { table: 'write', vault: ['encrypt', 'decrypt'], fingerprint: true, reports: true },
   'au-merge': { table: 'read', reports: true },
   'au-export': { table: 'read', reports: true },
   'events-publish': { events: true },
@@ -41,44 +41,46 @@ export function accessFor(route: RouteDefinition): FunctionAccess {
   return route.access;
 }
 
-/** The names (in CDK, tokens) of the resources a function may be bound to. */
+/**
+ * The names (in CDK, tokens) of the resources a function may be bound to. Each
+ * caller names what it has; asking for access to a resource it did not name
+ * fails at synth (or at local start), not in the function.
+ */
 export interface FunctionResources {
-  readonly tableName: string;
-  readonly vaultKeyId: string;
-  readonly documentsBucket: string;
+  readonly tableName?: string;
+  readonly vaultKeyId?: string;
+  readonly fingerprintKeyId?: string;
+  readonly documentsBucket?: string;
   /** SSE-KMS key for document objects; absent where the bucket cannot use KMS (s3rver). */
   readonly documentsKmsKeyId?: string;
   readonly credentialMacKeyId?: string;
   readonly reportsBucket?: string;
   readonly eventBusName?: string;
-  readonly paypal: { readonly apiUrl: string; readonly credentials: PaypalCredentialSource };
+  readonly paypal?: { readonly apiUrl: string; readonly credentials: PaypalCredentialSource };
 }
 
 /** Exactly the variables `access` calls for: configuration a function was not granted is absent. */
 export function functionEnvironment(access: FunctionAccess, resources: FunctionResources): Record<string, string> {
-  const environment: Record<string, string> = { [NAMES.tableName]: resources.tableName };
-  if (access.vault?.length) environment[NAMES.vaultKeyId] = resources.vaultKeyId;
-  if (access.credentialMac) {
-    if (!resources.credentialMacKeyId) throw new Error('credentialMac access needs the credential HMAC key');
-    environment[NAMES.credentialMacKeyId] = resources.credentialMacKeyId;
-  }
+  const environment: Record<string, string> = {};
+  const needs = <T>(value: T | undefined, what: string): T => {
+    if (value === undefined) throw new Error(`${what} access needs a resource the caller did not name`);
+    return value;
+  };
+  if (access.table) environment[NAMES.tableName] = needs(resources.tableName, 'table');
+  if (access.vault?.length) environment[NAMES.vaultKeyId] = needs(resources.vaultKeyId, 'vault');
+  if (access.fingerprint) environment[NAMES.fingerprintKeyId] = needs(resources.fingerprintKeyId, 'fingerprint');
+  if (access.credentialMac) environment[NAMES.credentialMacKeyId] = needs(resources.credentialMacKeyId, 'credentialMac');
   if (access.paypal) {
-    environment[NAMES.paypalApiUrl] = resources.paypal.apiUrl;
-    const { credentials } = resources.paypal;
+    const { apiUrl, credentials } = needs(resources.paypal, 'paypal');
+    environment[NAMES.paypalApiUrl] = apiUrl;
     if ('secretArn' in credentials) environment[NAMES.paypalSecretArn] = credentials.secretArn;
     else Object.assign(environment, { [NAMES.paypalClientId]: credentials.clientId, [NAMES.paypalClientSecret]: credentials.clientSecret });
   }
   if (access.documents?.length) {
-    environment[NAMES.documentsBucket] = resources.documentsBucket;
+    environment[NAMES.documentsBucket] = needs(resources.documentsBucket, 'documents');
     if (resources.documentsKmsKeyId) environment[NAMES.documentsKmsKeyId] = resources.documentsKmsKeyId;
   }
-  if (access.reports) {
-    if (!resources.reportsBucket) throw new Error('reports access needs the reports bucket');
-    environment[NAMES.reportsBucket] = resources.reportsBucket;
-  }
-  if (access.events) {
-    if (!resources.eventBusName) throw new Error('events access needs the event bus');
-    environment[NAMES.eventBusName] = resources.eventBusName;
-  }
+  if (access.reports) environment[NAMES.reportsBucket] = needs(resources.reportsBucket, 'reports');
+  if (access.events) environment[NAMES.eventBusName] = needs(resources.eventBusName, 'events');
   return environment;
 }

@@ -66,8 +66,8 @@ export class NotFound extends DomainError {
 
 export class Conflict extends DomainError {
   readonly kind = 'conflict' as const;
-  constructor(code: string, message: string) {
-    super(code, message);
+  constructor(code: string, message: string, issues: readonly FieldIssue[] = []) {
+    super(code, message, issues);
   }
 }
 

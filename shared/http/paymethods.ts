@@ -1,6 +1,7 @@
 import type * as z from 'zod/mini';
 import type { OneTimeToken, Paymethod, PaymethodType } from '#shared/domain/paymethods/model.ts';
 import type { Page, PaymethodQuery } from '#shared/domain/paymethods/ports.ts';
+import { FINGERPRINT_PATTERN } from '#shared/domain/paymethods/fingerprints.ts';
 import { PAYMETHOD_TYPES } from '#shared/domain/paymethods/rules.ts';
 import { stripUndefined } from '#shared/domain/objects.ts';
 import { routeNamed } from './routes.ts';
@@ -97,7 +98,13 @@ export const CUSTOMER_LIST_FILTERS: Readonly<Record<string, FilterSpec>> = {
   start_au_updated_date: { kind: 'date', bound: 'start', range: 'au_updated' },
   end_au_updated_date: { kind: 'date', bound: 'end', range: 'au_updated' },
 };
-export const LOCATION_LIST_FILTERS: Readonly<Record<string, FilterSpec>> = { customer_token: CUSTOMER_TOKEN, ...CUSTOMER_LIST_FILTERS };
+const FINGERPRINT: FilterSpec = {
+  kind: 'string',
+  pattern: FINGERPRINT_PATTERN,
+  description: "a card's or echeck's fingerprint (fp_ and 43 characters); another organization's finds nothing",
+  example: 'fp_3q2-7wAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA',
+};
+export const LOCATION_LIST_FILTERS: Readonly<Record<string, FilterSpec>> = { customer_token: CUSTOMER_TOKEN, ...CUSTOMER_LIST_FILTERS, fingerprint: FINGERPRINT };
 export const ORGANIZATION_LIST_FILTERS: Readonly<Record<string, FilterSpec>> = { location_id: LOCATION_ID, ...LOCATION_LIST_FILTERS };
 
 /** Path scope plus parsed filters -> the repository's query. */
@@ -108,6 +115,7 @@ export function paymethodQuery(scope: { organizationId: string; locationId?: str
     customerToken: scope.customerToken ?? filters.customer_token,
     customerId: filters.customer_id,
     paymethodType: filters.paymethod_type as PaymethodType | undefined,
+    fingerprint: filters.fingerprint,
     auUpdatedFrom: filters.start_au_updated_date,
     auUpdatedTo: filters.end_au_updated_date,
   });

@@ -127,7 +127,10 @@ export const responseSchemas: Readonly<Record<string, z.ZodMiniType>> = {
 
 const PAYMETHOD_CREATE_ERRORS = {
   400: 'Also: an unknown or expired one-time token, a billing agreement token PayPal refuses.',
-  409: 'Also: the one-time token was already used (ONE_TIME_TOKEN_USED).',
+  409:
+    'Also: the one-time token was already used (ONE_TIME_TOKEN_USED); with fail_on_duplicate, the customer (or, without one, the '
+    + "location's paymethods without a customer) already has this card or echeck (DUPLICATE_PAYMETHOD: errors names "
+    + 'card.account_number or echeck.account_number, response_desc the existing mth_ token; nothing is created, no one-time token consumed).',
   503: 'Also: PayPal is unreachable.',
 } as const;
 

@@ -40,6 +40,8 @@ export interface RouteAccess {
   documents?: ReadonlyArray<'read' | 'write' | 'delete' | 'presign-upload' | 'finalize-upload'>;
   /** Calls the PayPal billing-agreement port. */
   paypal?: boolean;
+  /** Computes paymethod fingerprints (kms:GenerateMac on the fingerprint key). */
+  fingerprint?: boolean;
   /**
    * Remembers where list pages start (shared/store/page-boundaries.ts), so a bare
    * page_index costs about one page: BatchWriteItem on `PAGE#...` items only.
@@ -85,7 +87,7 @@ export const routes: readonly RouteDefinition[] = [
     method: 'POST',
     path: '/v3/organizations/{organization_id}/locations/{location_id}/customers/{customer_token}/paymethods',
     auth: 'secret',
-    access: { table: 'write', vault: ['encrypt', 'decrypt'], paypal: true },
+    access: { table: 'write', vault: ['encrypt', 'decrypt'], paypal: true, fingerprint: true },
     summary: "Create a paymethod for the path's customer (card, echeck, PayPal, or from a one-time token)",
   },
   {
@@ -93,7 +95,7 @@ export const routes: readonly RouteDefinition[] = [
     method: 'POST',
     path: '/v3/organizations/{organization_id}/locations/{location_id}/paymethods',
     auth: 'secret',
-    access: { table: 'write', vault: ['encrypt', 'decrypt'], paypal: true },
+    access: { table: 'write', vault: ['encrypt', 'decrypt'], paypal: true, fingerprint: true },
     summary: 'Create a clientless paymethod at a location, or attach it to the body customer_token',
   },
   {
@@ -101,7 +103,7 @@ export const routes: readonly RouteDefinition[] = [
     method: 'POST',
     path: '/v3/customers/{customer_token}/paymethods',
     auth: 'secret',
-    access: { table: 'write', vault: ['encrypt'], paypal: true },
+    access: { table: 'write', vault: ['encrypt'], paypal: true, fingerprint: true },
     summary: "Create a locationless customer's paymethod; the organization comes from the body",
   },
   {
@@ -168,7 +170,7 @@ export const routes: readonly RouteDefinition[] = [
     auth: 'publishable-or-secret',
     maxBodyBytes: 4096,
     // Write: the per-key minting counter lives in the table too.
-    access: { table: 'write', vault: ['encrypt'] },
+    access: { table: 'write', vault: ['encrypt'], fingerprint: true },
     summary: 'Mint a single-use token for a card or echeck (60 minutes)',
   },
 

@@ -52,6 +52,18 @@ export const keys = {
     gsi5pk: auReportPartition(organizationId, locationId, auShardOf(token)),
     gsi5sk: `${auUpdatedDate}#${token}`,
   }),
+  /** Sparse fingerprint index: the organization is in the key, so another organization's fingerprint finds nothing. */
+  paymethodByFingerprint: (organizationId: string, fingerprint: string, createdAt: string, token: string) => ({
+    gsi7pk: `FP#${organizationId}#${fingerprint}`,
+    gsi7sk: `${createdAt}#${token}`,
+  }),
+  /**
+   * The paymethods holding one fingerprint within one duplicate scope (a customer, or a
+   * location's or the organization's paymethods without a customer), as a string set
+   * `tokens`: written in the same transaction as every create, move, delete and number
+   * change, so a create with fail_on_duplicate can refuse atomically.
+   */
+  duplicateScope: (organizationId: string, scope: string, fingerprint: string) => ({ pk: `DUP#${organizationId}#${scope}#${fingerprint}`, sk: 'DUP' }),
   /** One item per customer naming its default paymethod; its existence is the "has a default" lock. */
   customerDefault: (organizationId: string, customerToken: string) => ({ pk: `CST#${organizationId}#${customerToken}`, sk: 'DEFAULT' }),
 

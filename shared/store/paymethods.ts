@@ -5,6 +5,7 @@ import { commitWrite } from '#shared/aws/outcome.ts';
 import type { CardChange, CardUpdates, StoredCard, UpdateSource } from '#shared/domain/account-updater/ports.ts';
 import { Conflict } from '#shared/domain/errors.ts';
 import type { IdempotencyCompletion } from '#shared/domain/idempotency.ts';
+import { fingerprintOf } from '#shared/domain/paymethods/fingerprints.ts';
 import type { Paymethod } from '#shared/domain/paymethods/model.ts';
 import type { NewPaymethod, Page, PageRequest, PaymethodQuery, PaymethodRepository } from '#shared/domain/paymethods/ports.ts';
 import type { SealedSecret } from '#shared/domain/vault.ts';
@@ -27,10 +28,12 @@ const BATCH_GET_KEYS = 100;
 const MAX_WRITE_ATTEMPTS = 3;
 
 /** Every index key (table and GSIs) a paymethod item carries, derived from the record alone. */
-export function paymethodItemKeys(record: Pick<Paymethod, 'paymethod_token' | 'organization_id' | 'location_id' | 'customer_token' | 'customer_id' | 'created_at' | 'card'>): Item {
+export function paymethodItemKeys(record: Pick<Paymethod, 'paymethod_token' | 'organization_id' | 'location_id' | 'customer_token' | 'customer_id' | 'created_at' | 'card' | 'echeck'>): Item {
   const { paymethod_token: token, organization_id: org, location_id: loc, customer_token: cst, customer_id: cid, created_at: created } = record;
   const auDate = record.card?.au_updated_date;
+  const fingerprint = fingerprintOf(record);
   return {
+    ...(fingerprint ? keys.paymethodByFingerprint(org, fingerprint, created, token) : {}),
     ...keys.paymethod(token),
     ...keys.paymethodByOrganization(org, created, token),
     ...(loc ? keys.paymethodByLocation(org, loc, created, token) : {}),
@@ -44,6 +47,42 @@ export function paymethodItemKeys(record: Pick<Paymethod, 'paymethod_token' | 'o
 /** The full item as stored; exported only for tests and benchmarks that seed tables in bulk with the real layout. */
 export function paymethodItem(record: Paymethod, secret: SealedSecret | undefined): Item {
   return { ...paymethodItemKeys(record), entity: PAYMETHOD_ENTITY, ...record, ...(secret ? { [SECRET_ATTRIBUTE]: secret } : {}) };
+}
+
+type ScopedRecord = Pick<Paymethod, 'paymethod_token' | 'organization_id' | 'location_id' | 'customer_token' | 'card' | 'echeck'>;
+
+/** A record's duplicate scope: its customer, else its location's (or, locationless, the organization's) paymethods without a customer. */
+export function duplicateScopeOf(record: Pick<Paymethod, 'location_id' | 'customer_token'>): string {
+  if (record.customer_token) return `CST#${record.customer_token}`;
+  return record.location_id ? `LOC#${record.location_id}` : 'ORG';
+}
+
+/**
+ * Adds the record to (or removes it from) the set of paymethods holding its fingerprint
+ * in its duplicate scope; undefined for records without a fingerprint (vendors, or
+ * records the backfill has not reached, which are in no set yet). `refuseIfTaken` makes
+ * the write fail when the set already has a member: the atomic duplicate check.
+ */
+export function duplicateScopeWrite(tableName: string, record: ScopedRecord, change: 'ADD' | 'DELETE', refuseIfTaken = false): TransactItem | undefined {
+  const fingerprint = fingerprintOf(record);
+  if (!fingerprint) return undefined;
+  return {
+    Update: {
+      TableName: tableName,
+      Key: keys.duplicateScope(record.organization_id, duplicateScopeOf(record), fingerprint),
+      UpdateExpression: `${change} #tokens :token`,
+      ...(refuseIfTaken ? { ConditionExpression: 'attribute_not_exists(#tokens)' } : {}),
+      ExpressionAttributeNames: { '#tokens': 'tokens' },
+      ExpressionAttributeValues: { ':token': new Set([record.paymethod_token]) },
+    },
+  };
+}
+
+/** The writes that move a record from one duplicate scope or fingerprint to another; none when neither changes. */
+export function duplicateScopeMove(tableName: string, before: ScopedRecord, after: ScopedRecord): TransactItem[] {
+  const same = duplicateScopeOf(before) === duplicateScopeOf(after) && fingerprintOf(before) === fingerprintOf(after);
+  if (same) return [];
+  return [duplicateScopeWrite(tableName, before, 'DELETE'), duplicateScopeWrite(tableName, after, 'ADD')].filter((item): item is TransactItem => item !== undefined);
 }
 
 
@@ -80,6 +119,12 @@ export function planQuery(query: PaymethodQuery): QueryPlan {
     ...range,
   });
   const type: Array<[string, string | undefined]> = [['paymethod_type', query.paymethodType]];
+  // The fingerprint's partition is the narrowest; on other indexes it filters on its own index key.
+  const byFingerprint = query.fingerprint === undefined ? undefined : keys.paymethodByFingerprint(org, query.fingerprint, '', '').gsi7pk;
+  if (byFingerprint !== undefined && query.auUpdatedFrom === undefined && query.auUpdatedTo === undefined) {
+    return plan('gsi7', byFingerprint, extra([['location_id', query.locationId], ['customer_token', query.customerToken], ['customer_id', query.customerId], ...type]));
+  }
+  if (byFingerprint !== undefined) type.push(['gsi7pk', byFingerprint]);
   if (query.auUpdatedFrom !== undefined || query.auUpdatedTo !== undefined) {
     // Stored dates are full ISO instants; "\uffff" makes the end second inclusive of its milliseconds.
     const range = { from: query.auUpdatedFrom, to: query.auUpdatedTo === undefined ? undefined : `${query.auUpdatedTo}\uffff` };
@@ -94,6 +139,11 @@ export function planQuery(query: PaymethodQuery): QueryPlan {
   if (query.customerId) return plan('gsi6', keys.paymethodByCustomerId(org, query.customerId, '', '').gsi6pk, extra([['location_id', query.locationId], ...type]));
   if (query.locationId) return plan('gsi8', keys.paymethodByLocation(org, query.locationId, '', '').gsi8pk, extra(type));
   return plan('gsi9', keys.paymethodByOrganization(org, '', '').gsi9pk, extra(type));
+}
+
+function duplicatePaymethod(record: Paymethod, existing: string): Conflict {
+  const field = `${record.card ? 'card' : 'echeck'}.account_number`;
+  return new Conflict('DUPLICATE_PAYMETHOD', `duplicate of paymethod ${existing}`, [{ field, message: `is already on file as paymethod ${existing}` }]);
 }
 
 export class DynamoPaymethodStore implements PaymethodRepository, CardUpdates {
@@ -114,7 +164,7 @@ export class DynamoPaymethodStore implements PaymethodRepository, CardUpdates {
   async create(
     record: NewPaymethod,
     secret: SealedSecret | undefined,
-    options: { consumeOneTimeToken?: string; now: Date; completion?: IdempotencyCompletion<Paymethod> },
+    options: { consumeOneTimeToken?: string; now: Date; completion?: IdempotencyCompletion<Paymethod>; failOnDuplicate?: boolean },
   ): Promise<Paymethod> {
     for (let attempt = 1; ; attempt += 1) {
       const transaction: TransactItem[] = [];
@@ -131,6 +181,9 @@ export class DynamoPaymethodStore implements PaymethodRepository, CardUpdates {
       }
       const paymethod: Paymethod = { ...record, is_default: isDefault, version: 1 };
       transaction.push({ Put: { TableName: this.tableName, Item: paymethodItem(paymethod, secret), ConditionExpression: 'attribute_not_exists(pk)' } });
+      const duplicateIndex = transaction.length;
+      const membership = duplicateScopeWrite(this.tableName, paymethod, 'ADD', options.failOnDuplicate === true);
+      if (membership) transaction.push(membership);
       const ottIndex = transaction.length;
       if (options.consumeOneTimeToken) {
         transaction.push({
@@ -152,6 +205,10 @@ export class DynamoPaymethodStore implements PaymethodRepository, CardUpdates {
         return paymethod;
       }
       if (completion && outcome[idempotencyIndex] === 'ConditionalCheckFailed') throw idempotencyKeyLost();
+      if (membership && outcome[duplicateIndex] === 'ConditionalCheckFailed') {
+        const existing = await this.duplicateOf(paymethod);
+        if (existing) throw duplicatePaymethod(paymethod, existing);
+      }
       if (options.consumeOneTimeToken && outcome[ottIndex] === 'ConditionalCheckFailed') {
         throw new Conflict('ONE_TIME_TOKEN_USED', 'the one-time token has already been used');
       }
@@ -170,6 +227,7 @@ export class DynamoPaymethodStore implements PaymethodRepository, CardUpdates {
         transaction.push(...joined.items);
         updated = { ...updated, is_default: joined.isDefault };
       }
+      transaction.push(...duplicateScopeMove(this.tableName, current, updated));
       const ownIndex = transaction.length;
       transaction.push({ Update: this.overwrite(current, updated) });
       const outcome = await this.transact(transaction);
@@ -182,6 +240,8 @@ export class DynamoPaymethodStore implements PaymethodRepository, CardUpdates {
   async delete(current: Paymethod): Promise<void> {
     for (let attempt = 1; ; attempt += 1) {
       const transaction = await this.leaveCustomer(current);
+      const membership = duplicateScopeWrite(this.tableName, current, 'DELETE');
+      if (membership) transaction.push(membership);
       const ownIndex = transaction.length;
       transaction.push({
         Delete: { TableName: this.tableName, Key: keys.paymethod(current.paymethod_token), ConditionExpression: '#version = :version', ExpressionAttributeNames: { '#version': 'version' }, ExpressionAttributeValues: { ':version': current.version } },
@@ -255,25 +315,35 @@ export class DynamoPaymethodStore implements PaymethodRepository, CardUpdates {
       ...(secret ? { [SECRET_ATTRIBUTE]: secret } : {}),
       ...keys.paymethodAuByOrganization(current.organization_id, card.au_updated_date!, current.paymethod_token),
       ...(current.location_id ? keys.paymethodAuByLocation(current.organization_id, current.location_id, card.au_updated_date!, current.paymethod_token) : {}),
+      // A new number's fingerprint moves its filter key with it.
+      ...(card.fingerprint ? keys.paymethodByFingerprint(current.organization_id, card.fingerprint, current.created_at, current.paymethod_token) : {}),
     };
+    // Only a new number changes the fingerprint; then its duplicate scope entries move in the same
+    // commit (one transaction instead of one UpdateItem, for those rows only).
+    const fingerprintMove = duplicateScopeMove(this.tableName, current, next);
     const sets = Object.entries(attributes).map(([name, value], index) => {
       names[`#s${index}`] = name;
       values[`:s${index}`] = value;
       return `#s${index} = :s${index}`;
     });
+    const update = {
+      TableName: this.tableName,
+      Key: keys.paymethod(current.paymethod_token),
+      // Never a list key: the location and organization lists (gsi8/gsi9) project nothing this write
+      // changes, so it writes no entry of theirs; an item from before they existed leaves gsi1/gsi2 here.
+      UpdateExpression: `SET ${sets.join(', ')} REMOVE ${LEGACY_PAYMETHOD_LIST_KEY_ATTRIBUTES.join(', ')}`,
+      ConditionExpression: '#version = :expected AND #type = :card',
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: values,
+    };
+    if (fingerprintMove.length > 0) {
+      const outcome = await this.transact([{ Update: update }, ...fingerprintMove]);
+      if (outcome === 'ok') return 'applied';
+      if (outcome.some((code) => code === 'ConditionalCheckFailed' || code === 'TransactionConflict')) return 'conflict';
+      throw new Error(`Account Updater write cancelled: ${outcome.join(', ')}`);
+    }
     try {
-      await this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: keys.paymethod(current.paymethod_token),
-          // Never a list key: the location and organization lists (gsi8/gsi9) project nothing this write
-          // changes, so it writes no entry of theirs; an item from before they existed leaves gsi1/gsi2 here.
-          UpdateExpression: `SET ${sets.join(', ')} REMOVE ${LEGACY_PAYMETHOD_LIST_KEY_ATTRIBUTES.join(', ')}`,
-          ConditionExpression: '#version = :expected AND #type = :card',
-          ExpressionAttributeNames: names,
-          ExpressionAttributeValues: values,
-        }),
-      );
+      await this.client.send(new UpdateCommand(update));
       return 'applied';
     } catch (error) {
       if (isConditionFailure(error)) return 'conflict';
@@ -449,6 +519,14 @@ export class DynamoPaymethodStore implements PaymethodRepository, CardUpdates {
       items: [{ Put: { TableName: this.tableName, Item: { ...pointer, paymethod_token: record.paymethod_token }, ConditionExpression: 'attribute_not_exists(pk)' } }],
       isDefault: true,
     };
+  }
+
+  /** A paymethod already holding `record`'s fingerprint in its duplicate scope (strongly consistent), if any. */
+  private async duplicateOf(record: Paymethod): Promise<string | undefined> {
+    const fingerprint = fingerprintOf(record) as string;
+    const item = await this.getItem(keys.duplicateScope(record.organization_id, duplicateScopeOf(record), fingerprint), true);
+    const tokens = [...((item?.tokens as Set<string> | undefined) ?? [])].sort();
+    return tokens[0];
   }
 
   /** The customer's newest paymethod other than `current`: the next default by the documented rule. */

@@ -33,6 +33,8 @@ export const GLOBAL_SECONDARY_INDEXES = [
   { indexName: 'gsi4', partitionKey: 'gsi4pk', sortKey: 'gsi4sk', projection: 'ALL' },
   { indexName: 'gsi5', partitionKey: 'gsi5pk', sortKey: 'gsi5sk', projection: 'ALL' },
   { indexName: 'gsi6', partitionKey: 'gsi6pk', sortKey: 'gsi6sk', projection: 'ALL' },
+  // Sparse: card and echeck paymethods that carry a fingerprint, one partition per organization and fingerprint.
+  { indexName: 'gsi7', partitionKey: 'gsi7pk', sortKey: 'gsi7sk', projection: 'ALL' },
   // Paymethod lists of a location and of an organization: keys and immutable members only.
   { indexName: 'gsi8', partitionKey: 'gsi8pk', sortKey: 'gsi8sk', projection: PAYMETHOD_LIST_PROJECTION },
   { indexName: 'gsi9', partitionKey: 'gsi9pk', sortKey: 'gsi9sk', projection: PAYMETHOD_LIST_PROJECTION },

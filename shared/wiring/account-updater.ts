@@ -1,5 +1,6 @@
 import { dynamo } from '#shared/aws/dynamodb.ts';
 import { kms } from '#shared/aws/kms.ts';
+import { KmsFingerprinter } from '#shared/aws/kms-fingerprints.ts';
 import { KmsVault } from '#shared/aws/kms-vault.ts';
 import { S3BatchResults, S3ReportWriter } from '#shared/aws/reports.ts';
 import { s3 } from '#shared/aws/s3.ts';
@@ -18,11 +19,18 @@ import { once } from './once.ts';
 const accountUpdaterStore = /* @__PURE__ */ once(() => new DynamoAccountUpdaterStore(dynamo, config.tableName));
 const cards = /* @__PURE__ */ once(() => new DynamoPaymethodStore(dynamo, config.tableName));
 const vault = /* @__PURE__ */ once(() => new KmsVault(kms, config.vaultKeyId));
+const fingerprinter = /* @__PURE__ */ once(() => new KmsFingerprinter(kms, config.fingerprintKeyId));
 const batchResults = /* @__PURE__ */ once(() => new S3BatchResults(s3, config.reportsBucket));
 const reports = /* @__PURE__ */ once(() => new S3ReportWriter(s3, config.reportsBucket));
 
 export const clock = (): Date => new Date();
 
-export const batchDeps = (): BatchDeps & { results: S3BatchResults } => ({ cards: cards(), log: accountUpdaterStore(), vault: vault(), results: batchResults() });
+export const batchDeps = (): BatchDeps & { results: S3BatchResults } => ({
+  cards: cards(),
+  log: accountUpdaterStore(),
+  vault: vault(),
+  fingerprinter: fingerprinter(),
+  results: batchResults(),
+});
 export const mergeDeps = () => ({ results: batchResults(), reports: reports() });
 export const exportDeps = () => ({ history: accountUpdaterStore(), reports: reports() });

@@ -1,8 +1,10 @@
 import { dynamo } from '#shared/aws/dynamodb.ts';
 import { kms } from '#shared/aws/kms.ts';
+import { KmsFingerprinter } from '#shared/aws/kms-fingerprints.ts';
 import { KmsVault } from '#shared/aws/kms-vault.ts';
 import { PaypalBillingAgreements, paypalCredentials } from '#shared/aws/paypal.ts';
 import { config } from '#shared/config.ts';
+import type { Fingerprinter } from '#shared/domain/paymethods/fingerprints.ts';
 import type { BillingAgreements } from '#shared/domain/paymethods/ports.ts';
 import type { Vault } from '#shared/domain/vault.ts';
 import { DynamoOneTimeTokenStore } from '#shared/store/one-time-tokens.ts';
@@ -15,6 +17,7 @@ export { idempotencyStore } from './idempotency.ts';
 export const paymethodStore = /* @__PURE__ */ once(() => new DynamoPaymethodStore(dynamo, config.tableName));
 export const oneTimeTokenStore = /* @__PURE__ */ once(() => new DynamoOneTimeTokenStore(dynamo, config.tableName));
 export const vault = /* @__PURE__ */ once((): Vault => new KmsVault(kms, config.vaultKeyId));
+export const fingerprinter = /* @__PURE__ */ once((): Fingerprinter => new KmsFingerprinter(kms, config.fingerprintKeyId));
 export const billingAgreements = /* @__PURE__ */ once(
   (): BillingAgreements => new PaypalBillingAgreements({ apiUrl: config.paypalApiUrl, credentials: paypalCredentials(config.paypalCredentials) }),
 );
@@ -26,8 +29,9 @@ export const createDeps = () => ({
   paymethods: paymethodStore(),
   oneTimeTokens: oneTimeTokenStore(),
   vault: vault(),
+  fingerprinter: fingerprinter(),
   billingAgreements: billingAgreements(),
   organizations: organizationStore(),
   clock,
 });
-export const mintDeps = () => ({ oneTimeTokens: oneTimeTokenStore(), vault: vault(), clock });
+export const mintDeps = () => ({ oneTimeTokens: oneTimeTokenStore(), vault: vault(), fingerprinter: fingerprinter(), clock });

@@ -19,8 +19,9 @@ function synthesize(context: Record<string, unknown> = {}): Template {
   const stack = new Stack(app, 'AccountUpdaterTest');
   const table = new Table(stack, 'Table', { partitionKey: { name: 'pk', type: AttributeType.STRING }, sortKey: { name: 'sk', type: AttributeType.STRING } });
   const vaultKey = new Key(stack, 'VaultKey');
+  const fingerprintKey = new Key(stack, 'FingerprintKey');
   const accessLogs = new Bucket(stack, 'AccessLogs');
-  new AccountUpdater(stack, 'AccountUpdater', { environment: settings('dev'), projectRoot, functionsDir, table, vaultKey, accessLogs });
+  new AccountUpdater(stack, 'AccountUpdater', { environment: settings('dev'), projectRoot, functionsDir, table, vaultKey, fingerprintKey, accessLogs });
   return Template.fromStack(stack);
 }
 
@@ -84,7 +85,7 @@ describe('AccountUpdater construct', () => {
     for (const id of [check, chunk, merge]) expect(functions[id]!.Properties).toMatchObject({ Runtime: 'nodejs24.x', Architectures: ['arm64'], Timeout: 300, MemorySize: 1024 });
     expect(functions[exporter]!.Properties).toMatchObject({ Timeout: 900, MemorySize: 1024 });
     const common = ['ENVIRONMENT_NAME', 'POWERTOOLS_METRICS_NAMESPACE', 'POWERTOOLS_SERVICE_NAME', 'REPORTS_BUCKET', 'TABLE_NAME'];
-    expect(Object.keys(environmentOf(template, chunk)).sort()).toEqual([...common, 'VAULT_KEY_ID'].sort());
+    expect(Object.keys(environmentOf(template, chunk)).sort()).toEqual([...common, 'FINGERPRINT_KEY_ID', 'VAULT_KEY_ID'].sort());
     for (const id of [check, merge, exporter]) expect(Object.keys(environmentOf(template, id)).sort()).toEqual(common);
   });
 
@@ -93,6 +94,12 @@ describe('AccountUpdater construct', () => {
     expect(actionsOf(onVault)).toEqual(['kms:Decrypt', 'kms:GenerateDataKey']);
     for (const statement of onVault) expect(statement.Condition).toEqual({ StringEquals: { 'kms:EncryptionContext:purpose': 'paymethod-vault' } });
     for (const id of [check, merge, exporter]) expect(roleStatements(template, id).filter((statement) => mentions(statement, vaultKey))).toEqual([]);
+  });
+
+  it('lets only the chunk function fingerprint new numbers (GenerateMac on the fingerprint key)', () => {
+    const fingerprintKey = idOf(template, 'AWS::KMS::Key', 'FingerprintKey');
+    expect(actionsOf(roleStatements(template, chunk).filter((statement) => mentions(statement, fingerprintKey)))).toEqual(['kms:GenerateMac']);
+    for (const id of [check, merge, exporter]) expect(roleStatements(template, id).filter((statement) => mentions(statement, fingerprintKey))).toEqual([]);
   });
 
   it('grants table, bucket and reports-key actions per function, S3 scoped to its prefixes', () => {

@@ -1,6 +1,7 @@
 import { API_FUNCTION_TIMEOUT_SECONDS } from '#shared/aws/deadline.ts';
 import { streamTriggers } from '#shared/events.ts';
 import { GLOBAL_SECONDARY_INDEXES } from '#shared/store/table.ts';
+import { accessFor } from '#shared/function-environment.ts';
 import { Match } from 'aws-cdk-lib/assertions';
 import type { Template } from 'aws-cdk-lib/assertions';
 import { fileURLToPath } from 'node:url';
@@ -108,9 +109,14 @@ describe('PaymentsApiStack (fixture routes, dev)', () => {
     });
   });
 
-  it('has a rotating vault key, a non-rotating HMAC key for credentials and a rotating alarm topic key', () => {
+  it('has a rotating vault key, non-rotating HMAC keys for credentials and fingerprints, and a rotating alarm topic key', () => {
     // Plus the Account Updater's reports key (test/infra/account-updater.test.ts).
-    template.resourceCountIs('AWS::KMS::Key', 4);
+    template.resourceCountIs('AWS::KMS::Key', 5);
+    const hmacKeys = Object.values(resourcesOfType(template, 'AWS::KMS::Key')).filter((key) => key.Properties?.KeySpec === 'HMAC_256');
+    const descriptions = hmacKeys.map((key) => String(key.Properties?.Description));
+    expect(descriptions).toHaveLength(2);
+    expect(descriptions.some((description) => description.includes('keyed hash of API secure keys'))).toBe(true);
+    expect(descriptions.some((description) => description.includes('paymethod fingerprint key'))).toBe(true);
     for (const id of [vaultKeyId(template), topicKeyId(template)]) {
       expect(resourcesOfType(template, 'AWS::KMS::Key')[id]!.Properties).toMatchObject({ EnableKeyRotation: true });
     }
@@ -267,7 +273,8 @@ describe('PaymentsApiStack (fixture routes, dev)', () => {
     const table = refTo(template, 'AWS::DynamoDB::Table');
     for (const route of fixtureRoutes) {
       const variables = environmentOf(template, routeFunctionId(template, route));
-      expect(variables.TABLE_NAME, route.handler).toEqual(table);
+      // A public route without table access (the fixture's status route) gets no table name.
+      expect(variables.TABLE_NAME, route.handler).toEqual(accessFor(route).table ? table : undefined);
       expect('DOCUMENTS_BUCKET' in variables, route.handler).toBe(Boolean(route.access.documents));
       expect('VAULT_KEY_ID' in variables, route.handler).toBe(Boolean(route.access.vault));
     }
@@ -356,7 +363,7 @@ describe('PaymentsApiStack (fixture routes, dev)', () => {
   it('outputs what the CLIs need, without exports', () => {
     const outputs = template.toJSON().Outputs as Record<string, { Value: unknown; Export?: unknown }>;
     expect(Object.keys(outputs).sort()).toEqual([
-      'AlarmTopicArn', 'ApiUrl', 'CredentialMacKeyId', 'DashboardName', 'DocumentsBucketName', 'EnvironmentName', 'EventBusArn', 'EventBusName', 'PaypalSecretArn', 'ReportsBucketName', 'RestApiId', 'StageName', 'TableName', 'VaultKeyId',
+      'AlarmTopicArn', 'ApiUrl', 'CredentialMacKeyId', 'DashboardName', 'DocumentsBucketName', 'EnvironmentName', 'EventBusArn', 'EventBusName', 'FingerprintKeyId', 'PaypalSecretArn', 'ReportsBucketName', 'RestApiId', 'StageName', 'TableName', 'VaultKeyId',
     ]);
     expect(Object.values(outputs).every((output) => output.Export === undefined)).toBe(true);
     expect(outputs.EnvironmentName!.Value).toBe('sandbox');
@@ -468,5 +475,6 @@ function expectedActions(route: (typeof routes)[number]): string[] {
     ...(access.documents ?? []).flatMap((usage) => documentActions[usage]!),
     ...(access.paypal ? ['secretsmanager:DescribeSecret', 'secretsmanager:GetSecretValue'] : []),
     ...(access.pageBoundaries ? ['dynamodb:BatchWriteItem'] : []),
+    ...(access.fingerprint ? ['kms:GenerateMac'] : []),
   ])].sort();
 }

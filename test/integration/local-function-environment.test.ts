@@ -22,6 +22,7 @@ const resources = {
   vaultKeyId: 'arn:aws:kms:us-east-1:000000000000:key/vault',
   documentsBucket: 'documents-test',
   credentialMacKeyId: 'arn:aws:kms:us-east-1:000000000000:key/mac',
+  fingerprintKeyId: 'arn:aws:kms:us-east-1:000000000000:key/fingerprint',
   reportsBucket: 'reports-test',
   eventBusName: 'events-test',
   paypal: { apiUrl: 'http://127.0.0.1:9', credentials: { clientId: 'id', clientSecret: 'secret' } },

@@ -23,6 +23,7 @@ describe('create paymethods', () => {
       expire_month: 12,
       expire_year: 2031,
       procurement_card: true,
+      fingerprint: expect.stringMatching(/^fp_[A-Za-z0-9_-]{43}$/),
     });
     const self = `${locationPath(ORG, loc)}/paymethods/${body.paymethod_token}`;
     expect(links.self).toMatch(new RegExp(`^http://localhost:\\d+${self}$`));
@@ -45,6 +46,7 @@ describe('create paymethods', () => {
       account_type: 'checking',
       sec_code: 'WEB',
       item_description: 'rent',
+      fingerprint: expect.stringMatching(/^fp_[A-Za-z0-9_-]{43}$/),
     });
     expect(answer.text).not.toContain(ECHECK_NUMBER);
   });

@@ -1,4 +1,4 @@
-import { GenerateDataKeyCommand, KMSClient } from '@aws-sdk/client-kms';
+import { GenerateDataKeyCommand, GenerateMacCommand, KMSClient } from '@aws-sdk/client-kms';
 import { DynamoDBDocumentClient, GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -27,6 +27,7 @@ describe('create when DynamoDB fails after encryption', () => {
     dynamo.on(GetCommand).resolves({});
     const throttled = Object.assign(new Error('Throughput exceeds the current capacity'), { name: 'ProvisionedThroughputExceededException', $metadata: { httpStatusCode: 400 } });
     dynamo.on(TransactWriteCommand).rejects(throttled);
+    kms.on(GenerateMacCommand).resolves({ Mac: new Uint8Array(32).fill(3) });
     kms.on(GenerateDataKeyCommand).resolves({ Plaintext: new Uint8Array(32).fill(7), CiphertextBlob: new Uint8Array(64).fill(1), KeyId: 'arn:aws:kms:us-east-1:000000000000:key/test' });
 
     const { handler } = await import('#functions/paymethods-create-customer.ts');

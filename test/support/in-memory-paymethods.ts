@@ -5,6 +5,8 @@
  * check the version) so the use cases can be exercised without DynamoDB; the
  * DynamoDB adapters themselves are tested against DynamoDB Local.
  */
+import { createHmac, randomBytes } from 'node:crypto';
+import type { AccountIdentity, Fingerprinter } from '#shared/domain/paymethods/fingerprints.ts';
 import { Conflict, InvalidRequest } from '#shared/domain/errors.ts';
 import type { OneTimeToken, Paymethod } from '#shared/domain/paymethods/model.ts';
 import type { BillingAgreements, NewPaymethod, OneTimeTokenRepository, Page, PageRequest, PaymethodQuery, PaymethodRepository } from '#shared/domain/paymethods/ports.ts';
@@ -151,12 +153,24 @@ export class InMemoryOrganizations implements OrganizationStore {
 }
 
 /** Every port of the paymethod use cases, wired together, with a clock the test controls. */
+/** Fingerprints shaped like the KMS adapter's: HMAC-SHA-256 under a per-organization key derived from a test key. */
+export class InMemoryFingerprinter implements Fingerprinter {
+  private readonly key = randomBytes(32);
+
+  async fingerprint(organizationId: string, account: AccountIdentity): Promise<string> {
+    const organizationKey = createHmac('sha256', this.key).update(organizationId).digest();
+    const message = account.kind === 'card' ? `card|${account.accountNumber}` : `echeck|${account.routingNumber}|${account.accountNumber}`;
+    return `fp_${createHmac('sha256', organizationKey).update(message).digest('base64url')}`;
+  }
+}
+
 export function inMemoryPaymethodDeps(clock: () => Date) {
   const oneTimeTokens = new InMemoryOneTimeTokens();
   return {
     paymethods: new InMemoryPaymethods(oneTimeTokens),
     oneTimeTokens,
     vault: new InMemoryVault(),
+    fingerprinter: new InMemoryFingerprinter(),
     billingAgreements: new InMemoryBillingAgreements(),
     organizations: new InMemoryOrganizations(),
     clock,

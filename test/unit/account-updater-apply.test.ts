@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { checkUpdateFile, readUpdateFile } from '#shared/account-updater/csv.ts';
 import type { UpdateFileSource } from '#shared/account-updater/csv.ts';
@@ -76,6 +77,8 @@ class MemoryResults implements BatchResults {
 
 const HEADER = 'paymethod_token,au_code,account_number,expire_month,expire_year';
 const vault = new FakeVault();
+/** Fingerprints shaped like the adapter's, without KMS: the number's digest under the organization. */
+const fingerprinter = { fingerprint: async (organizationId: string, account: { accountNumber: string }) => `fp_${createHash('sha256').update(`${organizationId}|${account.accountNumber}`).digest('base64url')}` };
 
 async function card(store: FakeStore, token: string, organizationId = 'org_1', extra: Partial<Paymethod['card']> = {}, type: Paymethod['paymethod_type'] = 'card') {
   const paymethod: Paymethod = {
@@ -132,7 +135,7 @@ async function run(
   // A batch whose first result is lost committed its rows, then failed before recording them (it runs again later).
   const toLose = new Set((options.loseFirstResultOf ?? []).map((index) => batches[index]));
   for (const batch of (options.order ?? ((all) => all))(batches)) {
-    const result = await applyBatch(batch, context, { cards: store, log: store, vault, concurrency: 4 });
+    const result = await applyBatch(batch, context, { cards: store, log: store, vault, fingerprinter, concurrency: 4 });
     if (toLose.delete(batch)) continue;
     await results.put(context.run_id, result);
   }

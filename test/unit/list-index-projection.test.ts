@@ -25,16 +25,27 @@ const card: Paymethod = {
   version: 3,
 };
 
-/** The attribute names an Account Updater write sets or removes, read from the UpdateItem the store sends. */
-async function attributesTheAccountUpdaterWrites(): Promise<{ set: string[]; removed: string[] }> {
-  const sent: Array<{ UpdateExpression: string; ExpressionAttributeNames: Record<string, string> }> = [];
-  const client = { send: async (command: { input: (typeof sent)[number] }) => (sent.push(command.input), {}) } as unknown as DynamoDBDocumentClient;
-  const store = new DynamoPaymethodStore(client, 'table');
-  const updated = { ...card.card!, last_4_account_number: '4242', masked_account_number: '****4242', expire_year: 2033, au_code: 'new' as const, au_description: 'New account number', au_updated_date: '2026-05-01T00:00:00.000Z' };
+type Update = { Key: Record<string, unknown>; UpdateExpression: string; ExpressionAttributeNames: Record<string, string> };
+
+/**
+ * The attribute names an Account Updater write sets or removes on the card, read from the
+ * UpdateItem the store sends (alone, or inside the transaction a new fingerprint needs).
+ */
+async function attributesTheAccountUpdaterWrites(fingerprints?: { before: string; after: string }): Promise<{ set: string[]; removed: string[] }> {
+  const sent: Update[] = [];
+  const send = async (command: { input: Update | { TransactItems: Array<{ Update?: Update }> } }) => {
+    const { input } = command;
+    if ('TransactItems' in input) sent.push(...input.TransactItems.flatMap((item) => (item.Update && item.Update.Key.pk === `MTH#${card.paymethod_token}` ? [item.Update] : [])));
+    else sent.push(input);
+    return {};
+  };
+  const store = new DynamoPaymethodStore({ send } as unknown as DynamoDBDocumentClient, 'table');
+  const current = fingerprints ? { ...card, card: { ...card.card!, fingerprint: fingerprints.before } } : card;
+  const updated = { ...current.card!, last_4_account_number: '4242', masked_account_number: '****4242', expire_year: 2033, au_code: 'new' as const, au_description: 'New account number', au_updated_date: '2026-05-01T00:00:00.000Z', ...(fingerprints ? { fingerprint: fingerprints.after } : {}) };
   const secret = { v: 1 as const, key_id: 'key', encrypted_data_key: new Uint8Array(4), iv: new Uint8Array(12), ciphertext: new Uint8Array(16), tag: new Uint8Array(16) };
-  expect(await store.applyAccountUpdate({ current: card, card: updated, secret, source: { file_id: 'f', line: 2, run_id: 'r', before: { card: card.card! } } })).toBe('applied');
+  expect(await store.applyAccountUpdate({ current, card: updated, secret, source: { file_id: 'f', line: 2, run_id: 'r', before: { card: current.card! } } })).toBe('applied');
   expect(sent).toHaveLength(1);
-  const [{ UpdateExpression: expression, ExpressionAttributeNames: names }] = sent as [(typeof sent)[number]];
+  const [{ UpdateExpression: expression, ExpressionAttributeNames: names }] = sent as [Update];
   const [setClause = '', removeClause = ''] = expression.replace(/^SET /, '').split(' REMOVE ');
   const nameOf = (term: string) => names[term.trim()] ?? term.trim();
   return {
@@ -51,8 +62,11 @@ describe('paymethod list indexes', () => {
     for (const name of listIndexes) expect(indexProjection(name), name).not.toBe('ALL');
   });
 
-  it('hold no attribute and no key the Account Updater writes', async () => {
-    const { set, removed } = await attributesTheAccountUpdaterWrites();
+  it.each([
+    ['a card without a fingerprint (one UpdateItem)', undefined],
+    ['a new number that moves the fingerprint (a transaction)', { before: 'fp_before', after: 'fp_after' }],
+  ])('hold no attribute and no key the Account Updater writes: %s', async (_case, fingerprints) => {
+    const { set, removed } = await attributesTheAccountUpdaterWrites(fingerprints);
     expect(set).toEqual(expect.arrayContaining(['card', 'version', 'updated_at', 'vault']));
     for (const name of listIndexes) {
       const index = GLOBAL_SECONDARY_INDEXES.find((candidate) => candidate.indexName === name)!;

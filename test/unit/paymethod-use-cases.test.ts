@@ -59,7 +59,7 @@ describe('createPaymethod', () => {
       location_id: LOC,
       label: 'Visa',
       paymethod_type: 'card',
-      card: { card_type: 'visa', name_on_card: 'Ann Lee', last_4_account_number: '1111', masked_account_number: '****1111', expire_month: 7, expire_year: 2031, procurement_card: true },
+      card: { card_type: 'visa', name_on_card: 'Ann Lee', last_4_account_number: '1111', masked_account_number: '****1111', expire_month: 7, expire_year: 2031, procurement_card: true, fingerprint: expect.stringMatching(/^fp_[A-Za-z0-9_-]{43}$/) },
       is_default: false,
       created_at: now.toISOString(),
       updated_at: now.toISOString(),
@@ -124,7 +124,7 @@ describe('one-time tokens', () => {
       organization_id: ORG,
       location_id: LOC,
       paymethod_type: 'card',
-      card: { card_type: 'visa', name_on_card: 'Ann Lee', last_4_account_number: '1111', masked_account_number: '****1111', expire_month: 7, expire_year: 2031 },
+      card: { card_type: 'visa', name_on_card: 'Ann Lee', last_4_account_number: '1111', masked_account_number: '****1111', expire_month: 7, expire_year: 2031, fingerprint: expect.stringMatching(/^fp_[A-Za-z0-9_-]{43}$/) },
       created_at: now.toISOString(),
       expires_at: new Date(now.getTime() + 60 * 60 * 1000).toISOString(),
     });
@@ -144,6 +144,8 @@ describe('one-time tokens', () => {
       expire_month: 7,
       expire_year: 2032,
       one_time_token: token,
+      // Computed again from the number (the token's own fingerprint is the same value).
+      fingerprint: (await deps.fingerprinter.fingerprint(ORG, { kind: 'card', accountNumber: '4111111111111111' })),
     });
     expect(InMemoryVault.plaintextOf(deps.paymethods.secretOf(paymethod.paymethod_token))).toBe('4111111111111111');
     expect(deps.oneTimeTokens.tokens.get(token)?.token.consumed_at).toBe(now.toISOString());

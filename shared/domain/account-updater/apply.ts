@@ -1,5 +1,6 @@
 import type { CardDetails, Paymethod } from '../paymethods/model.ts';
 import { isExpiryCurrentOrFuture, lastFour, masked } from '../paymethods/rules.ts';
+import type { Fingerprinter } from '../paymethods/fingerprints.ts';
 import type { Vault } from '../vault.ts';
 import type { AccountUpdateLog, AccountUpdateRecord, BatchResult, CardUpdates, RowNote, StoredCard, UpdateSource } from './ports.ts';
 import type { SourceRow, UpdateRow } from './rows.ts';
@@ -20,6 +21,8 @@ export interface BatchDeps {
   cards: CardUpdates;
   log: AccountUpdateLog;
   vault: Vault;
+  /** A new number gets its new fingerprint. */
+  fingerprinter: Fingerprinter;
   /** Conditional writes in flight at once within the batch (default 8; the state machine's MaxConcurrency multiplies it). */
   concurrency?: number;
 }
@@ -127,7 +130,13 @@ class Batch {
 
     // An earlier line of this file changed the card: this later line starts again from the card as it was before the file.
     const before = previous?.before ?? {
-      card: { last_4_account_number: current.last_4_account_number, masked_account_number: current.masked_account_number, expire_month: current.expire_month, expire_year: current.expire_year },
+      card: {
+        last_4_account_number: current.last_4_account_number,
+        masked_account_number: current.masked_account_number,
+        expire_month: current.expire_month,
+        expire_year: current.expire_year,
+        ...(current.fingerprint ? { fingerprint: current.fingerprint } : {}),
+      },
       ...(found.secret ? { secret: found.secret } : {}),
     };
     const month = row.expireMonth ?? before.card.expire_month;
@@ -152,6 +161,8 @@ class Batch {
       au_description: AU_CODES[row.code],
       au_updated_date: this.run.applied_at,
     };
+    // A new number is a new account: its fingerprint (and so its duplicate scope entry) changes with it.
+    if (numberChanged) card.fingerprint = await this.deps.fingerprinter.fingerprint(paymethod.organization_id, { kind: 'card', accountNumber: row.accountNumber! });
     const binding = { organizationId: paymethod.organization_id, recordToken: paymethod.paymethod_token };
     const secret = numberChanged ? await this.deps.vault.seal(row.accountNumber!, binding) : previous ? before.secret : undefined;
     await this.markMonth(paymethod.organization_id);

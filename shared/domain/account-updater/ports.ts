@@ -14,7 +14,7 @@ export interface UpdateSource {
    * token starts again from here, so the card ends as if only the last line
    * had been applied, whatever order the lines ran in.
    */
-  before: { card: Pick<CardDetails, 'last_4_account_number' | 'masked_account_number' | 'expire_month' | 'expire_year'>; secret?: SealedSecret };
+  before: { card: Pick<CardDetails, 'last_4_account_number' | 'masked_account_number' | 'expire_month' | 'expire_year' | 'fingerprint'>; secret?: SealedSecret };
   /**
    * Every line of this run that changed the card, this one last. A batch that
    * failed after committing a line loses the notes it had made; whichever batch

@@ -5,6 +5,7 @@ import { stripUndefined } from '../objects.ts';
 import type { Caller, OrganizationStore } from '../tenancy.ts';
 import { assertOrganizationAccess } from '../tenancy.ts';
 import type { SealedSecret, Vault } from '../vault.ts';
+import type { AccountIdentity, Fingerprinter } from './fingerprints.ts';
 import type { CardDetails, EcheckDetails, OneTimeToken, Paymethod } from './model.ts';
 import type { BillingAgreements, NewPaymethod, OneTimeTokenRepository, PaymethodRepository } from './ports.ts';
 import { lastFour, masked } from './rules.ts';
@@ -15,6 +16,7 @@ export interface CreatePaymethodDeps {
   paymethods: PaymethodRepository;
   oneTimeTokens: OneTimeTokenRepository;
   vault: Vault;
+  fingerprinter: Fingerprinter;
   billingAgreements: BillingAgreements;
   organizations: OrganizationStore;
   clock: () => Date;
@@ -46,6 +48,28 @@ interface Instrument {
   oneTimeToken?: string;
 }
 
+/** What identifies the instrument's account for its fingerprint; vendors have none. */
+export function accountIdentity(details: { card?: unknown; echeck?: { routing_number: string } }, accountNumber: string | undefined): AccountIdentity | undefined {
+  if (accountNumber === undefined) return undefined;
+  if (details.card) return { kind: 'card', accountNumber };
+  if (details.echeck) return { kind: 'echeck', routingNumber: details.echeck.routing_number, accountNumber };
+  return undefined;
+}
+
+/** The card or echeck with its fingerprint set (computed from the number, never taken from a token or body). */
+export async function withFingerprint<T extends { card?: CardDetails; echeck?: EcheckDetails }>(
+  details: T,
+  accountNumber: string | undefined,
+  organizationId: string,
+  fingerprinter: Fingerprinter,
+): Promise<T> {
+  const account = accountIdentity(details, accountNumber);
+  if (!account) return details;
+  const fingerprint = await fingerprinter.fingerprint(organizationId, account);
+  if (details.card) return { ...details, card: { ...details.card, fingerprint } };
+  return { ...details, echeck: { ...details.echeck!, fingerprint } };
+}
+
 interface Scope {
   organizationId: string;
   locationId?: string;
@@ -71,6 +95,7 @@ export async function createPaymethod(command: CreatePaymethodCommand, deps: Cre
   }
   const paymethodToken = newToken('mth_');
   const instrument = await resolveInstrument(input, scope, deps);
+  const details = await withFingerprint(instrument.details, instrument.accountNumber, scope.organizationId, deps.fingerprinter);
   const secret: SealedSecret | undefined =
     instrument.accountNumber === undefined ? undefined : await deps.vault.seal(instrument.accountNumber, { organizationId: scope.organizationId, recordToken: paymethodToken });
   const record: NewPaymethod = stripUndefined({
@@ -82,11 +107,16 @@ export async function createPaymethod(command: CreatePaymethodCommand, deps: Cre
     billing_address_token: input.billing_address_token,
     label: input.label,
     notes: input.notes,
-    ...instrument.details,
+    ...details,
     created_at: now.toISOString(),
     updated_at: now.toISOString(),
   });
-  return deps.paymethods.create(record, secret, { consumeOneTimeToken: instrument.oneTimeToken, now, completion: command.completion });
+  return deps.paymethods.create(record, secret, {
+    consumeOneTimeToken: instrument.oneTimeToken,
+    now,
+    completion: command.completion,
+    failOnDuplicate: input.fail_on_duplicate === true,
+  });
 }
 
 function parseCommand(command: CreatePaymethodCommand, now: Date): { input: PaymethodCreate; scope: Scope } {

@@ -20,6 +20,8 @@ export interface CardDetails {
   au_code?: string;
   au_description?: string;
   au_updated_date?: string;
+  /** Keyed hash of the number (fingerprints.ts): equal for equal numbers within the organization only. */
+  fingerprint?: string;
 }
 
 export interface EcheckDetails {
@@ -31,6 +33,8 @@ export interface EcheckDetails {
   sec_code: SecCode;
   item_description?: string;
   one_time_token?: string;
+  /** Keyed hash of routing and account number: equal for the same account within the organization only. */
+  fingerprint?: string;
 }
 
 export interface VendorDetails {

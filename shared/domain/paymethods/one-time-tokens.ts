@@ -1,7 +1,8 @@
 import type { IdempotencyCompletion } from '../idempotency.ts';
 import { newToken } from '../ids.ts';
 import type { Vault } from '../vault.ts';
-import { cardDetails, echeckDetails } from './create.ts';
+import { cardDetails, echeckDetails, withFingerprint } from './create.ts';
+import type { Fingerprinter } from './fingerprints.ts';
 import type { OneTimeToken } from './model.ts';
 import type { OneTimeTokenRepository } from './ports.ts';
 import { oneTimeTokenSchema, parseBody } from './validation.ts';
@@ -12,6 +13,7 @@ export const ONE_TIME_TOKEN_LIFETIME_MS = 60 * 60 * 1000;
 export interface MintOneTimeTokenDeps {
   oneTimeTokens: OneTimeTokenRepository;
   vault: Vault;
+  fingerprinter: Fingerprinter;
   clock: () => Date;
 }
 
@@ -32,7 +34,12 @@ export async function mintOneTimeToken(
     one_time_token: token,
     organization_id: command.organizationId,
     location_id: command.locationId,
-    ...(input.instrument === 'card' ? { paymethod_type: 'card', card: cardDetails(input.card) } : { paymethod_type: 'echeck', echeck: echeckDetails(input.echeck) }),
+    ...(await withFingerprint(
+      input.instrument === 'card' ? { paymethod_type: 'card' as const, card: cardDetails(input.card) } : { paymethod_type: 'echeck' as const, echeck: echeckDetails(input.echeck) },
+      accountNumber,
+      command.organizationId,
+      deps.fingerprinter,
+    )),
     created_at: now.toISOString(),
     expires_at: new Date(now.getTime() + ONE_TIME_TOKEN_LIFETIME_MS).toISOString(),
   };

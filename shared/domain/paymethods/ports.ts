@@ -12,6 +12,8 @@ export interface PaymethodQuery {
   customerToken?: string;
   customerId?: string;
   paymethodType?: PaymethodType;
+  /** Only paymethods with this card or echeck fingerprint. */
+  fingerprint?: string;
   /** Account Updater range, `yyyy-mm-ddThh:mm:ss` (UTC), both ends inclusive. */
   auUpdatedFrom?: string;
   auUpdatedTo?: string;
@@ -37,11 +39,14 @@ export interface PaymethodRepository {
    * also makes it the customer's default when it is the customer's first, and
    * consumes `consumeOneTimeToken` when given (Conflict when already used),
    * and stores `completion`'s answer (OutcomeUnknown when the write may or may not have landed).
+   * With `failOnDuplicate`, Conflict DUPLICATE_PAYMETHOD when the record's duplicate scope
+   * (its customer, else its location's paymethods without a customer) already holds its
+   * fingerprint; decided in the same transaction, so of two racing creates only one succeeds.
    */
   create(
     record: NewPaymethod,
     secret: SealedSecret | undefined,
-    options: { consumeOneTimeToken?: string; now: Date; completion?: IdempotencyCompletion<Paymethod> },
+    options: { consumeOneTimeToken?: string; now: Date; completion?: IdempotencyCompletion<Paymethod>; failOnDuplicate?: boolean },
   ): Promise<Paymethod>;
   /** Writes `next` over `current` (optimistic lock on its version), keeping both customers' defaults coherent. */
   update(current: Paymethod, next: Paymethod): Promise<Paymethod>;

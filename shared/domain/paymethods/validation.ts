@@ -313,6 +313,17 @@ const commonMembers = {
   notes: z.optional(text(50, 0)),
 };
 
+/** Create-only: the duplicate check (ports.ts, PaymethodRepository.create). */
+const createOnlyMembers = {
+  fail_on_duplicate: z.optional(booleanish).check(
+    z.meta({
+      description:
+        'When true, refuse (409 DUPLICATE_PAYMETHOD) a card or echeck whose fingerprint the customer already has (without a customer: '
+        + 'the location\'s, or the organization\'s, paymethods without a customer). true or false, or the strings "true" or "false".',
+    }),
+  ),
+};
+
 const CREATE_DESCRIPTION =
   'Exactly one of card, echeck or vendor (vendors is its alias). A card needs card_type, name_on_card, account_number, expire_month and '
   + 'expire_year, and card_type must agree with the number\'s issuer prefix (and, for amex, its 15 digits); with a one_time_token it needs '
@@ -353,9 +364,9 @@ const organizationId = z.string({ error: (issue) => (issue.input === undefined ?
   z.meta({ pattern: '^org_[A-Za-z0-9_-]+$', description: 'The organization the paymethod belongs to (403 unless the caller may act on it).' }),
 );
 
-const createBody = z.strictObject({ ...commonMembers, ...instrumentMembers('accepted') }).check(exactlyOneInstrument, z.meta({ description: CREATE_DESCRIPTION }));
+const createBody = z.strictObject({ ...commonMembers, ...createOnlyMembers, ...instrumentMembers('accepted') }).check(exactlyOneInstrument, z.meta({ description: CREATE_DESCRIPTION }));
 const locationlessCreateBody = z
-  .strictObject({ organization_id: organizationId, ...commonMembers, ...instrumentMembers('refused') })
+  .strictObject({ organization_id: organizationId, ...commonMembers, ...createOnlyMembers, ...instrumentMembers('refused') })
   .check(exactlyOneInstrument, z.meta({ description: CREATE_DESCRIPTION }));
 
 /** The create body of the customer and location routes. */

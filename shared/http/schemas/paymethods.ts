@@ -1,10 +1,18 @@
 /** The shapes of the paymethod views (shared/http/paymethods.ts), for the OpenAPI document and the tests. */
 import * as z from 'zod/mini';
+import { FINGERPRINT_PATTERN } from '#shared/domain/paymethods/fingerprints.ts';
 import { ACCOUNT_TYPES, CARD_TYPES, SEC_CODES } from '#shared/domain/paymethods/rules.ts';
 import { linkSchema } from './response.ts';
 
 const lastFourSchema = z.string().check(z.regex(/^[0-9]{4}$/));
 const maskedSchema = z.string().check(z.regex(/^\*{4}[0-9]{4}$/), z.meta({ description: 'Four asterisks, then the last four digits.' }));
+const fingerprintSchema = z.optional(z.string().check(z.regex(FINGERPRINT_PATTERN))).check(
+  z.meta({
+    description:
+      'Keyed hash of the account number (echeck: routing and account number): equal for the same account within this organization, '
+      + 'unrelated in any other; at most 64 characters. Absent only on records written before fingerprints and not yet backfilled.',
+  }),
+);
 const fromOneTimeToken = z.optional(z.string()).check(z.meta({ description: 'The one-time token the paymethod was created from.' }));
 
 export const cardViewSchema = z.object({
@@ -20,6 +28,7 @@ export const cardViewSchema = z.object({
   au_code: z.optional(z.string()).check(z.meta({ description: 'Account Updater change: new, exp, cls or con.' })),
   au_description: z.optional(z.string()),
   au_updated_date: z.optional(z.string()).check(z.meta({ format: 'date-time', description: 'Time of the last Account Updater change (ISO 8601, UTC).' })),
+  fingerprint: fingerprintSchema,
 });
 
 export const echeckViewSchema = z.object({
@@ -31,6 +40,7 @@ export const echeckViewSchema = z.object({
   sec_code: z.enum(SEC_CODES),
   item_description: z.optional(z.string()),
   one_time_token: fromOneTimeToken,
+  fingerprint: fingerprintSchema,
 });
 
 export const vendorViewSchema = z.object({

@@ -1,0 +1,128 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { Paymethod } from '#shared/domain/paymethods/model.ts';
+import { call, MERCHANT, UNRELATED, useRuntimeEnvironment } from '../support/api.ts';
+import { npmScript } from '../support/cli.ts';
+import { CARD, CARD_NUMBER, customerPath, ECHECK, ECHECK_NUMBER, expectError, locationPath, OTHER_CARD_NUMBER, post, unique } from '../support/paymethods.ts';
+
+// Its own organization (scoped with --organization): the walk never touches records other tests write meanwhile.
+const ORG = UNRELATED.organizationId;
+const as = UNRELATED;
+type Progress = { pages: number; found: number; written: number; changed: number; without_number: number; resume_token?: string };
+
+const fingerprintOf = (body: Record<string, unknown>) => ((body.card ?? body.echeck) as { fingerprint?: string }).fingerprint;
+
+async function backfill(...args: string[]): Promise<Progress> {
+  const result = await npmScript('backfill-fingerprints', '--organization', ORG, ...args);
+  expect(result.code, result.stderr).toBe(0);
+  // One progress line per page on stderr, never a number or key.
+  for (const line of result.stderr.trim().split('\n').filter(Boolean)) expect(Object.keys(JSON.parse(line) as object)).toContain('pages');
+  expect(result.stderr + result.stdout).not.toContain(CARD_NUMBER);
+  return JSON.parse(result.stdout) as Progress;
+}
+
+/** Writes a card or echeck the way the service did before fingerprints: through the repository, with no fingerprint. */
+async function writeTheOldWay(kind: 'card' | 'echeck', location: string, customer: string): Promise<string> {
+  const { paymethodStore, vault } = await import('#shared/wiring/paymethods.ts');
+  const token = unique('mth_');
+  const now = new Date();
+  const details =
+    kind === 'card'
+      ? { card: { card_type: 'visa' as const, name_on_card: 'Old', last_4_account_number: '1111', masked_account_number: '****1111', expire_month: 12, expire_year: 2031 } }
+      : { echeck: { account_holder: 'Old', last_4_account_number: '1012', masked_account_number: '****1012', routing_number: ECHECK.routing_number, sec_code: 'WEB' as const } };
+  const record: Omit<Paymethod, 'is_default' | 'version'> = {
+    paymethod_token: token,
+    organization_id: ORG,
+    location_id: location,
+    customer_token: customer,
+    paymethod_type: kind,
+    ...details,
+    created_at: now.toISOString(),
+    updated_at: now.toISOString(),
+  };
+  const secret = await vault().seal(kind === 'card' ? CARD_NUMBER : ECHECK_NUMBER, { organizationId: ORG, recordToken: token });
+  await paymethodStore().create(record, secret, { now });
+  return token;
+}
+
+describe('fingerprint backfill', () => {
+  const loc = unique('loc_');
+  const cst = unique('cst_');
+  let card: string;
+  let echeck: string;
+
+  beforeAll(async () => {
+    useRuntimeEnvironment();
+    card = await writeTheOldWay('card', loc, cst);
+    echeck = await writeTheOldWay('echeck', loc, cst);
+  });
+
+  it('gives old records their fingerprint, resumably; a second run changes nothing; the duplicate check then sees them', async () => {
+    const get = async (token: string) => (await call(`${locationPath(ORG, loc)}/paymethods/${token}`, { as })).body;
+    expect(fingerprintOf(await get(card))).toBeUndefined();
+    // A duplicate check cannot see a record the backfill has not reached yet.
+    const early = await post(customerPath(ORG, loc, cst), { card: { ...CARD, card_type: 'mast', account_number: OTHER_CARD_NUMBER }, fail_on_duplicate: true }, { as });
+    expect(early.status, early.text).toBe(201);
+
+    const first = await backfill('--page-size', '3', '--max-pages', '1');
+    expect(first.pages).toBe(1);
+    expect(first.resume_token).toMatch(/^[A-Za-z0-9_-]+$/);
+    const rest = await backfill('--resume', first.resume_token!, '--page-size', '200');
+    expect(rest.resume_token).toBeUndefined();
+    expect(first.written + rest.written).toBeGreaterThanOrEqual(2);
+
+    // Equal to what a create of the same number computes now.
+    const fresh = await post(`${locationPath(ORG, unique('loc_'))}/paymethods`, { card: CARD }, { as });
+    const freshEcheck = await post(`${locationPath(ORG, unique('loc_'))}/paymethods`, { echeck: ECHECK }, { as });
+    const backfilledCard = await get(card);
+    expect(fingerprintOf(backfilledCard)).toBe(fingerprintOf(fresh.body));
+    expect(fingerprintOf(await get(echeck))).toBe(fingerprintOf(freshEcheck.body));
+    expect(backfilledCard.card).toMatchObject({ name_on_card: 'Old', masked_account_number: '****1111' });
+
+    const again = await backfill('--page-size', '500');
+    expect(again.written).toBe(0);
+    expect(fingerprintOf(await get(card))).toBe(fingerprintOf(fresh.body));
+
+    const refused = await post(customerPath(ORG, loc, cst), { card: CARD, fail_on_duplicate: true }, { as });
+    expectError(refused, 409, ['card.account_number']);
+    expect(refused.text).toContain(card);
+    const filtered = await call(`${locationPath(ORG, loc)}/paymethods?filter=${encodeURIComponent(`fingerprint eq '${fingerprintOf(fresh.body)}'`)}`, { as });
+    expect((filtered.body.results as Array<{ paymethod_token: string }>).map((item) => item.paymethod_token)).toEqual([card]);
+  });
+
+  it('refuses a bad option with a usage error', async () => {
+    const result = await npmScript('backfill-fingerprints', '--page-size', '0');
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('--page-size');
+  });
+});
+
+describe('Account Updater new numbers', () => {
+  it('refresh the fingerprint, its filter key and the duplicate check', async () => {
+    const ORG = MERCHANT.organizationId;
+    const loc = unique('loc_');
+    const cst = unique('cst_');
+    const created = await post(customerPath(ORG, loc, cst), { card: CARD });
+    const token = String(created.body.paymethod_token);
+    const newNumber = await post(`${locationPath(ORG, unique('loc_'))}/paymethods`, { card: { ...CARD, card_type: 'mast', account_number: OTHER_CARD_NUMBER } });
+    const dir = await mkdtemp(path.join(tmpdir(), 'fp-au-'));
+    try {
+      const file = path.join(dir, 'updates.csv');
+      await writeFile(file, `paymethod_token,au_code,account_number,expire_month,expire_year\n${token},new,${OTHER_CARD_NUMBER},,\n`);
+      const result = await npmScript('au:apply', file, '--org', ORG);
+      expect(result.code, result.stderr).toBe(0);
+      expect(JSON.parse(result.stdout)).toMatchObject({ applied: 1 });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+    const after = await call(`${locationPath(ORG, loc)}/paymethods/${token}`);
+    expect(fingerprintOf(after.body)).toBe(fingerprintOf(newNumber.body));
+    const byNew = await call(`${locationPath(ORG, loc)}/paymethods?filter=${encodeURIComponent(`fingerprint eq '${fingerprintOf(newNumber.body)}'`)}`);
+    expect((byNew.body.results as Array<{ paymethod_token: string }>).map((item) => item.paymethod_token)).toEqual([token]);
+    // The customer no longer holds the old number, and now holds the new one.
+    expect((await post(customerPath(ORG, loc, cst), { card: CARD, fail_on_duplicate: true })).status).toBe(201);
+    expectError(await post(customerPath(ORG, loc, cst), { card: { ...CARD, card_type: 'mast', account_number: OTHER_CARD_NUMBER }, fail_on_duplicate: true }), 409);
+  });
+});
