@@ -28,9 +28,18 @@ module.exports = {
     {
       name: 'domain-knows-no-outer-layer',
       severity: 'error',
-      comment: 'The domain imports only the domain and shared/names.ts: adapters, HTTP, wiring, configuration and logging depend on it, never the reverse.',
+      comment:
+        'The domain imports only the domain, shared/names.ts and shared/response-codes.ts (the catalogue its errors name codes from): ' +
+        'adapters, HTTP, wiring, configuration and logging depend on it, never the reverse.',
       from: { path: DOMAIN },
       to: { path: '^(shared/(http|store|aws|wiring|log|observability|tokenization)/|shared/(config|container|events|function-environment)\\.ts$)' },
+    },
+    {
+      name: 'response-codes-import-nothing',
+      severity: 'error',
+      comment: 'The catalogue of response codes is read by every layer (domain, HTTP, stack, local runtime, docs): it depends on none.',
+      from: { path: '^shared/response-codes\\.ts$' },
+      to: { path: '^(shared|functions|infra|local|scripts|client|test|bench|node_modules)/' },
     },
     {
       name: 'adapters-know-no-http-or-wiring',

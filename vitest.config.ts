@@ -18,7 +18,9 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: ['test/integration/**/*.test.ts'],
-          globalSetup: ['test/support/global-setup.ts'],
+          globalSetup: ['test/support/contract-coverage.ts', 'test/support/global-setup.ts'],
+          // Every answer the suite receives is checked against docs/openapi.json.
+          setupFiles: ['test/support/contract-recorder.ts'],
           testTimeout: 60_000,
           hookTimeout: 120_000,
         },

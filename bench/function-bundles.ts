@@ -9,7 +9,7 @@ import path from 'node:path';
 import { build } from 'esbuild';
 import type { Metafile } from 'esbuild';
 import { LAMBDA_BUNDLE_OPTIONS } from '#infra/bundling.ts';
-import { bundlingDefinesFor } from '#infra/tokenization.ts';
+import { bundlingDefinesFor } from '#infra/bundled-assets.ts';
 import { routes } from '#shared/http/routes.ts';
 
 const REPO_ROOT = path.resolve(import.meta.dirname, '..');

@@ -50,7 +50,8 @@ const authorize = middy<APIGatewayRequestAuthorizerEvent, APIGatewayAuthorizerRe
       if (error instanceof NotAuthenticated) {
         logger.info('authentication refused');
         recordAuthenticationRefused();
-        throw new Error('Unauthorized');
+        // API Gateway reads only the message: 'Unauthorized' is its signal for a 401.
+        throw new Error('Unauthorized', { cause: error });
       }
       throw error;
     }

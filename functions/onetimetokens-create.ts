@@ -3,7 +3,7 @@ import { mintOneTimeToken } from '#shared/domain/paymethods/one-time-tokens.ts';
 import { apiHandler } from '#shared/http/api-handler.ts';
 import { pathParams } from '#shared/http/request.ts';
 import { idempotent } from '#shared/http/idempotency.ts';
-import { oneTimeTokenView, pathOf } from '#shared/http/paymethods.ts';
+import { oneTimeTokenLinks, oneTimeTokenView } from '#shared/http/paymethods.ts';
 import { created } from '#shared/http/response.ts';
 import { idempotencyStore, mintDeps } from '#shared/wiring/paymethods.ts';
 
@@ -16,8 +16,7 @@ export const handler = apiHandler(
     NAME,
     async (request, { completion }) => {
       const { organization_id: organizationId, location_id: locationId } = pathParams(request, 'organization_id', 'location_id');
-      // There is no read route for tokens; the address names the token for clients that log Location.
-      const answer = (token: OneTimeToken) => created(oneTimeTokenView(token), { self: `${request.baseUrl}${pathOf(NAME, request.pathParameters)}/${token.one_time_token}` });
+      const answer = (token: OneTimeToken) => created(oneTimeTokenView(token), oneTimeTokenLinks(request.baseUrl, token));
       const token = await mintOneTimeToken({ organizationId, locationId, body: request.body ?? {}, completion: completion(answer) }, mintDeps());
       return answer(token);
     },

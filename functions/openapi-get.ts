@@ -1,12 +1,12 @@
 import { publicApiHandler } from '#shared/http/public-api-handler.ts';
-import { openApiDocument } from '#shared/http/openapi.ts';
+import { servedOpenApi } from '#shared/http/openapi-served.ts';
 
-/** Built once per cold start from the route table and the schemas the code uses: what this deployment serves. */
-const document = openApiDocument();
-
-/** GET /v3/openapi.json: public, cacheable (it changes only with a deployment). */
-export const handler = publicApiHandler('openapi-get', async () => ({
+/**
+ * GET /v3/openapi.json: public, cacheable (it changes only with a deployment).
+ * Static text built at bundle time; `servers` names the server the request came through.
+ */
+export const handler = publicApiHandler('openapi-get', async (request) => ({
   statusCode: 200,
-  headers: { 'Cache-Control': 'public, max-age=300' },
-  body: document,
+  headers: { 'Cache-Control': 'public, max-age=300', 'Content-Type': 'application/json' },
+  text: servedOpenApi(request.baseUrl),
 }));

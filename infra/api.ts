@@ -25,7 +25,8 @@ import type { ServiceResources } from './access.ts';
 import type { EnvironmentSettings } from './environments.ts';
 import { addGatewayErrorResponses, addMockErrorMethod } from './error-responses.ts';
 import { serviceFunction } from './functions.ts';
-import { bundlingDefinesFor, publishableKeyAuthorizer } from './tokenization.ts';
+import { bundlingDefinesFor } from './bundled-assets.ts';
+import { publishableKeyAuthorizer } from './tokenization.ts';
 
 export interface PaymentsRestApiProps {
   readonly environment: EnvironmentSettings;

@@ -1,6 +1,6 @@
 /**
- * Client-side tokenization in the stack: the publishable-key authorizer and the
- * bundling of the library into the function that serves it. The routes
+ * Client-side tokenization in the stack: the publishable-key authorizer (the
+ * library is inlined into the function that serves it by bundled-assets.ts). The routes
  * themselves (minting with `publishable-or-secret`, its OPTIONS preflight, the
  * script) come from the route table like every other route.
  */
@@ -8,9 +8,7 @@ import type { Duration } from 'aws-cdk-lib';
 import { IdentitySource, RequestAuthorizer } from 'aws-cdk-lib/aws-apigateway';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { Construct } from 'constructs';
-import type { RouteDefinition } from '#shared/http/routes.ts';
 import { AUTHORIZERS } from '#shared/http/routes.ts';
-import { bundleTokenizeScriptSync } from '../client/build.ts';
 
 /**
  * The authorizer of `publishable-or-secret` routes: the same function as the
@@ -26,17 +24,4 @@ export function publishableKeyAuthorizer(scope: Construct, handler: IFunction, r
     identitySources: identityHeaders.map((header) => IdentitySource.header(header)),
     resultsCacheTtl,
   });
-}
-
-/** The handler whose bundle carries the built library (read as `__TOKENIZE_SCRIPT__`, see shared/tokenization/script.ts). */
-export const TOKENIZE_SCRIPT_HANDLER = 'tokenize-js';
-
-/**
- * esbuild `define`s for a route's function: the library, built now from
- * client/tokenize.ts, inlined as a string into the function that serves it, so
- * the deployed script is always the one of the deployed commit.
- */
-export function bundlingDefinesFor(route: RouteDefinition): Record<string, string> | undefined {
-  if (route.handler !== TOKENIZE_SCRIPT_HANDLER) return undefined;
-  return { __TOKENIZE_SCRIPT__: JSON.stringify(bundleTokenizeScriptSync()) };
 }

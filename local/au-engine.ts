@@ -46,23 +46,6 @@ export interface EngineInput {
 
 export type EngineOutcome = { refused: string } | { run: RunInput; failedBatches: number };
 
-// aws-local-stepfunctions 3 calls Promise.withResolvers (Node 22+); Node 20 lacks it.
-if (typeof (Promise as { withResolvers?: unknown }).withResolvers !== 'function') {
-  Object.defineProperty(Promise, 'withResolvers', {
-    configurable: true,
-    writable: true,
-    value<T>() {
-      let resolve!: (value: T) => void;
-      let reject!: (reason?: unknown) => void;
-      const promise = new Promise<T>((yes, no) => {
-        resolve = yes;
-        reject = no;
-      });
-      return { promise, resolve, reject };
-    },
-  });
-}
-
 type Handler<E, R> = (event: E, context: Context) => Promise<R>;
 const TASK_TIMEOUT_MS = 15 * 60_000;
 

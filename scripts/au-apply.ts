@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { isOrganizationId } from '#shared/domain/ids.ts';
 import { InvalidRequest } from '#shared/domain/errors.ts';
+import { codeOfKind } from '#shared/response-codes.ts';
 import { runCli, UsageError } from './cli.ts';
 import { applyTarget } from './target.ts';
 
@@ -44,7 +45,7 @@ await runCli(async () => {
   const { applyLocalFile } = await import('../local/au-engine.ts');
   const { config } = await import('#shared/config.ts');
   const { summary, errorsFile } = await applyLocalFile(filePath, organizationId ? { organizationId } : {}, { bucket: config.reportsBucket, functionsDir: FUNCTIONS_DIR, concurrency: Number(process.env.AU_WORKERS ?? 4), ...(process.env.AU_DEBUG ? { log: (line: Record<string, unknown>) => process.stderr.write(`${JSON.stringify(line)}\n`) } : {}) });
-  if (typeof summary.error === 'string') throw new InvalidRequest([{ field: 'file', message: String(summary.message) }], summary.error);
+  if (typeof summary.error === 'string') throw new InvalidRequest([{ field: 'file', message: String(summary.message) }], codeOfKind(summary.error, 'invalid'));
   const { errors_key: _key, ...printed } = summary;
   return { ...printed, ...(errorsFile ? { errors_file: errorsFile } : {}) };
 });

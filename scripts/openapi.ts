@@ -1,13 +1,21 @@
 /**
  * npm run openapi: writes the OpenAPI document (shared/http/openapi.ts) to
- * docs/openapi.json. A unit test fails while the committed file differs from
- * what the code generates.
+ * docs/openapi.json and the error-code table (shared/http/error-codes-doc.ts,
+ * from the catalogue shared/response-codes.ts) to docs/error-codes.md. Unit
+ * tests fail while a committed file differs from what the code generates.
  */
 import { writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
+import { errorCodesMarkdown } from '#shared/http/error-codes-doc.ts';
 import { openApiDocument, serializeOpenApi } from '#shared/http/openapi.ts';
 
-const OPENAPI_FILE = fileURLToPath(new URL('../docs/openapi.json', import.meta.url));
+const OUTPUTS: ReadonlyArray<[string, () => string]> = [
+  ['../docs/openapi.json', () => serializeOpenApi(openApiDocument())],
+  ['../docs/error-codes.md', () => errorCodesMarkdown()],
+];
 
-await writeFile(OPENAPI_FILE, serializeOpenApi(openApiDocument()));
-console.log(`wrote ${OPENAPI_FILE}`);
+for (const [relative, generate] of OUTPUTS) {
+  const file = fileURLToPath(new URL(relative, import.meta.url));
+  await writeFile(file, generate());
+  console.log(`wrote ${file}`);
+}

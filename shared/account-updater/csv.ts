@@ -93,6 +93,9 @@ async function* decoded(source: AsyncIterable<Uint8Array | string>): AsyncGenera
   if (rest) yield rest;
 }
 
-function refuse(code: string, message: string): never {
+/** The codes of a whole-file refusal (shared/response-codes.ts, surface account-updater). */
+export type FileRefusalCode = 'EMPTY_FILE' | 'BAD_HEADER' | 'BAD_ENCODING' | 'MALFORMED_CSV';
+
+function refuse(code: FileRefusalCode, message: string): never {
   throw new InvalidRequest([{ field: 'file', message }], code);
 }

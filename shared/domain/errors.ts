@@ -1,7 +1,10 @@
 /**
  * Typed domain errors. They carry no HTTP: shared/http/errors.ts is the one
- * place that turns them into statuses and the contract's error envelope.
+ * place that turns them into statuses and the contract's error envelope. Each
+ * carries a code from the catalogue (shared/response-codes.ts), typed so that a
+ * class only takes the codes of its own kind.
  */
+import type { CodeOfKind, ErrorKind, ResponseCode } from '#shared/response-codes.ts';
 
 export interface FieldIssue {
   /** Dotted path of the failing member, e.g. `card.account_number`; empty for the whole body. */
@@ -12,10 +15,10 @@ export interface FieldIssue {
 export abstract class DomainError extends Error {
   abstract readonly kind: DomainErrorKind;
   /** Stable UPPER_SNAKE code shown to clients as `response_code`. */
-  readonly code: string;
+  readonly code: ResponseCode;
   readonly issues: readonly FieldIssue[];
 
-  constructor(code: string, message: string, issues: readonly FieldIssue[] = []) {
+  constructor(code: ResponseCode, message: string, issues: readonly FieldIssue[] = []) {
     super(message);
     this.name = new.target.name;
     this.code = code;
@@ -23,22 +26,13 @@ export abstract class DomainError extends Error {
   }
 }
 
-export type DomainErrorKind =
-  | 'invalid'
-  | 'unauthenticated'
-  | 'forbidden'
-  | 'not-found'
-  | 'conflict'
-  | 'too-large'
-  | 'unsupported-media-type'
-  | 'unprocessable'
-  | 'throttled'
-  | 'unavailable';
+/** The catalogue's kinds a use case can raise: 405 and 500 come from routing and from bugs, never from the domain. */
+export type DomainErrorKind = Exclude<ErrorKind, 'method-not-allowed' | 'internal'>;
 
 /** The request is malformed or a field breaks a rule; `issues` lists every failing field. */
 export class InvalidRequest extends DomainError {
   readonly kind = 'invalid' as const;
-  constructor(issues: readonly FieldIssue[], code = 'VALIDATION_ERROR') {
+  constructor(issues: readonly FieldIssue[], code: CodeOfKind<'invalid'> = 'VALIDATION_ERROR') {
     super(code, issues.map((issue) => formatIssue(issue)).join('; ') || 'invalid request', issues);
   }
 }
@@ -66,14 +60,14 @@ export class NotFound extends DomainError {
 
 export class Conflict extends DomainError {
   readonly kind = 'conflict' as const;
-  constructor(code: string, message: string, issues: readonly FieldIssue[] = []) {
+  constructor(code: CodeOfKind<'conflict'>, message: string, issues: readonly FieldIssue[] = []) {
     super(code, message, issues);
   }
 }
 
 export class TooLarge extends DomainError {
   readonly kind = 'too-large' as const;
-  constructor(message: string, code = 'PAYLOAD_TOO_LARGE') {
+  constructor(message: string, code: CodeOfKind<'too-large'> = 'PAYLOAD_TOO_LARGE') {
     super(code, message);
   }
 }
@@ -87,7 +81,7 @@ export class UnsupportedMediaType extends DomainError {
 
 export class Unprocessable extends DomainError {
   readonly kind = 'unprocessable' as const;
-  constructor(code: string, message: string) {
+  constructor(code: CodeOfKind<'unprocessable'>, message: string) {
     super(code, message);
   }
 }
@@ -109,7 +103,7 @@ export class Unavailable extends DomainError {
   constructor(
     message = 'a dependency is temporarily unavailable; retry later',
     readonly retryAfterSeconds = 1,
-    options?: { cause?: unknown; code?: string },
+    options?: { cause?: unknown; code?: CodeOfKind<'unavailable'> },
   ) {
     super(options?.code ?? 'SERVICE_UNAVAILABLE', message);
     if (options?.cause !== undefined) this.cause = options.cause;

@@ -1,13 +1,14 @@
 import { config } from '#shared/config.ts';
 import type { FieldIssue } from '#shared/domain/errors.ts';
 import { formatIssue } from '#shared/domain/errors.ts';
+import type { ResponseCode } from '#shared/response-codes.ts';
 
 export type SuccessDescription = 'Create Successful.' | 'Get Successful.' | 'Update Successful.' | 'Delete Successful.';
 
 export interface ErrorEnvelope {
   response: {
     environment: string;
-    response_code: string;
+    response_code: ResponseCode;
     response_desc: string;
     errors: Array<{ field?: string; message: string }>;
   };
@@ -17,7 +18,7 @@ export interface ErrorEnvelope {
  * `response_desc` joins every error in the `Error[1]: ... Error[2]: ...` form
  * existing clients display; `errors` carries the same items for machines.
  */
-export function errorEnvelope(code: string, message: string, issues: readonly FieldIssue[] = []): ErrorEnvelope {
+export function errorEnvelope(code: ResponseCode, message: string, issues: readonly FieldIssue[] = []): ErrorEnvelope {
   const items = issues.length > 0 ? issues.map((issue) => ({ ...(issue.field ? { field: issue.field } : {}), message: issue.message })) : [{ message }];
   const texts = issues.length > 0 ? issues.map(formatIssue) : [message];
   return {

@@ -1,21 +1,9 @@
-import type { DomainError, DomainErrorKind } from '#shared/domain/errors.ts';
+import type { DomainError } from '#shared/domain/errors.ts';
 import { DomainError as DomainErrorClass, Throttled, Unavailable } from '#shared/domain/errors.ts';
+import { statusOf } from '#shared/response-codes.ts';
 import { errorEnvelope } from './envelope.ts';
 import { AUTH_REALM } from './gateway-responses.ts';
 import type { ApiResponse } from './response.ts';
-
-const STATUS_BY_KIND: Readonly<Record<DomainErrorKind, number>> = {
-  invalid: 400,
-  unauthenticated: 401,
-  forbidden: 403,
-  'not-found': 404,
-  conflict: 409,
-  'too-large': 413,
-  'unsupported-media-type': 415,
-  unprocessable: 422,
-  throttled: 429,
-  unavailable: 503,
-};
 
 /** AWS SDK error names that mean "try again later", not "this request is wrong". */
 const TRANSIENT_DEPENDENCY_ERRORS = new Set([
@@ -62,9 +50,9 @@ export function errorResponse(error: DomainError): ApiResponse {
   const headers: Record<string, string> = {};
   if (error instanceof Unavailable || error instanceof Throttled) headers['Retry-After'] = String(error.retryAfterSeconds);
   if (error.kind === 'unauthenticated') headers['WWW-Authenticate'] = `Basic realm="${AUTH_REALM}"`;
-  return { statusCode: STATUS_BY_KIND[error.kind], headers, body: errorEnvelope(error.code, error.message, error.issues) };
+  return { statusCode: statusOf(error.code), headers, body: errorEnvelope(error.code, error.message, error.issues) };
 }
 
 export function internalErrorResponse(): ApiResponse {
-  return { statusCode: 500, body: errorEnvelope('INTERNAL_ERROR', 'internal error') };
+  return { statusCode: statusOf('INTERNAL_ERROR'), body: errorEnvelope('INTERNAL_ERROR', 'internal error') };
 }

@@ -3,6 +3,8 @@
  * responses in AWS and by the local runtime's emulator. One table, so the two
  * environments answer alike.
  */
+import type { ResponseCode } from '#shared/response-codes.ts';
+import { statusOf } from '#shared/response-codes.ts';
 
 export type GatewayResponseKind =
   | 'UNAUTHORIZED'
@@ -22,61 +24,39 @@ export type GatewayResponseKind =
 
 export interface GatewayResponseSpec {
   statusCode: number;
-  code: string;
+  code: ResponseCode;
   message: string;
   headers?: Readonly<Record<string, string>>;
+}
+
+/** A gateway answer: its status is its code's (shared/response-codes.ts). */
+function answer(code: ResponseCode, message: string, headers?: Readonly<Record<string, string>>): GatewayResponseSpec {
+  return { statusCode: statusOf(code), code, message, ...(headers ? { headers } : {}) };
 }
 
 export const AUTH_REALM = 'payments';
 export const RETRY_AFTER_SECONDS = '1';
 
 export const GATEWAY_RESPONSES: Readonly<Record<GatewayResponseKind, GatewayResponseSpec>> = {
-  UNAUTHORIZED: {
-    statusCode: 401,
-    code: 'UNAUTHORIZED',
-    message: 'valid Basic credentials and X-Service-Auth-Organization-Id are required',
-    headers: { 'WWW-Authenticate': `Basic realm="${AUTH_REALM}"` },
-  },
-  ACCESS_DENIED: { statusCode: 403, code: 'FORBIDDEN', message: 'access denied' },
+  UNAUTHORIZED: answer('UNAUTHORIZED', 'valid Basic credentials and X-Service-Auth-Organization-Id are required', { 'WWW-Authenticate': `Basic realm="${AUTH_REALM}"` }),
+  ACCESS_DENIED: answer('FORBIDDEN', 'access denied'),
   // API Gateway answers a path it has no resource for with this type.
-  MISSING_AUTHENTICATION_TOKEN: { statusCode: 404, code: 'NOT_FOUND', message: 'no such route' },
-  RESOURCE_NOT_FOUND: { statusCode: 404, code: 'NOT_FOUND', message: 'no such route' },
-  REQUEST_TOO_LARGE: {
-    statusCode: 413,
-    code: 'PAYLOAD_TOO_LARGE',
-    message:
-      'request too large for a single request; upload large files through POST /v3/organizations/org_<id>/documents/uploads',
-  },
-  THROTTLED: { statusCode: 429, code: 'THROTTLED', message: 'too many requests; retry later', headers: { 'Retry-After': RETRY_AFTER_SECONDS } },
-  UNSUPPORTED_MEDIA_TYPE: { statusCode: 415, code: 'UNSUPPORTED_MEDIA_TYPE', message: 'unsupported Content-Type' },
-  BAD_REQUEST_BODY: { statusCode: 400, code: 'INVALID_REQUEST', message: 'invalid request body' },
-  INTEGRATION_TIMEOUT: {
-    statusCode: 503,
-    code: 'SERVICE_UNAVAILABLE',
-    message: 'the request timed out; retry later',
-    headers: { 'Retry-After': RETRY_AFTER_SECONDS },
-  },
-  INTEGRATION_FAILURE: {
-    statusCode: 503,
-    code: 'SERVICE_UNAVAILABLE',
-    message: 'the service is temporarily unavailable; retry later',
-    headers: { 'Retry-After': RETRY_AFTER_SECONDS },
-  },
-  AUTHORIZER_FAILURE: {
-    statusCode: 503,
-    code: 'SERVICE_UNAVAILABLE',
-    message: 'authentication is temporarily unavailable; retry later',
-    headers: { 'Retry-After': RETRY_AFTER_SECONDS },
-  },
-  AUTHORIZER_CONFIGURATION_ERROR: {
-    statusCode: 503,
-    code: 'SERVICE_UNAVAILABLE',
-    message: 'authentication is temporarily unavailable; retry later',
-    headers: { 'Retry-After': RETRY_AFTER_SECONDS },
-  },
-  DEFAULT_4XX: { statusCode: 400, code: 'INVALID_REQUEST', message: 'invalid request' },
-  DEFAULT_5XX: { statusCode: 500, code: 'INTERNAL_ERROR', message: 'internal error' },
+  MISSING_AUTHENTICATION_TOKEN: answer('NOT_FOUND', 'no such route'),
+  RESOURCE_NOT_FOUND: answer('NOT_FOUND', 'no such route'),
+  REQUEST_TOO_LARGE: answer(
+    'PAYLOAD_TOO_LARGE',
+    'request too large for a single request; upload large files through POST /v3/organizations/org_<id>/documents/uploads',
+  ),
+  THROTTLED: answer('THROTTLED', 'too many requests; retry later', { 'Retry-After': RETRY_AFTER_SECONDS }),
+  UNSUPPORTED_MEDIA_TYPE: answer('UNSUPPORTED_MEDIA_TYPE', 'unsupported Content-Type'),
+  BAD_REQUEST_BODY: answer('INVALID_REQUEST', 'invalid request body'),
+  INTEGRATION_TIMEOUT: answer('SERVICE_UNAVAILABLE', 'the request timed out; retry later', { 'Retry-After': RETRY_AFTER_SECONDS }),
+  INTEGRATION_FAILURE: answer('SERVICE_UNAVAILABLE', 'the service is temporarily unavailable; retry later', { 'Retry-After': RETRY_AFTER_SECONDS }),
+  AUTHORIZER_FAILURE: answer('SERVICE_UNAVAILABLE', 'authentication is temporarily unavailable; retry later', { 'Retry-After': RETRY_AFTER_SECONDS }),
+  AUTHORIZER_CONFIGURATION_ERROR: answer('SERVICE_UNAVAILABLE', 'authentication is temporarily unavailable; retry later', { 'Retry-After': RETRY_AFTER_SECONDS }),
+  DEFAULT_4XX: answer('INVALID_REQUEST', 'invalid request'),
+  DEFAULT_5XX: answer('INTERNAL_ERROR', 'internal error'),
 };
 
 /** The 405 answer for a known path, given by a mock integration in AWS and by the emulator locally. */
-export const METHOD_NOT_ALLOWED = { statusCode: 405, code: 'METHOD_NOT_ALLOWED', message: 'method not allowed on this path' } as const;
+export const METHOD_NOT_ALLOWED = answer('METHOD_NOT_ALLOWED', 'method not allowed on this path');

@@ -40,7 +40,7 @@ export function emptyRecord<T>(): Record<string, T> {
  * the response code for text that is not a JSON object (`INVALID_JSON` for a
  * body, `INVALID_MULTIPART` for an upload's JSON part).
  */
-export function parseJsonObject(text: string, syntaxCode: string, what = 'the request body'): Record<string, unknown> {
+export function parseJsonObject(text: string, syntaxCode: 'INVALID_JSON' | 'INVALID_MULTIPART', what = 'the request body'): Record<string, unknown> {
   if (jsonDepthExceeds(text, MAX_JSON_DEPTH)) {
     throw new InvalidRequest([{ field: '', message: `${what} is nested deeper than ${MAX_JSON_DEPTH} levels` }], syntaxCode);
   }

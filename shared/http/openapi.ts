@@ -6,18 +6,27 @@
  *
  * What a route's shape implies is added here, once: security on `secret`
  * routes, path parameters with their prefixes, the list query parameters,
- * Idempotency-Key on POSTs, and the error answers (see errorStatuses).
+ * Idempotency-Key on POSTs, and the error answers with their response codes
+ * (see errorCodes; codes, statuses and meanings come from the catalogue,
+ * shared/response-codes.ts). Answer schemas are closed: a member the document
+ * does not name fails validation.
+ *
+ * The document names a templated server (a deployed stack); the one served at
+ * GET /v3/openapi.json names the server it was requested through instead
+ * (shared/http/openapi-served.ts).
  */
 import * as z from 'zod/mini';
 import packageJson from '../../package.json' with { type: 'json' };
-import { AUTH_REALM, RETRY_AFTER_SECONDS } from './gateway-responses.ts';
+import { AUTH_REALM, METHOD_NOT_ALLOWED, RETRY_AFTER_SECONDS } from './gateway-responses.ts';
 import type { FilterSpec } from './list-query.ts';
 import { CURSOR_PATTERN, DEFAULT_PAGE_SIZE, FILTER_PARAMETER, MAX_PAGE_INDEX, MAX_PAGE_SIZE } from './list-query.ts';
 import { MAX_PATH_SEGMENT_LENGTH, PATH_SEGMENT_PATTERN } from './request.ts';
-import type { ErrorStatus, RequestBody, RouteSchemas, SuccessResponse } from './route-schemas.ts';
+import type { ErrorStatus, ResponseCode } from '#shared/response-codes.ts';
+import { ALL_RESPONSE_CODES, CODE_DETAILS, statusOf } from '#shared/response-codes.ts';
+import type { RequestBody, RouteSchemas, SuccessResponse } from './route-schemas.ts';
 import { requestSchemas, responseSchemas, routeSchemas } from './route-schemas.ts';
 import type { RouteDefinition } from './routes.ts';
-import { API_GATEWAY_MAX_HEADER_BYTES, PATH_PARAMETER_PREFIXES, routes as routeTable } from './routes.ts';
+import { PATH_PARAMETER_PREFIXES, routes as routeTable } from './routes.ts';
 
 export type JsonObject = { [key: string]: unknown };
 
@@ -47,11 +56,15 @@ export function openApiDocument(sources: OpenApiSources = DEFAULT_SOURCES): Json
     throw new Error(`No entry in shared/http/route-schemas.ts for route handler(s) ${missing.join(', ')}: add one, then run npm run openapi`);
   }
   const components = new SchemaComponents(sources);
+  const errors = new ErrorResponses();
   const paths: Record<string, JsonObject> = {};
   for (const route of sources.routes) {
     const entry = sources.schemas[route.handler] as RouteSchemas;
-    (paths[route.path] ??= {})[route.method.toLowerCase()] = operation(route, entry, components);
+    (paths[route.path] ??= {})[route.method.toLowerCase()] = operation(route, entry, components, errors);
   }
+  // API Gateway answers every other method on a known path from an ANY mock method: 405 with Allow. The
+  // extension is how API Gateway itself writes an ANY method; client generators leave it alone.
+  for (const item of Object.values(paths)) item[ANY_METHOD] = { responses: { 405: errorResponse(METHOD_NOT_ALLOWED_RESPONSE) } };
   const tags = [...new Set(sources.routes.map(tagOf))].map((name) => ({ name, ...(TAG_DESCRIPTIONS[name] ? { description: TAG_DESCRIPTIONS[name] } : {}) }));
   return {
     openapi: OPENAPI_VERSION,
@@ -60,18 +73,7 @@ export function openApiDocument(sources: OpenApiSources = DEFAULT_SOURCES): Json
       version: packageJson.version,
       description: INFO_DESCRIPTION,
     },
-    servers: [
-      { url: 'http://localhost:3000', description: 'The local runtime (`npm start`; the port is PORT, 3000 by default).' },
-      {
-        url: 'https://{apiId}.execute-api.{region}.amazonaws.com/{stage}',
-        description: "A deployed stack: its ApiUrl output. The stage is the environment's name.",
-        variables: {
-          apiId: { default: 'abcdef1234', description: 'The REST API id.' },
-          region: { default: 'us-east-1', description: 'The AWS region.' },
-          stage: { default: 'dev', description: 'The environment, for example dev or prod.' },
-        },
-      },
-    ],
+    servers: COMMITTED_SERVERS,
     tags,
     paths,
     components: {
@@ -124,13 +126,32 @@ export function openApiDocument(sources: OpenApiSources = DEFAULT_SOURCES): Json
         },
       },
       headers: {
-        'X-Request-Id': { description: 'Identifies the request in the logs.', schema: { type: 'string' } },
-        'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'string', examples: [RETRY_AFTER_SECONDS] } },
+        'X-Request-Id': { description: 'Identifies the request in the logs; quote it when asking about an answer.', required: true, schema: { type: 'string', minLength: 1 } },
+        'Retry-After': { description: 'Seconds to wait before retrying.', required: true, schema: { type: 'string', pattern: '^[0-9]+$', examples: [RETRY_AFTER_SECONDS] } },
+        'Idempotent-Replayed': {
+          description: 'true when this is the stored answer of an earlier request with the same Idempotency-Key (answers below 500 are stored).',
+          schema: { type: 'string', enum: ['true'] },
+        },
       },
-      responses: sharedResponses(),
+      responses: errors.all(),
     },
   };
 }
+
+/**
+ * The servers docs/openapi.json names: a deployed stack (its ApiUrl output
+ * without the trailing slash). The document served by a running service names
+ * the server it was requested through instead.
+ */
+export const COMMITTED_SERVERS: readonly JsonObject[] = [
+  {
+    url: 'https://{apiId}.execute-api.{region}.amazonaws.com/{stage}',
+    description:
+      "A deployed stack: its ApiUrl output (apiId is the REST API's id, stage the environment's name, for example dev or prod). "
+      + 'GET /v3/openapi.json on a running service (locally http://localhost:3000) names the server it was requested through.',
+    variables: { apiId: { default: 'abcdef1234' }, region: { default: 'us-east-1' }, stage: { default: 'dev' } },
+  },
+];
 
 /** docs/openapi.json's text: two-space JSON in the generator's (deterministic) key order, newline-terminated. */
 export function serializeOpenApi(document: JsonObject): string {
@@ -144,16 +165,20 @@ const INFO_DESCRIPTION = [
   'X-Service-Auth-Organization-Id; a caller may act on its own organization and its child organizations.',
   '',
   'Success bodies carry the record\'s members, then `response` (`environment`, `response_desc`) and `links` (absolute URLs).',
-  'Every error status answers with the ErrorEnvelope: a stable UPPER_SNAKE `response_code`, `response_desc` in the',
-  '`Error[1]: ... Error[2]: ...` form and `errors`, listing every failing field. Unknown members in a JSON body are refused (400);',
-  'members whose value is null are treated as absent. An unknown path is 404 and a known path with another method is 405 (with Allow).',
-  'Every answer carries X-Request-Id.',
+  'Every `links.self`, `links.next` and `Location` is answered by a GET of this API; a paymethod\'s `links.transactions`,',
+  '`links.settlements` and `links.schedules` name its sub-collections, which other services of the same API serve.',
+  'Every error status answers with the ErrorEnvelope: a stable UPPER_SNAKE `response_code` (each answer lists the codes its status',
+  'can carry; the catalogue with their meanings is docs/error-codes.md), `response_desc` in the `Error[1]: ... Error[2]: ...` form and',
+  '`errors`, listing every failing field. Unknown members in a JSON body are refused (400); members whose value is null are treated as',
+  'absent. An unknown path is 404 and a known path with another method is 405 with Allow (declared per path as',
+  '`x-amazon-apigateway-any-method`, the ANY method API Gateway answers it from). Every answer carries X-Request-Id.',
 ].join('\n');
 
 const TAG_DESCRIPTIONS: Readonly<Record<string, string>> = {
   paymethods: 'Card, echeck and PayPal paymethods. Account numbers are never returned.',
   onetimetokens: 'Single-use tokens for a card or echeck, redeemed by a paymethod create.',
   documents: 'Supporting files for applications, disputes and bank accounts.',
+  tokenize: 'The client-side tokenization library browsers load.',
   openapi: 'This description of the API.',
 };
 
@@ -162,17 +187,17 @@ function tagOf(route: RouteDefinition): string {
   return route.handler.split('-')[0] as string;
 }
 
-function operation(route: RouteDefinition, entry: RouteSchemas, components: SchemaComponents): JsonObject {
+function operation(route: RouteDefinition, entry: RouteSchemas, components: SchemaComponents, errors: ErrorResponses): JsonObject {
   const parameters = [...pathParameters(route), ...queryParameters(entry), ...(route.method === 'POST' ? [{ $ref: '#/components/parameters/IdempotencyKey' }] : [])];
   return {
     operationId: route.handler,
     summary: route.summary,
-    ...(entry.description ? { description: entry.description } : {}),
+    description: entry.description ?? `${route.summary}.`,
     tags: [tagOf(route)],
     security: securityOf(route),
     ...(parameters.length > 0 ? { parameters } : {}),
     ...(entry.request ? { requestBody: requestBody(route, entry.request, components) } : {}),
-    responses: { ...successResponse(route, entry.response, components), ...errorResponses(route, entry) },
+    responses: { ...successResponse(route, entry, components), ...errorResponses(route, entry, errors) },
   };
 }
 
@@ -282,18 +307,23 @@ function requestBody(route: RouteDefinition, request: RequestBody, components: S
   };
 }
 
-function header(description: string, example?: string): JsonObject {
-  return { description, schema: { type: 'string', ...(example !== undefined ? { examples: [example] } : {}) } };
+function header(description: string, example?: string, required = false): JsonObject {
+  return { description, ...(required ? { required: true } : {}), schema: { type: 'string', ...(example !== undefined ? { examples: [example] } : {}) } };
 }
 
-const REQUEST_ID = { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' } };
+const HEADERS = '#/components/headers/';
+const RESPONSES = '#/components/responses/';
+const ANY_METHOD = 'x-amazon-apigateway-any-method';
+const REQUEST_ID = { 'X-Request-Id': { $ref: `${HEADERS}X-Request-Id` } };
+const REPLAYED = { 'Idempotent-Replayed': { $ref: `${HEADERS}Idempotent-Replayed` } };
 
-function successResponse(route: RouteDefinition, response: SuccessResponse, components: SchemaComponents): JsonObject {
+function successResponse(route: RouteDefinition, entry: RouteSchemas, components: SchemaComponents): JsonObject {
+  const response: SuccessResponse = entry.response;
   const headers: JsonObject = { ...REQUEST_ID };
-  if (response.status === 201) headers.Location = header('URL of the new record.');
-  if (route.method === 'POST') headers['Idempotent-Replayed'] = header('true when this is the stored answer of an earlier request with the same Idempotency-Key.', 'true');
-  for (const [name, { description, example }] of Object.entries(response.headers ?? {})) headers[name] = header(description, example);
-  return {
+  if (response.status === 201) headers.Location = header('URL of the new record.', undefined, true);
+  if (route.method === 'POST') Object.assign(headers, REPLAYED);
+  for (const [name, { description, example }] of Object.entries(response.headers ?? {})) headers[name] = header(description, example, name === 'Location' || name === 'ETag');
+  const answers: JsonObject = {
     [response.status]: {
       description: response.description,
       headers,
@@ -301,71 +331,115 @@ function successResponse(route: RouteDefinition, response: SuccessResponse, comp
       ...(response.text ? { content: { [response.text.mediaType]: { schema: { type: 'string', description: response.text.description } } } } : {}),
     },
   };
-}
-
-/** Shared error answers, referenced by status from each operation whose description is the generic one. */
-const SHARED_ERRORS: Readonly<Partial<Record<ErrorStatus, { name: string; description: string; headers?: Readonly<Record<string, JsonObject>> }>>> = {
-  401: {
-    name: 'Unauthorized',
-    description: 'Missing or wrong credentials, or a missing or malformed X-Service-Auth-Organization-Id, or credentials of another organization.',
-    headers: { 'WWW-Authenticate': header('The Basic scheme and its realm.', `Basic realm="${AUTH_REALM}"`) },
-  },
-  403: { name: 'Forbidden', description: 'The organization in the path is neither the authenticated one nor one of its child organizations.' },
-  404: { name: 'NotFound', description: 'No such record here (it may belong to another organization, location or customer), or a path segment without its prefix.' },
-  429: { name: 'TooManyRequests', description: 'Throttled; retry later.', headers: { 'Retry-After': { $ref: '#/components/headers/Retry-After' } } },
-  500: { name: 'InternalError', description: 'Unexpected failure (a generic message; no internals).' },
-  503: { name: 'ServiceUnavailable', description: 'A dependency is unavailable or timed out; retry later.', headers: { 'Retry-After': { $ref: '#/components/headers/Retry-After' } } },
-};
-
-function errorResponse(description: string, headers?: Readonly<Record<string, JsonObject>>): JsonObject {
-  return {
-    description,
-    headers: { ...REQUEST_ID, ...headers },
-    content: { 'application/json': { schema: { $ref: `${SCHEMAS}ErrorEnvelope` } } },
-  };
-}
-
-function sharedResponses(): JsonObject {
-  return Object.fromEntries(Object.values(SHARED_ERRORS).map((shared) => [shared.name, errorResponse(shared.description, shared.headers)]));
+  if (entry.notModified) answers[304] = { description: entry.notModified, headers };
+  return answers;
 }
 
 /**
- * The errors a route can give, from its shape: a body (400, 413, 415), list
- * filters (400), POST idempotency (400, 409, 422), credentials (401, 403), path
- * parameters (404), and what any route can answer (413 for oversized headers,
- * 429, 500, 503); plus the entry's own.
+ * The codes a route can answer with, from its shape: what every route can get
+ * (from API Gateway or the shared middleware: a bad query string, oversized
+ * headers or body, throttling, a failure, a dependency down), a JSON or
+ * multipart body, list filters, POST idempotency, credentials, path parameters,
+ * and a write whose outcome can be unknown; plus the entry's own.
  */
-export function errorStatuses(route: RouteDefinition, entry: RouteSchemas): Map<ErrorStatus, string[]> {
-  const statuses = new Map<ErrorStatus, string[]>();
-  const add = (status: ErrorStatus, description: string) => statuses.set(status, [...(statuses.get(status) ?? []), description]);
-  const hasBody = entry.request !== undefined;
-  if (entry.request?.kind === 'json') add(400, 'The body is missing, not a JSON object, or has invalid or unknown members; `errors` lists every failing field.');
-  if (entry.request?.kind === 'multipart') add(400, 'A malformed multipart body (boundary, parts, order), or invalid or unknown members in the JSON part.');
-  if (entry.listFilters) add(400, 'An unknown query parameter, a bad filter expression or value, or page_size/page_index out of range.');
-  if (route.method === 'POST') add(400, 'An Idempotency-Key that is not 1 to 255 characters.');
-  if (route.auth !== 'none') {
-    add(401, SHARED_ERRORS[401]!.description);
-    add(403, SHARED_ERRORS[403]!.description);
+export function errorCodes(route: RouteDefinition, entry: RouteSchemas): Map<ErrorStatus, ResponseCode[]> {
+  const codes = new Set<ResponseCode>(['INVALID_QUERY', 'INVALID_REQUEST', 'HEADERS_TOO_LARGE', 'PAYLOAD_TOO_LARGE', 'THROTTLED', 'INTERNAL_ERROR', 'SERVICE_UNAVAILABLE']);
+  const add = (...more: ResponseCode[]) => more.forEach((code) => codes.add(code));
+  if (entry.request?.kind === 'json') add('VALIDATION_ERROR', 'INVALID_JSON', 'UNSUPPORTED_MEDIA_TYPE');
+  if (entry.request?.kind === 'multipart') add('VALIDATION_ERROR', 'INVALID_MULTIPART', 'UNSUPPORTED_MEDIA_TYPE', 'FILE_TOO_LARGE');
+  if (entry.listFilters) add('INVALID_CURSOR');
+  if (route.method === 'POST') add('INVALID_IDEMPOTENCY_KEY', 'IDEMPOTENCY_KEY_IN_USE', 'IDEMPOTENCY_KEY_REUSED');
+  if (route.auth !== 'none') add('UNAUTHORIZED', 'FORBIDDEN');
+  if (pathParameterNames(route.path).length > 0) add('NOT_FOUND');
+  if (route.access.table === 'write') add('OUTCOME_UNKNOWN');
+  add(...(entry.errors ?? []));
+  const byStatus = new Map<ErrorStatus, ResponseCode[]>();
+  for (const code of ALL_RESPONSE_CODES) {
+    if (codes.has(code)) byStatus.set(statusOf(code), [...(byStatus.get(statusOf(code)) ?? []), code]);
   }
-  if (pathParameterNames(route.path).length > 0) add(404, SHARED_ERRORS[404]!.description);
-  if (route.method === 'POST') add(409, 'A request with the same Idempotency-Key is still being processed; retry later.');
-  add(413, hasBody ? `The request is too large, or its headers exceed ${API_GATEWAY_MAX_HEADER_BYTES} bytes.` : `The request headers exceed ${API_GATEWAY_MAX_HEADER_BYTES} bytes.`);
-  if (entry.request?.kind === 'json') add(415, 'Content-Type is not application/json.');
-  if (entry.request?.kind === 'multipart') add(415, 'Content-Type is not multipart/form-data.');
-  if (route.method === 'POST') add(422, 'The Idempotency-Key was used with another request.');
-  for (const status of [429, 500, 503] as const) add(status, SHARED_ERRORS[status]!.description);
-  for (const [status, description] of Object.entries(entry.errors ?? {})) add(Number(status) as ErrorStatus, description);
-  return new Map([...statuses].sort(([a], [b]) => a - b));
+  return new Map([...byStatus].sort(([a], [b]) => a - b));
 }
 
-function errorResponses(route: RouteDefinition, entry: RouteSchemas): JsonObject {
+/** Headers an error answer of this status carries beyond X-Request-Id. */
+function errorHeaders(status: ErrorStatus): JsonObject {
+  if (status === 401) return { 'WWW-Authenticate': header('The Basic scheme and its realm.', `Basic realm="${AUTH_REALM}"`, true) };
+  if (status === 405) return { Allow: header('The methods the path takes.', 'GET, POST', true) };
+  if (status === 429 || status === 503) return { 'Retry-After': { $ref: `${HEADERS}Retry-After` } };
+  return {};
+}
+
+const REASONS: Readonly<Record<ErrorStatus, string>> = {
+  400: 'BadRequest',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'NotFound',
+  405: 'MethodNotAllowed',
+  409: 'Conflict',
+  413: 'PayloadTooLarge',
+  415: 'UnsupportedMediaType',
+  422: 'UnprocessableContent',
+  429: 'TooManyRequests',
+  500: 'InternalError',
+  503: 'ServiceUnavailable',
+};
+
+interface ErrorAnswer {
+  readonly status: ErrorStatus;
+  readonly codes: readonly ResponseCode[];
+  /** A stored answer of an idempotent POST may be replayed (statuses below 500). */
+  readonly replayable: boolean;
+}
+
+const METHOD_NOT_ALLOWED_RESPONSE: ErrorAnswer = { status: 405, codes: [METHOD_NOT_ALLOWED.code], replayable: false };
+
+/**
+ * Error answers as components.responses, one per distinct status, code list
+ * and headers, so operations refer to them: `BadRequest`, `BadRequest2`, ...
+ * in the order the route table first needs them.
+ */
+class ErrorResponses {
+  private readonly names = new Map<string, string>();
+  private readonly variants = new Map<string, number>();
+  private readonly responses: Record<string, JsonObject> = {};
+
+  named(answer: ErrorAnswer): string {
+    const key = JSON.stringify(answer);
+    let name = this.names.get(key);
+    if (name === undefined) {
+      const base = `${REASONS[answer.status]}${answer.replayable ? 'OnPost' : ''}`;
+      const variant = (this.variants.get(base) ?? 0) + 1;
+      this.variants.set(base, variant);
+      name = variant === 1 ? base : `${base}${variant}`;
+      this.names.set(key, name);
+      this.responses[name] = errorResponse(answer);
+    }
+    return name;
+  }
+
+  all(): JsonObject {
+    return this.responses;
+  }
+}
+
+function errorResponse({ status, codes, replayable }: ErrorAnswer): JsonObject {
+  return {
+    description: codes.map((code) => `\`${code}\`: ${CODE_DETAILS[code].meaning}`).join('\n\n'),
+    headers: { ...REQUEST_ID, ...errorHeaders(status), ...(replayable ? REPLAYED : {}) },
+    content: {
+      'application/json': {
+        schema: {
+          allOf: [{ $ref: `${SCHEMAS}ErrorEnvelope` }],
+          properties: { response: { properties: { response_code: { enum: [...codes] } } } },
+        },
+      },
+    },
+  };
+}
+
+function errorResponses(route: RouteDefinition, entry: RouteSchemas, errors: ErrorResponses): JsonObject {
   const responses: JsonObject = {};
-  for (const [status, descriptions] of errorStatuses(route, entry)) {
-    const shared = SHARED_ERRORS[status];
-    responses[status] =
-      shared && descriptions.length === 1 && descriptions[0] === shared.description
-        ? { $ref: `#/components/responses/${shared.name}` }
-        : errorResponse(descriptions.join(' '), shared?.headers);
+  for (const [status, codes] of errorCodes(route, entry)) {
+    responses[status] = { $ref: `${RESPONSES}${errors.named({ status, codes, replayable: route.method === 'POST' && status < 500 })}` };
   }
   return responses;
 }
@@ -373,9 +447,10 @@ function errorResponses(route: RouteDefinition, entry: RouteSchemas): JsonObject
 /**
  * Named zod schemas -> components.schemas, through z.toJSONSchema (request
  * bodies as input, answers as output). A schema an entry uses without a name
- * is named after its route. Answer objects may gain members over time, so
- * their schemas do not close them (no additionalProperties: false); request
- * bodies stay closed, as the service refuses unknown members.
+ * is named after its route. Both are closed (additionalProperties: false):
+ * the service refuses unknown members in a request, and an answer carrying a
+ * member the document does not name (an account number, say) is a defect that
+ * validation against the document must catch.
  */
 class SchemaComponents {
   private readonly requests = new Map<z.ZodMiniType, string>();
@@ -421,7 +496,6 @@ function generate(names: ReadonlyMap<z.ZodMiniType, string>, io: 'input' | 'outp
       // Noise: zod's integer() bounds are the safe-integer range.
       if (node.minimum === Number.MIN_SAFE_INTEGER) delete node.minimum;
       if (node.maximum === Number.MAX_SAFE_INTEGER) delete node.maximum;
-      if (io === 'output' && node.additionalProperties === false) delete node.additionalProperties;
     },
   });
   // components.schemas entries are plain schemas under the document's dialect (2020-12, OpenAPI's default).

@@ -20,6 +20,13 @@ import type { oneTimeTokenViewSchema, paymethodReadViewSchema, paymethodWriteVie
  * handlers, which only need the views, do not bundle zod.
  */
 
+/**
+ * `self` answers GET here (paymethods-get, or paymethods-get-organization for a
+ * locationless record). The sub-collection links are the spec's and the
+ * contract's: transactions, settlements and schedules belong to other services
+ * of the same API, which answer them under the paymethod's path; this service
+ * only names them.
+ */
 export function paymethodLinks(baseUrl: string, paymethod: Pick<Paymethod, 'organization_id' | 'location_id' | 'paymethod_token'>) {
   const org = `${baseUrl}/v3/organizations/${paymethod.organization_id}`;
   // Locationless records have no location path: their address is the organization-level one.
@@ -61,6 +68,11 @@ export function paymethodReadView(paymethod: Paymethod): z.output<typeof paymeth
     ...publicMembers(paymethod),
     is_default: paymethod.is_default ? 'true' : 'false',
   });
+}
+
+/** A token's address: GET answers there until the token is used or expires (onetimetokens-get). */
+export function oneTimeTokenLinks(baseUrl: string, token: Pick<OneTimeToken, 'organization_id' | 'location_id' | 'one_time_token'>) {
+  return { self: `${baseUrl}${pathOf('onetimetokens-get', token)}` };
 }
 
 export function oneTimeTokenView(token: OneTimeToken): z.output<typeof oneTimeTokenViewSchema> {

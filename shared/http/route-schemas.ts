@@ -31,9 +31,8 @@ import {
   vendorViewSchema,
 } from './schemas/paymethods.ts';
 import { deletedEnvelopeSchema, recordEnvelopeSchema, selfLinksSchema } from './schemas/response.ts';
+import type { ResponseCode } from '#shared/response-codes.ts';
 
-/** Error statuses a route can answer with; see openapi.ts for the ones a route's shape implies. */
-export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 422 | 429 | 500 | 503;
 
 export type RequestBody =
   | { readonly kind: 'json'; readonly schema: z.ZodMiniType }
@@ -67,8 +66,10 @@ export interface RouteSchemas {
   /** A list route's filters, as its handler parses them; the generator adds filter, page_size, page_index and cursor. */
   readonly listFilters?: Readonly<Record<string, FilterSpec>>;
   readonly response: SuccessResponse;
-  /** Errors beyond those the route's shape implies, or what they mean on this route (added to the generic description). */
-  readonly errors?: Readonly<Partial<Record<ErrorStatus, string>>>;
+  /** Response codes beyond those the route's shape implies (see errorCodes in openapi.ts); each brings its status. */
+  readonly errors?: readonly ResponseCode[];
+  /** The route revalidates with If-None-Match: a 304 without a body, with this description. */
+  readonly notModified?: string;
   /** Longer description of the operation (CommonMark). */
   readonly description?: string;
 }
@@ -86,13 +87,15 @@ export const requestSchemas: Readonly<Record<string, z.ZodMiniType>> = {
 const paymethodCreated = recordEnvelopeSchema(paymethodWriteViewSchema, 'Create Successful.', paymethodLinksSchema);
 const paymethodUpdated = recordEnvelopeSchema(paymethodWriteViewSchema, 'Update Successful.', paymethodLinksSchema);
 const paymethodFetched = recordEnvelopeSchema(paymethodReadViewSchema, 'Get Successful.', paymethodLinksSchema);
-const paymethodList = listEnvelopeSchema(z.extend(paymethodReadViewSchema, { links: paymethodLinksSchema }));
+// The organization list's filters include every other list's, and the location and customer the customer list echoes.
+const paymethodList = listEnvelopeSchema(z.extend(paymethodReadViewSchema, { links: paymethodLinksSchema }), Object.keys(ORGANIZATION_LIST_FILTERS));
 const paymethodDeleted = deletedEnvelopeSchema(z.object({ paymethod_token: paymethodReadViewSchema.shape.paymethod_token }));
 const oneTimeTokenCreated = recordEnvelopeSchema(oneTimeTokenViewSchema, 'Create Successful.', selfLinksSchema);
+const oneTimeTokenFetched = recordEnvelopeSchema(oneTimeTokenViewSchema, 'Get Successful.', selfLinksSchema);
 const documentCreated = recordEnvelopeSchema(documentViewSchema, 'Create Successful.', selfLinksSchema);
 const uploadSessionCreated = recordEnvelopeSchema(z.extend(documentViewSchema, { upload: uploadFormSchema }), 'Create Successful.', selfLinksSchema);
 const documentFetched = recordEnvelopeSchema(documentViewSchema, 'Get Successful.', selfLinksSchema);
-const documentList = listEnvelopeSchema(documentListViewSchema);
+const documentList = listEnvelopeSchema(documentListViewSchema, Object.keys(DOCUMENT_LIST_FILTERS));
 const documentDeleted = deletedEnvelopeSchema(z.object({ document_id: documentViewSchema.shape.document_id }));
 /** Only the members the document must have: the generator's own output is checked by the unit tests. */
 const openApiDocumentSchema = z.looseObject({
@@ -117,6 +120,7 @@ export const responseSchemas: Readonly<Record<string, z.ZodMiniType>> = {
   PaymethodList: paymethodList,
   PaymethodDeleted: paymethodDeleted,
   OneTimeTokenCreated: oneTimeTokenCreated,
+  OneTimeToken: oneTimeTokenFetched,
   DocumentCreated: documentCreated,
   DocumentUploadSessionCreated: uploadSessionCreated,
   Document: documentFetched,
@@ -125,18 +129,18 @@ export const responseSchemas: Readonly<Record<string, z.ZodMiniType>> = {
   OpenApiDocument: openApiDocumentSchema,
 };
 
-const PAYMETHOD_CREATE_ERRORS = {
-  400: 'Also: an unknown or expired one-time token, a billing agreement token PayPal refuses.',
-  409:
-    'Also: the one-time token was already used (ONE_TIME_TOKEN_USED); with fail_on_duplicate, the customer (or, without one, the '
-    + "location's paymethods without a customer) already has this card or echeck (DUPLICATE_PAYMETHOD: errors names "
-    + 'card.account_number or echeck.account_number, response_desc the existing mth_ token; nothing is created, no one-time token consumed).',
-  503: 'Also: PayPal is unreachable.',
-} as const;
+/**
+ * A create may redeem a one-time token, call PayPal, find the card or echeck already on file (fail_on_duplicate),
+ * and attach to a customer that another request changes meanwhile.
+ */
+const PAYMETHOD_CREATE_ERRORS: readonly ResponseCode[] = ['INVALID_ONE_TIME_TOKEN', 'ONE_TIME_TOKEN_USED', 'DUPLICATE_PAYMETHOD', 'VENDOR_REFUSED', 'CONCURRENT_MODIFICATION'];
 
 const CREATE_DESCRIPTION =
   'Exactly one of card, echeck or vendor (vendors is accepted as its alias). A card or echeck may instead carry a one_time_token '
-  + 'minted for the same organization and location; members sent beside it (name_on_card, account_holder) override the token\'s.';
+  + 'minted for the same organization and location; members sent beside it (name_on_card, account_holder) override the token\'s. '
+  + "With fail_on_duplicate, a card or echeck the customer (or, without one, the location's paymethods without a customer) already has "
+  + 'is 409 DUPLICATE_PAYMETHOD: errors names card.account_number or echeck.account_number, response_desc the existing mth_ token; '
+  + 'nothing is created and no one-time token is consumed.';
 
 export const routeSchemas: Readonly<Record<string, RouteSchemas>> = {
   'paymethods-create-customer': {
@@ -154,12 +158,9 @@ export const routeSchemas: Readonly<Record<string, RouteSchemas>> = {
   'paymethods-create-locationless': {
     request: { kind: 'json', schema: locationlessCreateBodySchema },
     response: { status: 201, description: 'The locationless paymethod.', schema: paymethodCreated },
-    errors: {
-      ...PAYMETHOD_CREATE_ERRORS,
-      400: 'Also: one-time tokens cannot create locationless paymethods; a billing agreement token PayPal refuses.',
-      403: "Also: the body's organization_id is one the caller may not act on.",
-    },
-    description: 'The body names the organization (organization_id). One-time tokens are not accepted here.',
+    errors: ['DUPLICATE_PAYMETHOD', 'VENDOR_REFUSED', 'CONCURRENT_MODIFICATION'],
+    description:
+      "The body names the organization (organization_id): one the caller may act on, or 403. One-time tokens are not accepted here (400).",
   },
   'paymethods-get': {
     response: { status: 200, description: 'The paymethod.', schema: paymethodFetched },
@@ -167,11 +168,11 @@ export const routeSchemas: Readonly<Record<string, RouteSchemas>> = {
   'paymethods-update': {
     request: { kind: 'json', schema: updateBodySchema },
     response: { status: 200, description: 'The updated paymethod.', schema: paymethodUpdated },
-    errors: { 409: 'The paymethod was modified concurrently; retry (CONCURRENT_MODIFICATION).' },
+    errors: ['CONCURRENT_MODIFICATION'],
   },
   'paymethods-delete': {
     response: { status: 200, description: 'The paymethod and its ciphertext are gone.', schema: paymethodDeleted },
-    errors: { 409: 'The paymethod was modified concurrently; retry (CONCURRENT_MODIFICATION).' },
+    errors: ['CONCURRENT_MODIFICATION'],
   },
   'paymethods-get-organization': {
     response: { status: 200, description: 'The paymethod, whichever location it belongs to (or none).', schema: paymethodFetched },
@@ -194,18 +195,23 @@ export const routeSchemas: Readonly<Record<string, RouteSchemas>> = {
   'onetimetokens-create': {
     request: { kind: 'json', schema: oneTimeTokenSchema },
     response: { status: 201, description: 'The one-time token and the public members of its card or echeck.', schema: oneTimeTokenCreated },
-    description: 'The token lives 60 minutes and is consumed by the first paymethod created from it, under the same organization and location.',
+    description:
+      'The token lives 60 minutes and is consumed by the first paymethod created from it, under the same organization and location. '
+      + 'Location and links.self name the token (GET onetimetokens-get).',
+  },
+  'onetimetokens-get': {
+    response: { status: 200, description: 'The one-time token and the public members of its card or echeck, as minted.', schema: oneTimeTokenFetched },
+    description:
+      'Answers while a paymethod could still be created from the token: unused, unexpired, under the organization and location it was minted for; '
+      + 'otherwise 404 (minted elsewhere, already used or expired).',
   },
   'documents-create': {
     request: { kind: 'multipart', metadata: uploadMetadataSchema, fileContentTypes: UPLOAD_CONTENT_TYPES, maxFileBytes: MAX_FILE_BYTES },
     response: { status: 201, description: 'The stored document.', schema: documentCreated },
-    errors: {
-      400: 'Also: a file whose leading bytes, extension and Content-Type disagree, or a type the resource does not accept; an empty file.',
-      413: `Also: a file over ${MAX_FILE_BYTES} bytes, or a request over the single-request cap (6 MB, base64 included): the message names the upload-session route.`,
-    },
     description:
       'Two parts: first the JSON part (Content-Type application/json, any part name), then the file (part name file, with a filename). '
-      + 'Files that do not fit one request go through an upload session (POST .../documents/uploads).',
+      + 'A file whose leading bytes, extension and Content-Type disagree, a type the resource does not take, or an empty file is 400 naming `file`. '
+      + `Files that do not fit one request (over ${MAX_FILE_BYTES} bytes, or the 6 MB single-request cap with base64) go through an upload session (POST .../documents/uploads).`,
   },
   'documents-list': {
     listFilters: DOCUMENT_LIST_FILTERS,
@@ -230,7 +236,7 @@ export const routeSchemas: Readonly<Record<string, RouteSchemas>> = {
       description: 'Redirect to a presigned URL of the stored file, valid for five minutes.',
       headers: { Location: { description: 'The presigned URL.' }, 'Cache-Control': { description: 'no-store', example: 'no-store' } },
     },
-    errors: { 409: 'The document has no stored file (pending or rejected upload session; DOCUMENT_NOT_AVAILABLE).' },
+    errors: ['DOCUMENT_NOT_AVAILABLE'],
   },
   'onetimetokens-preflight': {
     response: {
@@ -243,8 +249,10 @@ export const routeSchemas: Readonly<Record<string, RouteSchemas>> = {
         'Access-Control-Max-Age': { description: 'How long the browser may cache this answer, in seconds.', example: '600' },
       },
     },
-    errors: { 403: 'No publishable key of this location allows the Origin; the answer carries no CORS headers.' },
-    description: 'The CORS preflight of browser minting. It carries no credentials: it is answered for an Origin that some publishable key of the location allows.',
+    errors: ['FORBIDDEN'],
+    description:
+      'The CORS preflight of browser minting. It carries no credentials: it is answered for an Origin that some publishable key of the location allows, '
+      + 'and 403 (without CORS headers) otherwise.',
   },
   'tokenize-js': {
     response: {
@@ -256,6 +264,7 @@ export const routeSchemas: Readonly<Record<string, RouteSchemas>> = {
         ETag: { description: 'The script\'s content hash; If-None-Match answers 304.' },
       },
     },
+    notModified: 'If-None-Match named the current ETag: use the cached script.',
   },
   'openapi-get': {
     response: {

@@ -75,6 +75,7 @@ export const PATH_PARAMETER_PREFIXES: Readonly<Record<string, string>> = {
   customer_token: 'cst_',
   paymethod_token: 'mth_',
   document_id: 'doc_',
+  one_time_token: 'ott_',
 };
 
 const DOCUMENTS = '/v3/organizations/{organization_id}/documents';
@@ -172,6 +173,15 @@ export const routes: readonly RouteDefinition[] = [
     // Write: the per-key minting counter lives in the table too.
     access: { table: 'write', vault: ['encrypt'], fingerprint: true },
     summary: 'Mint a single-use token for a card or echeck (60 minutes)',
+  },
+  {
+    handler: 'onetimetokens-get',
+    method: 'GET',
+    path: '/v3/organizations/{organization_id}/locations/{location_id}/onetimetokens/{one_time_token}',
+    // The address a mint answers with (links.self, Location). Servers only: a browser never needs to read a token back.
+    auth: 'secret',
+    access: { table: 'read' },
+    summary: 'Read an unused, unexpired one-time token (its public members, as minted)',
   },
 
   // Documents.

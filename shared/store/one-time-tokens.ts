@@ -54,10 +54,26 @@ export class DynamoOneTimeTokenStore implements OneTimeTokenRepository {
   }
 
   async getWithSecret(token: string): Promise<{ token: OneTimeToken; secret: SealedSecret } | undefined> {
+    const item = await this.read(token);
+    if (!item) return undefined;
+    const { vault, ...rest } = item;
+    return { token: toOneTimeToken(rest), secret: vault as SealedSecret };
+  }
+
+  async get(token: string): Promise<OneTimeToken | undefined> {
+    const item = await this.read(token);
+    return item && toOneTimeToken(item);
+  }
+
+  private async read(token: string): Promise<Record<string, unknown> | undefined> {
     // Consistent: a token consumed a moment ago must read as consumed.
     const { Item } = await this.client.send(new GetCommand({ TableName: this.tableName, Key: keys.oneTimeToken(token), ConsistentRead: true }));
-    if (!Item) return undefined;
-    const { vault, entity: _entity, expires_at_iso: expiresAt, consumed_by: _consumedBy, ...rest } = withoutKeys(Item);
-    return { token: { ...(rest as Omit<OneTimeToken, 'expires_at'>), expires_at: expiresAt as string }, secret: vault as SealedSecret };
+    return Item && withoutKeys(Item);
   }
+}
+
+/** The one mapping from a stored token item to the domain's token; the sealed number never leaves through it. */
+function toOneTimeToken(item: Record<string, unknown>): OneTimeToken {
+  const { vault: _vault, entity: _entity, expires_at_iso: expiresAt, consumed_by: _consumedBy, ...rest } = item;
+  return { ...(rest as Omit<OneTimeToken, 'expires_at'>), expires_at: expiresAt as string };
 }

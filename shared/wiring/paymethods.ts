@@ -35,3 +35,4 @@ export const createDeps = () => ({
   clock,
 });
 export const mintDeps = () => ({ oneTimeTokens: oneTimeTokenStore(), vault: vault(), fingerprinter: fingerprinter(), clock });
+export const oneTimeTokenReadDeps = () => ({ oneTimeTokens: oneTimeTokenStore(), clock });

@@ -90,6 +90,8 @@ describe('publishable keys', () => {
       ['GET', `/v3/organizations/${ORG}/paymethods`],
       ['GET', `${locationPath(ORG, key.location_id)}/paymethods`],
       ['POST', `${locationPath(ORG, key.location_id)}/paymethods`],
+      // Reading a token back is for servers, even at the key's own location.
+      ['GET', `${locationPath(ORG, key.location_id)}/onetimetokens/ott_${'a'.repeat(22)}`],
     ];
     for (const [method, target] of paths) {
       const answer = await call(target, { method, as: null, headers, ...(method === 'POST' ? { body: { card: CARD } } : {}) });

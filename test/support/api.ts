@@ -49,7 +49,7 @@ export async function call<T = Record<string, unknown>>(path: string, options: A
   }
   const response = await fetch(`${baseUrl()}${path}`, { method: options.method ?? 'GET', headers: { ...headers, ...options.headers }, body, redirect: 'manual' });
   const text = await response.text();
-  let parsed: unknown = undefined;
+  let parsed: unknown;
   try {
     parsed = text ? JSON.parse(text) : undefined;
   } catch {

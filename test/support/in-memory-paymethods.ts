@@ -47,6 +47,10 @@ export class InMemoryOneTimeTokens implements OneTimeTokenRepository {
     return found && { token: structuredClone(found.token), secret: found.secret };
   }
 
+  async get(token: string) {
+    return (await this.getWithSecret(token))?.token;
+  }
+
   /** Marks a token used, as the paymethod repository's create does in its transaction. */
   consume(token: string, now: Date): void {
     const found = this.tokens.get(token);

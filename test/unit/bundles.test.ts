@@ -23,7 +23,7 @@ function clientsFor(access: RouteAccess): string[] {
 
 // Cold starts grow with the bundle: a function must not carry what only other functions use.
 describe('function bundles', () => {
-  it.each(['paymethods-get', 'paymethods-list-organization', 'paymethods-delete', 'documents-get', 'documents-list'])(
+  it.each(['paymethods-get', 'paymethods-list-organization', 'paymethods-delete', 'onetimetokens-get', 'documents-get', 'documents-list'])(
     '%s bundles neither zod (validation and OpenAPI schemas) nor the KMS client',
     async (handler) => {
       const { packages } = await bundleOf(handler);
@@ -56,6 +56,16 @@ describe('function bundles', () => {
     for (const name of ['zod', '@aws-sdk/client-kms', '@aws-sdk/client-dynamodb', '@aws-sdk/lib-dynamodb', '@aws-sdk/client-s3']) expect(packages.has(name), name).toBe(false);
     expect(packages.has('@aws-sdk/client-eventbridge')).toBe(true);
   }, 60_000);
+
+  it.each(['openapi-get', 'tokenize-js'])(
+    '%s serves static text: it bundles no zod, no OpenAPI generator and no AWS SDK package at all',
+    async (name) => {
+      const bundle = await bundleOf(name);
+      expect([...bundle.packages].filter((pkg) => pkg === 'zod' || pkg.startsWith('@aws-sdk/') || pkg.startsWith('@smithy/'))).toEqual([]);
+      expect(bundle.code).not.toContain('toJSONSchema');
+    },
+    120_000,
+  );
 
   it('the read routes of paymethods bundle no S3 client either', async () => {
     expect((await bundleOf('paymethods-get')).packages.has('@aws-sdk/client-s3')).toBe(false);

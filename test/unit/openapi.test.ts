@@ -7,6 +7,11 @@ import { openApiDocument, routesWithoutSchemas, serializeOpenApi } from '#shared
 import { requestSchemas, responseSchemas, routeSchemas } from '#shared/http/route-schemas.ts';
 import type { RouteDefinition } from '#shared/http/routes.ts';
 import { PATH_PARAMETER_PREFIXES, routes } from '#shared/http/routes.ts';
+import { bundlingDefinesFor } from '#infra/bundled-assets.ts';
+import { servedOpenApi } from '#shared/http/openapi-served.ts';
+import type { ResponseCode } from '#shared/response-codes.ts';
+import { ALL_RESPONSE_CODES, CODE_DETAILS, isResponseCode, statusOf } from '#shared/response-codes.ts';
+import { OpenApiContract } from '../support/openapi-contract.ts';
 import { openApiProblems } from '../support/openapi-structure.ts';
 
 const COMMITTED = fileURLToPath(new URL('../../docs/openapi.json', import.meta.url));
@@ -26,6 +31,10 @@ function operations(doc: JsonObject = document): Array<{ method: string; path: s
 
 function operationOf(route: RouteDefinition): JsonObject {
   return paths[route.path]?.[route.method.toLowerCase()] as JsonObject;
+}
+
+function resolveResponse(response: JsonObject): JsonObject {
+  return typeof response.$ref === 'string' ? (components.responses![response.$ref.split('/').pop() as string] as JsonObject) : response;
 }
 
 /** Parameters with component references resolved. */
@@ -85,10 +94,24 @@ describe('OpenAPI document', () => {
   it('names its info, version and servers', () => {
     const packageJson = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
     expect(document.info).toMatchObject({ title: expect.any(String), version: packageJson.version, description: expect.any(String) });
-    expect((document.servers as JsonObject[]).map((server) => server.url)).toEqual([
-      'http://localhost:3000',
-      'https://{apiId}.execute-api.{region}.amazonaws.com/{stage}',
+    expect(document.servers).toEqual([
+      {
+        url: 'https://{apiId}.execute-api.{region}.amazonaws.com/{stage}',
+        description: expect.stringContaining('GET /v3/openapi.json'),
+        // Variables carry only their default: swagger-parser refuses a variable's description.
+        variables: { apiId: { default: expect.any(String) }, region: { default: 'us-east-1' }, stage: { default: 'dev' } },
+      },
     ]);
+  });
+
+  it('is served as static text naming the server the request came through, equal to the generated document otherwise', () => {
+    const served = JSON.parse(servedOpenApi('https://api.example.com/prod')) as JsonObject;
+    expect(served.servers).toEqual([{ url: 'https://api.example.com/prod', description: expect.any(String) }]);
+    expect({ ...served, servers: document.servers }).toEqual(document);
+    expect(Object.keys(served)).toEqual(Object.keys(document));
+    // What the deployed function inlines is generated from the code at synth time, not read from docs/.
+    const inlined = JSON.parse(bundlingDefinesFor(routes.find((route) => route.handler === 'openapi-get')!)!.__OPENAPI_DOCUMENT__!) as string;
+    expect(JSON.parse(inlined)).toEqual({ ...document, servers: '__SERVERS__' });
   });
 
   it('requires Basic credentials (or, where allowed, a publishable key) with the organization header, and nothing on public routes', () => {
@@ -163,24 +186,113 @@ describe('OpenAPI document', () => {
     const expectations: Record<string, number[]> = {
       'paymethods-create-customer': [201, 400, 401, 403, 404, 409, 413, 415, 422, 429, 500, 503],
       'paymethods-update': [200, 400, 401, 403, 404, 409, 413, 415, 429, 500, 503],
-      'paymethods-get': [200, 401, 403, 404, 413, 429, 500, 503],
+      'paymethods-get': [200, 400, 401, 403, 404, 413, 429, 500, 503],
       'paymethods-list-location': [200, 400, 401, 403, 404, 413, 429, 500, 503],
       'documents-create': [201, 400, 401, 403, 404, 409, 413, 415, 422, 429, 500, 503],
-      'documents-download': [302, 401, 403, 404, 409, 413, 429, 500, 503],
-      'openapi-get': [200, 413, 429, 500, 503],
+      'documents-download': [302, 400, 401, 403, 404, 409, 413, 429, 500, 503],
+      'tokenize-js': [200, 304, 400, 413, 429, 500, 503],
+      'openapi-get': [200, 400, 413, 429, 500, 503],
     };
     for (const [handler, statuses] of Object.entries(expectations)) {
       const route = routes.find((candidate) => candidate.handler === handler)!;
       expect(Object.keys(operationOf(route).responses as JsonObject).map(Number), handler).toEqual(statuses);
     }
-    for (const route of routes) {
-      for (const [status, response] of Object.entries(operationOf(route).responses as Record<string, JsonObject>)) {
-        if (Number(status) < 400) continue;
-        const resolved = typeof response.$ref === 'string' ? components.responses![response.$ref.split('/').pop() as string]! : response;
-        expect(resolved.content, `${route.handler} ${status}`).toEqual({ 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } });
+  });
+
+  it('lists, for every error status, the response codes it can carry: catalogue codes of that status, every HTTP code somewhere', () => {
+    const seen = new Set<string>();
+    const check = (where: string, status: string, response: JsonObject) => {
+      const resolved = resolveResponse(response);
+      const schema = (resolved.content as Record<string, { schema: JsonObject }>)['application/json']!.schema;
+      expect(schema.allOf, where).toEqual([{ $ref: '#/components/schemas/ErrorEnvelope' }]);
+      const codes = ((schema.properties as JsonObject).response as { properties: { response_code: { enum: string[] } } }).properties.response_code.enum;
+      expect(codes.length, where).toBeGreaterThan(0);
+      for (const code of codes) {
+        expect(isResponseCode(code) && statusOf(code), `${where}: ${code}`).toBe(Number(status));
+        expect(resolved.description, where).toContain(`\`${code}\``);
+        seen.add(code);
+      }
+      const headers = Object.keys(resolved.headers as JsonObject);
+      expect(headers, where).toContain('X-Request-Id');
+      if (status === '401') expect(headers, where).toContain('WWW-Authenticate');
+      if (status === '405') expect(headers, where).toContain('Allow');
+      if (status === '429' || status === '503') expect(headers, where).toContain('Retry-After');
+    };
+    for (const { method, path, operation } of operations()) {
+      for (const [status, response] of Object.entries(operation.responses as Record<string, JsonObject>)) {
+        if (Number(status) >= 400) check(`${method} ${path} ${status}`, status, response);
       }
     }
-    expect(components.responses!.Unauthorized!.headers).toHaveProperty('WWW-Authenticate');
+    for (const [path, item] of Object.entries(paths)) {
+      // Every path answers other methods with 405 and Allow (API Gateway's ANY mock method; the emulator alike).
+      const any = item['x-amazon-apigateway-any-method'] as { responses: Record<string, JsonObject> };
+      expect(Object.keys(any.responses), path).toEqual(['405']);
+      check(`ANY ${path}`, '405', any.responses['405']!);
+    }
+    const apiCodes = ALL_RESPONSE_CODES.filter((code) => CODE_DETAILS[code].surface === 'api');
+    expect(apiCodes.filter((code) => !seen.has(code)), 'catalogue codes no operation declares').toEqual([]);
+    expect([...seen].filter((code) => !apiCodes.includes(code as ResponseCode)), 'declared codes that are not HTTP codes').toEqual([]);
+  });
+
+  it('declares the headers clients rely on: X-Request-Id on every answer, Location on creates and the redirect, Idempotent-Replayed on POSTs, ETag and 304 on the script', () => {
+    for (const { method, path, operation } of operations()) {
+      for (const [status, response] of Object.entries(operation.responses as Record<string, JsonObject>)) {
+        const headers = resolveResponse(response).headers as Record<string, JsonObject>;
+        expect(headers['X-Request-Id'], `${method} ${path} ${status}`).toEqual({ $ref: '#/components/headers/X-Request-Id' });
+        if (status === '201' || status === '302') expect(headers.Location, `${method} ${path} ${status}`).toMatchObject({ required: true });
+        if (method === 'POST' && Number(status) < 500) expect(headers, `${method} ${path} ${status}`).toHaveProperty('Idempotent-Replayed');
+        if (method !== 'POST') expect(headers, `${method} ${path} ${status}`).not.toHaveProperty('Idempotent-Replayed');
+      }
+    }
+    expect(components.headers!['X-Request-Id']).toMatchObject({ required: true });
+    const script = paths['/v3/js/tokenize.js']!.get!.responses as Record<string, JsonObject>;
+    expect(script['304']).toMatchObject({ headers: { ETag: { required: true } } });
+    expect(script['304']).not.toHaveProperty('content');
+  });
+
+  it('closes every answer schema: no object takes members it does not name, but the presigned POST form fields and the document itself', () => {
+    const open: string[] = [];
+    const walk = (node: unknown, where: string) => {
+      if (Array.isArray(node)) return node.forEach((item, index) => walk(item, `${where}[${index}]`));
+      if (typeof node !== 'object' || node === null) return;
+      const schema = node as JsonObject;
+      if (schema.type === 'object' && schema.additionalProperties !== false) open.push(where);
+      for (const [key, value] of Object.entries(schema)) walk(value, `${where}/${key}`);
+    };
+    for (const [name, schema] of Object.entries(components.schemas!)) walk(schema, name);
+    // S3 decides the presigned POST's fields; the OpenAPI document's own members are OpenAPI's to decide.
+    expect(open).toEqual([
+      'DocumentUploadSessionCreated/properties/upload/properties/fields',
+      'OpenApiDocument',
+      'OpenApiDocument/properties/info',
+      'OpenApiDocument/properties/paths',
+    ]);
+  });
+
+  it('refuses, through the document, an answer that carried an account number or any member it does not name', () => {
+    const contract = new OpenApiContract(JSON.parse(serializeOpenApi(document)) as JsonObject);
+    const link = 'https://api.example.com/v3/organizations/org_1/locations/loc_1/paymethods/mth_1';
+    const paymethod = {
+      paymethod_token: 'mth_1',
+      location_id: 'loc_1',
+      organization_id: 'org_1',
+      is_default: 'false',
+      card: { card_type: 'visa', name_on_card: 'Ann Lee', last_4_account_number: '1111', masked_account_number: '****1111', expire_month: 1, expire_year: 2030 },
+      response: { environment: 'local', response_desc: 'Get Successful.' },
+      links: { self: link, transactions: `${link}/transactions`, settlements: `${link}/settlements`, schedules: `${link}/schedules` },
+    };
+    const answer = (body: unknown) => ({
+      method: 'GET',
+      path: '/v3/organizations/org_1/locations/loc_1/paymethods/mth_1',
+      status: 200,
+      headers: new Headers({ 'X-Request-Id': 'r-1', 'Content-Type': 'application/json' }),
+      text: JSON.stringify(body),
+    });
+    expect(contract.check(answer(paymethod))).toEqual({ operation: 'GET /v3/organizations/{organization_id}/locations/{location_id}/paymethods/{paymethod_token}', mismatches: [] });
+    expect(contract.check(answer({ ...paymethod, card: { ...paymethod.card, account_number: '4111111111111111' } })).mismatches.join()).toMatch(/must NOT have additional properties/);
+    expect(contract.check(answer({ ...paymethod, surprise: true })).mismatches).toHaveLength(1);
+    expect(contract.check({ ...answer(paymethod), headers: new Headers({ 'Content-Type': 'application/json' }) }).mismatches.join()).toMatch(/required header X-Request-Id/);
+    expect(contract.check({ ...answer(paymethod), status: 418 }).mismatches.join()).toMatch(/status 418 is not declared/);
   });
 
   it('is built from modules that load neither the AWS SDK nor the middleware stack, and the route table from none at all', async () => {

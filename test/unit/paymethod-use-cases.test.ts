@@ -4,6 +4,7 @@ import type { CreatePaymethodCommand } from '#shared/domain/paymethods/create.ts
 import { createPaymethod } from '#shared/domain/paymethods/create.ts';
 import { deletePaymethod } from '#shared/domain/paymethods/delete.ts';
 import { mintOneTimeToken } from '#shared/domain/paymethods/one-time-tokens.ts';
+import { getOneTimeToken } from '#shared/domain/paymethods/read.ts';
 import { updatePaymethod } from '#shared/domain/paymethods/update.ts';
 import { InMemoryVault, inMemoryPaymethodDeps } from '../support/in-memory-paymethods.ts';
 
@@ -168,6 +169,22 @@ describe('one-time tokens', () => {
     expect(await fieldsOf(create({ card: { one_time_token: token, name_on_card: 'A', expire_month: 1, expire_year: 2026 } }))).toEqual(['card.expire_year']);
     expect(deps.oneTimeTokens.tokens.get(token)?.token.consumed_at).toBeUndefined();
     expect(deps.paymethods.records.size).toBe(0);
+  });
+
+  it('reads a token back only where it was minted, while unused and unexpired; otherwise NotFound', async () => {
+    const minted = await mint({ card: CARD });
+    const read = (address: Partial<{ organizationId: string; locationId: string }> = {}) =>
+      getOneTimeToken({ organizationId: ORG, locationId: LOC, oneTimeToken: minted.one_time_token, ...address }, deps);
+    expect(await read()).toEqual(minted);
+    expect(await failure(read({ locationId: 'loc_2' }))).toBeInstanceOf(NotFound);
+    expect(await failure(read({ organizationId: 'org_2' }))).toBeInstanceOf(NotFound);
+    expect(await failure(getOneTimeToken({ organizationId: ORG, locationId: LOC, oneTimeToken: 'ott_unknown' }, deps))).toBeInstanceOf(NotFound);
+    await create({ card: { one_time_token: minted.one_time_token, name_on_card: 'Ann Lee' } });
+    expect(await failure(read())).toBeInstanceOf(NotFound);
+
+    const unused = await mint({ card: CARD });
+    now = new Date(Date.parse(unused.expires_at));
+    expect(await failure(getOneTimeToken({ organizationId: ORG, locationId: LOC, oneTimeToken: unused.one_time_token }, deps))).toBeInstanceOf(NotFound);
   });
 
   it('refuses an expired token', async () => {

@@ -60,6 +60,8 @@ export interface OneTimeTokenRepository {
   create(token: OneTimeToken, secret: SealedSecret, completion?: IdempotencyCompletion<OneTimeToken>): Promise<void>;
   /** The token with its sealed number, for re-sealing under a paymethod; undefined when unknown. */
   getWithSecret(token: string): Promise<{ token: OneTimeToken; secret: SealedSecret } | undefined>;
+  /** The token (consumed or not, expired or not); undefined when unknown. */
+  get(token: string): Promise<OneTimeToken | undefined>;
 }
 
 /** PayPal's billing agreements: turns an approved agreement token into an agreement id. */

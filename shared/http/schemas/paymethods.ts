@@ -49,7 +49,16 @@ export const vendorViewSchema = z.object({
   vendor_billing_agreement_id: z.string().check(z.meta({ description: "PayPal's billing agreement id." })),
 });
 
-export const paymethodLinksSchema = z.object({ self: linkSchema, transactions: linkSchema, settlements: linkSchema, schedules: linkSchema });
+/** The sub-collections are served by other services of the same API (the spec only references them through links). */
+const subCollectionLink = (name: string) =>
+  linkSchema.check(z.meta({ description: `The paymethod's ${name} (\`links.self\` + \`/${name}\`), which belong to another service of the same API; this service does not answer this URL.` }));
+
+export const paymethodLinksSchema = z.object({
+  self: linkSchema.check(z.meta({ description: "The paymethod's address here (the organization-level path for a locationless paymethod)." })),
+  transactions: subCollectionLink('transactions'),
+  settlements: subCollectionLink('settlements'),
+  schedules: subCollectionLink('schedules'),
+});
 
 const paymethodMembers = {
   paymethod_token: z.string().check(z.regex(/^mth_[A-Za-z0-9]+$/)),
