@@ -7,7 +7,7 @@ import { batchItem } from '#shared/account-updater/batch-items.ts';
 import { readUpdateFile } from '#shared/account-updater/csv.ts';
 import type { BatchEvent, BatchItem, RunInput, StateMachineDefinition } from '#shared/account-updater/state-machine.ts';
 import { accountUpdaterDefinition, STATE } from '#shared/account-updater/state-machine.ts';
-import { s3ObjectSource } from '#shared/aws/reports.ts';
+import { s3RangedObjectSource } from '#shared/aws/reports.ts';
 import { s3 } from '#shared/aws/s3.ts';
 import { inboxFile } from '#shared/domain/account-updater/inbox.ts';
 import { lambdaContext, LOCAL_ACCOUNT_ID } from './lambda-context.ts';
@@ -19,7 +19,7 @@ import { lambdaContext, LOCAL_ACCOUNT_ID } from './lambda-context.ts';
  * aws-local-stepfunctions executes each batch's ItemProcessor (the chunk
  * task and its Retry policy) from the real definition. It does not implement
  * a Distributed Map's ItemReader, ItemBatcher or ResultWriter, so those are
- * done here: the file is streamed from S3 with the same CSV reading the check
+ * done here: the file is read from S3 (in ranges) with the same CSV reading the check
  * step uses, cut into batches of the definition's MaxItemsPerBatch, with the
  * items shaped as the Step Functions CSV reader shapes them, and at most
  * `concurrency` batches run at once (MaxConcurrency in AWS). The check and
@@ -103,7 +103,8 @@ async function applyBatches(definition: StateMachineDefinition, run: RunInput, c
     inFlight.add(task);
   };
   let items: BatchItem[] = [];
-  for await (const row of readUpdateFile(s3ObjectSource(s3, run.bucket, run.key)())) {
+  // Ranged reads: the loop below pauses while its batches run, longer than a streaming GET may stay silent.
+  for await (const row of readUpdateFile(s3RangedObjectSource(s3, run.bucket, run.key)())) {
     items.push(batchItem(row));
     if (items.length < map.ItemBatcher.MaxItemsPerBatch) continue;
     launch(items);

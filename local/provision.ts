@@ -12,6 +12,7 @@ const STREAM = { StreamEnabled: true, StreamViewType: TABLE_STREAM_VIEW } as con
 export async function ensureTable(client: DynamoDBClient, tableName: string): Promise<{ streamArn: string }> {
   try {
     const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
+    await addMissingIndexes(client, tableName, new Set((Table?.GlobalSecondaryIndexes ?? []).map((index) => index.IndexName)));
     if (Table?.StreamSpecification?.StreamEnabled && Table.StreamSpecification.StreamViewType === TABLE_STREAM_VIEW && Table.LatestStreamArn) {
       return { streamArn: Table.LatestStreamArn };
     }
@@ -31,14 +32,7 @@ export async function ensureTable(client: DynamoDBClient, tableName: string): Pr
         { AttributeName: TABLE_KEY.partitionKey, KeyType: 'HASH' },
         { AttributeName: TABLE_KEY.sortKey, KeyType: 'RANGE' },
       ],
-      GlobalSecondaryIndexes: GLOBAL_SECONDARY_INDEXES.map((index) => ({
-        IndexName: index.indexName,
-        KeySchema: [
-          { AttributeName: index.partitionKey, KeyType: 'HASH' },
-          { AttributeName: index.sortKey, KeyType: 'RANGE' },
-        ],
-        Projection: { ProjectionType: 'ALL' },
-      })),
+      GlobalSecondaryIndexes: GLOBAL_SECONDARY_INDEXES.map(indexDefinition),
     }),
   );
   await client.send(new UpdateTimeToLiveCommand({ TableName: tableName, TimeToLiveSpecification: { AttributeName: TTL_ATTRIBUTE, Enabled: true } }));
@@ -48,4 +42,36 @@ export async function ensureTable(client: DynamoDBClient, tableName: string): Pr
 function required(streamArn: string | undefined): string {
   if (!streamArn) throw new Error('DynamoDB Local created the table without a stream');
   return streamArn;
+}
+
+function indexDefinition(index: (typeof GLOBAL_SECONDARY_INDEXES)[number]) {
+  return {
+    IndexName: index.indexName,
+    KeySchema: [
+      { AttributeName: index.partitionKey, KeyType: 'HASH' as const },
+      { AttributeName: index.sortKey, KeyType: 'RANGE' as const },
+    ],
+    Projection: index.projection === 'ALL' ? { ProjectionType: 'ALL' as const } : { ProjectionType: 'INCLUDE' as const, NonKeyAttributes: [...index.projection] },
+  };
+}
+
+/**
+ * A table kept in LOCAL_DATA_DIR from before an index existed gets it now
+ * (paymethods written before gsi8/gsi9 get their keys from
+ * `npm run migrate:list-indexes`).
+ */
+async function addMissingIndexes(client: DynamoDBClient, tableName: string, existing: Set<string | undefined>): Promise<void> {
+  for (const index of GLOBAL_SECONDARY_INDEXES) {
+    if (existing.has(index.indexName)) continue;
+    await client.send(
+      new UpdateTableCommand({
+        TableName: tableName,
+        AttributeDefinitions: [
+          { AttributeName: index.partitionKey, AttributeType: 'S' },
+          { AttributeName: index.sortKey, AttributeType: 'S' },
+        ],
+        GlobalSecondaryIndexUpdates: [{ Create: indexDefinition(index) }],
+      }),
+    );
+  }
 }

@@ -20,11 +20,16 @@ export const keys = {
   authFailures: (sourceIp: string, minute: number) => ({ pk: `AUTHFAIL#${sourceIp}#${minute}`, sk: 'AUTHFAIL' }),
 
   paymethod: (paymethodToken: string) => ({ pk: `MTH#${paymethodToken}`, sk: 'MTH' }),
-  /** Newest-first orderings: ISO timestamps sort as text; the token breaks ties. */
-  paymethodByOrganization: (organizationId: string, createdAt: string, token: string) => ({ gsi2pk: `ORG#${organizationId}#MTH`, gsi2sk: `${createdAt}#${token}` }),
+  /**
+   * Newest-first orderings: ISO timestamps sort as text; the token breaks ties.
+   * The organization and location lists live in their own indexes (gsi9,
+   * gsi8) that hold only keys and immutable members (table.ts), because their
+   * partitions take one organization's whole card base.
+   */
+  paymethodByOrganization: (organizationId: string, createdAt: string, token: string) => ({ gsi9pk: `ORG#${organizationId}#MTH`, gsi9sk: `${createdAt}#${token}` }),
   paymethodByLocation: (organizationId: string, locationId: string, createdAt: string, token: string) => ({
-    gsi1pk: `LOC#${organizationId}#${locationId}#MTH`,
-    gsi1sk: `${createdAt}#${token}`,
+    gsi8pk: `LOC#${organizationId}#${locationId}#MTH`,
+    gsi8sk: `${createdAt}#${token}`,
   }),
   paymethodByCustomer: (organizationId: string, customerToken: string, createdAt: string, token: string) => ({
     gsi3pk: `CST#${organizationId}#${customerToken}#MTH`,
@@ -186,6 +191,14 @@ export function documentListSortKeyBounds(range: { from?: string; to?: string })
     ...(range.to !== undefined ? { to: `DOC#${range.to}~` } : {}),
   };
 }
+
+/**
+ * Where paymethod items kept their location and organization list keys
+ * before those lists moved to gsi8/gsi9. gsi1 and gsi2 still serve other
+ * entities; a paymethod item written before the move loses these on its
+ * next update or Account Updater write, or by `npm run migrate:list-indexes`.
+ */
+export const LEGACY_PAYMETHOD_LIST_KEY_ATTRIBUTES = ['gsi1pk', 'gsi1sk', 'gsi2pk', 'gsi2sk'] as const;
 
 /** Key attributes never leave a repository. */
 export const KEY_ATTRIBUTES: readonly string[] = [

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { BatchGetCommand, GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, GetCommand, QueryCommand, ScanCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient, QueryCommandInput, TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { commitWrite } from '#shared/aws/outcome.ts';
 import type { CardChange, CardUpdates, StoredCard, UpdateSource } from '#shared/domain/account-updater/ports.ts';
@@ -11,18 +11,20 @@ import type { NewPaymethod, Page, PageRequest, PaymethodQuery, PaymethodReposito
 import type { SealedSecret } from '#shared/domain/vault.ts';
 import { decodeCursor, encodeCursor, queryFingerprint } from './cursor.ts';
 import { idempotencyCompletionWrite, idempotencyKeyLost } from './idempotency.ts';
-import { auReportPartition, auShards, keys } from './keys.ts';
+import { LEGACY_PAYMETHOD_LIST_KEY_ATTRIBUTES, auReportPartition, auShards, keys } from './keys.ts';
 import type { PagedList } from './page-boundaries.ts';
 import { PageBoundaries, collect } from './page-boundaries.ts';
 import { AU_SOURCE_ATTRIBUTE, PAYMETHOD_ENTITY, SECRET_ATTRIBUTE, paymethodFromItem } from './records.ts';
 import { cancellationReasons, isConditionFailure } from './write-conflicts.ts';
 import type { IndexName } from './table.ts';
-import { GLOBAL_SECONDARY_INDEXES } from './table.ts';
+import { GLOBAL_SECONDARY_INDEXES, indexProjection } from './table.ts';
 
 type Item = Record<string, unknown>;
 type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
 const MAX_BATCH_GET_ATTEMPTS = 8;
+/** BatchGetItem's limit of keys per request. */
+const BATCH_GET_KEYS = 100;
 const MAX_WRITE_ATTEMPTS = 3;
 
 /** Every index key (table and GSIs) a paymethod item carries, derived from the record alone. */
@@ -135,8 +137,8 @@ export function planQuery(query: PaymethodQuery): QueryPlan {
     return plan('gsi3', keys.paymethodByCustomer(org, query.customerToken, '', '').gsi3pk, extra([['location_id', query.locationId], ['customer_id', query.customerId], ...type]));
   }
   if (query.customerId) return plan('gsi6', keys.paymethodByCustomerId(org, query.customerId, '', '').gsi6pk, extra([['location_id', query.locationId], ...type]));
-  if (query.locationId) return plan('gsi1', keys.paymethodByLocation(org, query.locationId, '', '').gsi1pk, extra(type));
-  return plan('gsi2', keys.paymethodByOrganization(org, '', '').gsi2pk, extra(type));
+  if (query.locationId) return plan('gsi8', keys.paymethodByLocation(org, query.locationId, '', '').gsi8pk, extra(type));
+  return plan('gsi9', keys.paymethodByOrganization(org, '', '').gsi9pk, extra(type));
 }
 
 function duplicatePaymethod(record: Paymethod, existing: string): Conflict {
@@ -258,21 +260,39 @@ export class DynamoPaymethodStore implements PaymethodRepository, CardUpdates {
    */
   async findCards(tokens: readonly string[]): Promise<Map<string, StoredCard>> {
     const found = new Map<string, StoredCard>();
-    let pending: Item[] = [...new Set(tokens)].map((token) => keys.paymethod(token));
-    for (let attempt = 1; pending.length > 0; attempt += 1) {
-      if (attempt > MAX_BATCH_GET_ATTEMPTS) throw new Error(`BatchGetItem left ${pending.length} keys unprocessed after ${MAX_BATCH_GET_ATTEMPTS} attempts`);
-      if (attempt > 1) await backoff(attempt);
-      const result = await this.client.send(new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: pending, ConsistentRead: true } } }));
-      for (const item of result.Responses?.[this.tableName] ?? []) {
-        if (item.entity !== PAYMETHOD_ENTITY) continue;
-        const paymethod = paymethodFromItem(item);
-        const secret = item[SECRET_ATTRIBUTE] as SealedSecret | undefined;
-        const source = item[AU_SOURCE_ATTRIBUTE] as UpdateSource | undefined;
-        found.set(paymethod.paymethod_token, { paymethod, ...(secret ? { secret } : {}), ...(source ? { source } : {}) });
-      }
-      pending = (result.UnprocessedKeys?.[this.tableName]?.Keys ?? []) as Item[];
+    for (const item of await this.getPaymethodItems(tokens, true)) {
+      const paymethod = paymethodFromItem(item);
+      const secret = item[SECRET_ATTRIBUTE] as SealedSecret | undefined;
+      const source = item[AU_SOURCE_ATTRIBUTE] as UpdateSource | undefined;
+      found.set(paymethod.paymethod_token, { paymethod, ...(secret ? { secret } : {}), ...(source ? { source } : {}) });
     }
     return found;
+  }
+
+  /**
+   * Paymethod items by token: BatchGetItem in requests of 100 keys, sent
+   * together, unprocessed keys retried with backoff. Unknown tokens (and items
+   * of another kind) are absent; the order is DynamoDB's.
+   */
+  private async getPaymethodItems(tokens: readonly string[], consistentRead: boolean): Promise<Item[]> {
+    const unique = [...new Set(tokens)];
+    const requests: Item[][] = [];
+    for (let index = 0; index < unique.length; index += BATCH_GET_KEYS) requests.push(unique.slice(index, index + BATCH_GET_KEYS).map((token) => keys.paymethod(token)));
+    const found = await Promise.all(
+      requests.map(async (request) => {
+        const items: Item[] = [];
+        let pending = request;
+        for (let attempt = 1; pending.length > 0; attempt += 1) {
+          if (attempt > MAX_BATCH_GET_ATTEMPTS) throw new Error(`BatchGetItem left ${pending.length} keys unprocessed after ${MAX_BATCH_GET_ATTEMPTS} attempts`);
+          if (attempt > 1) await backoff(attempt);
+          const result = await this.client.send(new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: pending, ConsistentRead: consistentRead } } }));
+          items.push(...(result.Responses?.[this.tableName] ?? []).filter((item) => item.entity === PAYMETHOD_ENTITY));
+          pending = (result.UnprocessedKeys?.[this.tableName]?.Keys ?? []) as Item[];
+        }
+        return items;
+      }),
+    );
+    return found.flat();
   }
 
   /**
@@ -309,7 +329,9 @@ export class DynamoPaymethodStore implements PaymethodRepository, CardUpdates {
     const update = {
       TableName: this.tableName,
       Key: keys.paymethod(current.paymethod_token),
-      UpdateExpression: `SET ${sets.join(', ')}`,
+      // Never a list key: the location and organization lists (gsi8/gsi9) project nothing this write
+      // changes, so it writes no entry of theirs; an item from before they existed leaves gsi1/gsi2 here.
+      UpdateExpression: `SET ${sets.join(', ')} REMOVE ${LEGACY_PAYMETHOD_LIST_KEY_ATTRIBUTES.join(', ')}`,
       ConditionExpression: '#version = :expected AND #type = :card',
       ExpressionAttributeNames: names,
       ExpressionAttributeValues: values,
@@ -356,7 +378,35 @@ export class DynamoPaymethodStore implements PaymethodRepository, CardUpdates {
       collected = await this.pageBoundaries.readBarePage(list, page.pageIndex, page.pageSize);
     }
 
-    return pageOf(collected, page, plan, fingerprint);
+    return this.pageOf(collected, page, plan, fingerprint);
+  }
+
+  /**
+   * A page from the index entries read (the page plus one look-ahead, which
+   * only decides whether a next cursor exists). Over an index that projects
+   * ALL the entries are the records; over a paymethod list index (keys and
+   * immutable members only) the page's items are read from the table with one
+   * BatchGetItem, eventually consistent like the index itself (half the read
+   * units of a strongly consistent read), and kept in the index's order. An
+   * item deleted between the Query and the read is left out.
+   */
+  private async pageOf(collected: Item[], page: PageRequest, plan: QueryPlan, fingerprint: string): Promise<Page<Paymethod>> {
+    const entries = collected.slice(0, page.pageSize);
+    let items = entries;
+    if (indexProjection(plan.index) !== 'ALL') {
+      const tokenOf = (item: Item) => item.paymethod_token as string;
+      const byToken = new Map((await this.getPaymethodItems(entries.map(tokenOf), false)).map((item) => [tokenOf(item), item]));
+      items = entries.flatMap((entry): Item[] => {
+        const item = byToken.get(tokenOf(entry));
+        return item ? [item] : [];
+      });
+    }
+    const last = entries.at(-1);
+    const nextCursor =
+      collected.length > page.pageSize && last
+        ? encodeCursor({ token: last.paymethod_token as string, sortValue: last[plan.sortAttribute] as string, pageIndex: page.pageIndex + 1 }, fingerprint)
+        : undefined;
+    return { items: items.map(paymethodFromItem), ...(nextCursor ? { nextCursor } : {}) };
   }
 
   /**
@@ -389,7 +439,7 @@ export class DynamoPaymethodStore implements PaymethodRepository, CardUpdates {
       heads[best] = await streams[best]!.next();
     }
     await Promise.all(streams.map((stream) => stream.return(undefined)));
-    return pageOf(collected, page, plan, fingerprint);
+    return this.pageOf(collected, page, plan, fingerprint);
   }
 
   /** One partition's items, newest first, `limit` a request, skipping the cursor's own item. */
@@ -498,7 +548,7 @@ export class DynamoPaymethodStore implements PaymethodRepository, CardUpdates {
       values[`:s${index}`] = value;
       return `#s${index} = :s${index}`;
     });
-    const removes = Object.keys(had)
+    const removes = [...Object.keys(had), ...LEGACY_PAYMETHOD_LIST_KEY_ATTRIBUTES]
       .filter((name) => !(name in wanted))
       .map((name, index) => {
         names[`#r${index}`] = name;
@@ -539,13 +589,72 @@ function backoff(attempt: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-/** A page from the items read (the page plus one look-ahead): the look-ahead decides whether a next cursor exists. */
-function pageOf(collected: Item[], page: PageRequest, plan: QueryPlan, fingerprint: string): Page<Paymethod> {
-  const items = collected.slice(0, page.pageSize);
-  const last = items.at(-1);
-  const nextCursor =
-    collected.length > page.pageSize && last
-      ? encodeCursor({ token: last.paymethod_token as string, sortValue: last[plan.sortAttribute] as string, pageIndex: page.pageIndex + 1 }, fingerprint)
-      : undefined;
-  return { items: items.map(paymethodFromItem), ...(nextCursor ? { nextCursor } : {}) };
+
+/**
+ * One-off migration of paymethod items written before the location and
+ * organization lists moved to gsi8/gsi9 (`npm run migrate:list-indexes`, not
+ * a request path, hence the Scan): each such item gets its gsi8/gsi9 keys and
+ * loses its gsi1/gsi2 ones in one conditional UpdateItem (no version change:
+ * no member changes, so no domain event either). Idempotent and resumable:
+ * migrated items no longer match the scan's filter. `itemsPerSecond` bounds
+ * the writes, because each one also deletes the item's entry under its
+ * organization's old gsi2 key, which takes at most 1,000 writes a second.
+ */
+export async function migratePaymethodListKeys(
+  client: DynamoDBDocumentClient,
+  tableName: string,
+  options: { segments: number; itemsPerSecond: number },
+): Promise<{ scanned: number; migrated: number }> {
+  const counts = { scanned: 0, migrated: 0 };
+  const interval = 1000 / options.itemsPerSecond;
+  let nextSlot = Date.now();
+  const pace = async () => {
+    const wait = nextSlot - Date.now();
+    nextSlot = Math.max(nextSlot, Date.now()) + interval;
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+  };
+  const legacy = LEGACY_PAYMETHOD_LIST_KEY_ATTRIBUTES;
+  const segment = async (index: number) => {
+    let startKey: Item | undefined;
+    do {
+      const page = await client.send(
+        new ScanCommand({
+          TableName: tableName,
+          Segment: index,
+          TotalSegments: options.segments,
+          FilterExpression: `entity = :paymethod AND (${legacy.map((name) => `attribute_exists(${name})`).join(' OR ')} OR attribute_not_exists(gsi9pk))`,
+          ExpressionAttributeValues: { ':paymethod': PAYMETHOD_ENTITY },
+          ...(startKey ? { ExclusiveStartKey: startKey } : {}),
+        }),
+      );
+      counts.scanned += page.ScannedCount ?? 0;
+      for (const item of page.Items ?? []) {
+        await pace();
+        const record = paymethodFromItem(item);
+        const listKeys: Item = {
+          ...keys.paymethodByOrganization(record.organization_id, record.created_at, record.paymethod_token),
+          ...(record.location_id ? keys.paymethodByLocation(record.organization_id, record.location_id, record.created_at, record.paymethod_token) : {}),
+        };
+        const names = Object.keys(listKeys);
+        try {
+          await client.send(
+            new UpdateCommand({
+              TableName: tableName,
+              Key: keys.paymethod(record.paymethod_token),
+              UpdateExpression: `SET ${names.map((name) => `${name} = :${name}`).join(', ')} REMOVE ${legacy.join(', ')}`,
+              ConditionExpression: 'entity = :paymethod',
+              ExpressionAttributeValues: { ':paymethod': PAYMETHOD_ENTITY, ...Object.fromEntries(names.map((name) => [`:${name}`, listKeys[name]])) },
+            }),
+          );
+          counts.migrated += 1;
+        } catch (error) {
+          // Deleted meanwhile: nothing left to migrate.
+          if (!isConditionFailure(error)) throw error;
+        }
+      }
+      startKey = page.LastEvaluatedKey;
+    } while (startKey);
+  };
+  await Promise.all(Array.from({ length: options.segments }, (_unused, index) => segment(index)));
+  return counts;
 }

@@ -88,8 +88,10 @@ describe('PaymentsApiStack (fixture routes, dev)', () => {
     const gsis = GLOBAL_SECONDARY_INDEXES.map((index) => ({
       IndexName: index.indexName,
       KeySchema: [{ AttributeName: index.partitionKey, KeyType: 'HASH' }, { AttributeName: index.sortKey, KeyType: 'RANGE' }],
-      Projection: { ProjectionType: 'ALL' },
+      Projection: index.projection === 'ALL' ? { ProjectionType: 'ALL' } : { ProjectionType: 'INCLUDE', NonKeyAttributes: [...index.projection] },
     }));
+    // The paymethod list indexes carry keys and immutable members only (docs/data-model.md, "Paymethod lists").
+    expect(gsis.filter((index) => index.Projection.ProjectionType === 'INCLUDE').map((index) => index.IndexName)).toEqual(['gsi8', 'gsi9']);
     template.resourceCountIs('AWS::DynamoDB::Table', 1);
     template.hasResource('AWS::DynamoDB::Table', {
       DeletionPolicy: 'Delete',

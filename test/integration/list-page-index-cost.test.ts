@@ -138,6 +138,20 @@ describe('bare page_index cost', () => {
     console.log(`bare page_index walk of pages 0-51: ${walkRead} RCU in all (${(walkRead / 52).toFixed(1)} a page)`);
   }, 240_000);
 
+  it('reads a page of 100 for about twice what a page of 50 reads', async () => {
+    const query: PaymethodQuery = { organizationId: org, locationId: LOCATION };
+    const costOf = async (pageSize: number) => {
+      const before = spent.read;
+      const result = await store.list(query, { pageSize, pageIndex: 0 });
+      expect(result.items).toHaveLength(pageSize);
+      return spent.read - before;
+    };
+    const fifty = await costOf(50);
+    const hundred = await costOf(100);
+    console.log(`list page cost: page of 50 ${fifty} RCU, page of 100 ${hundred} RCU`);
+    expect(hundred).toBeLessThanOrEqual(2 * fifty + 1);
+  });
+
   it('gives the records links.next gives after records were created, still at about one page', async () => {
     await page(10);
     await page(50);

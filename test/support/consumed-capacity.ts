@@ -11,7 +11,8 @@ export interface ReadReport {
 
 /**
  * A document client of the test's own that asks DynamoDB for the consumed
- * capacity of every GetItem and Query and records it, so a test can measure
+ * capacity of every GetItem, BatchGetItem and Query and records it (for
+ * BatchGetItem, `scannedCount` is the number of items returned), so a test can measure
  * what a repository's reads cost without the repository knowing.
  */
 export function capacityRecordingClient(): { client: DynamoDBDocumentClient; reads: ReadReport[] } {
@@ -20,17 +21,23 @@ export function capacityRecordingClient(): { client: DynamoDBDocumentClient; rea
   base.middlewareStack.add(
     (next, context) => async (args) => {
       const operation = context.commandName?.replace(/Command$/, '') ?? 'unknown';
-      const measured = operation === 'Query' || operation === 'GetItem';
+      const measured = operation === 'Query' || operation === 'GetItem' || operation === 'BatchGetItem';
       const input = args.input as { ReturnConsumedCapacity?: string; IndexName?: string };
       if (measured) input.ReturnConsumedCapacity = 'TOTAL';
       const result = await next(args);
       if (measured) {
-        const output = result.output as { ConsumedCapacity?: { CapacityUnits?: number }; ScannedCount?: number; Item?: unknown };
+        const output = result.output as {
+          ConsumedCapacity?: { CapacityUnits?: number } | Array<{ CapacityUnits?: number }>;
+          ScannedCount?: number;
+          Item?: unknown;
+          Responses?: Record<string, unknown[]>;
+        };
+        const returned = Object.values(output.Responses ?? {}).reduce((sum, items) => sum + items.length, 0);
         reads.push({
           operation,
           ...(input.IndexName ? { index: input.IndexName } : {}),
-          consumedCapacity: output.ConsumedCapacity?.CapacityUnits,
-          scannedCount: operation === 'GetItem' ? (output.Item ? 1 : 0) : output.ScannedCount,
+          consumedCapacity: [output.ConsumedCapacity ?? []].flat().reduce<number | undefined>((sum, entry) => (sum ?? 0) + (entry.CapacityUnits ?? 0), undefined),
+          scannedCount: operation === 'GetItem' ? (output.Item ? 1 : 0) : operation === 'BatchGetItem' ? returned : output.ScannedCount,
         });
       }
       return result;
