@@ -29,6 +29,6 @@ await runCli(async () => {
   await applyTarget(parsed.values.stack);
   const { dynamo } = await import('#shared/aws/dynamodb.ts');
   const { config } = await import('#shared/config.ts');
-  const { migratePaymethodListKeys } = await import('#shared/store/paymethods.ts');
+  const { migratePaymethodListKeys } = await import('#shared/store/list-index-migration.ts');
   return migratePaymethodListKeys(dynamo, config.tableName, { segments, itemsPerSecond });
 });

@@ -4,8 +4,9 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { FingerprintBackfillStore } from '#shared/domain/paymethods/backfill-fingerprints.ts';
 import type { Paymethod } from '#shared/domain/paymethods/model.ts';
 import type { SealedSecret } from '#shared/domain/vault.ts';
-import { keys, withoutKeys } from './keys.ts';
+import { keys } from './keys.ts';
 import { duplicateScopeWrite } from './paymethods.ts';
+import { PAYMETHOD_ENTITY, SECRET_ATTRIBUTE, paymethodFromItem } from './records.ts';
 
 /**
  * The backfill's walk is a one-off admin Scan of the table, never a request
@@ -27,13 +28,13 @@ export class DynamoFingerprintBackfillStore implements FingerprintBackfillStore 
         Limit: limit,
         ConsistentRead: true,
         FilterExpression: `entity = :paymethod AND paymethod_type IN (:card, :echeck) AND attribute_not_exists(card.fingerprint) AND attribute_not_exists(echeck.fingerprint)${organizationId ? ' AND organization_id = :org' : ''}`,
-        ExpressionAttributeValues: { ':paymethod': 'paymethod', ':card': 'card', ':echeck': 'echeck', ...(organizationId ? { ':org': organizationId } : {}) },
+        ExpressionAttributeValues: { ':paymethod': PAYMETHOD_ENTITY, ':card': 'card', ':echeck': 'echeck', ...(organizationId ? { ':org': organizationId } : {}) },
         ...(resume ? { ExclusiveStartKey: JSON.parse(Buffer.from(resume, 'base64url').toString('utf8')) as Record<string, unknown> } : {}),
       }),
     );
     const records = (result.Items ?? []).map((item) => {
-      const { vault, entity: _entity, ...rest } = withoutKeys(item);
-      return { paymethod: rest as unknown as Paymethod, ...(vault ? { secret: vault as SealedSecret } : {}) };
+      const secret = item[SECRET_ATTRIBUTE] as SealedSecret | undefined;
+      return { paymethod: paymethodFromItem(item), ...(secret ? { secret } : {}) };
     });
     const next = result.LastEvaluatedKey ? Buffer.from(JSON.stringify(result.LastEvaluatedKey), 'utf8').toString('base64url') : undefined;
     return { records, ...(next ? { resume: next } : {}) };

@@ -4,6 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { Paymethod } from '#shared/domain/paymethods/model.ts';
 import type { PaymethodQuery } from '#shared/domain/paymethods/ports.ts';
 import type * as Store from '#shared/store/paymethods.ts';
+import type * as Migration from '#shared/store/list-index-migration.ts';
 import { call, MERCHANT, useRuntimeEnvironment } from '../support/api.ts';
 import { createCard, customerPath, locationPath, resultsOf, unique } from '../support/paymethods.ts';
 
@@ -21,12 +22,14 @@ describe('paymethod list indexes', () => {
   let documentClient: DynamoDBDocumentClient;
   let tableName: string;
   let module: typeof Store;
+  let migration: typeof Migration;
   const indexWrites: Consumed[] = [];
 
   beforeAll(async () => {
     const environment = useRuntimeEnvironment();
     tableName = environment.TABLE_NAME as string;
     module = await import('#shared/store/paymethods.ts');
+    migration = await import('#shared/store/list-index-migration.ts');
     const { dynamo } = await import('#shared/aws/dynamodb.ts');
     documentClient = dynamo;
     store = new module.DynamoPaymethodStore(dynamo, tableName);
@@ -148,7 +151,7 @@ describe('paymethod list indexes', () => {
       await documentClient.send(new PutCommand({ TableName: tableName, Item: { ...rest, gsi1pk, gsi1sk, gsi2pk, gsi2sk } }));
       expect(tokensOf(await store.list({ organizationId: org }, { pageSize: 50, pageIndex: 0 }))).not.toContain(legacy.paymethod_token);
 
-      const migrated = await module.migratePaymethodListKeys(documentClient, tableName, { segments: 2, itemsPerSecond: 900 });
+      const migrated = await migration.migratePaymethodListKeys(documentClient, tableName, { segments: 2, itemsPerSecond: 900 });
       expect(migrated.migrated).toBeGreaterThanOrEqual(1);
       expect(tokensOf(await store.list({ organizationId: org }, { pageSize: 50, pageIndex: 0 }))).toEqual([legacy.paymethod_token, ...newestFirst]);
       expect(tokensOf(await store.list({ organizationId: org, locationId: 'loc_a' }, { pageSize: 50, pageIndex: 0 }))[0]).toBe(legacy.paymethod_token);
@@ -156,7 +159,7 @@ describe('paymethod list indexes', () => {
       for (const name of ['gsi1pk', 'gsi1sk', 'gsi2pk', 'gsi2sk']) expect(stored, name).not.toHaveProperty(name);
       expect(stored).toMatchObject({ gsi9pk: `ORG#${org}#MTH`, gsi8pk: `LOC#${org}#loc_a#MTH`, version: 1 });
       // Nothing left to do the second time.
-      expect((await module.migratePaymethodListKeys(documentClient, tableName, { segments: 2, itemsPerSecond: 900 })).migrated).toBe(0);
+      expect((await migration.migratePaymethodListKeys(documentClient, tableName, { segments: 2, itemsPerSecond: 900 })).migrated).toBe(0);
     });
   });
 });
