@@ -1,5 +1,6 @@
 import { ArnFormat, Duration, Stack } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import { AttributeType, BillingMode, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction as LambdaTarget, SfnStateMachine } from 'aws-cdk-lib/aws-events-targets';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
@@ -16,6 +17,7 @@ import { join } from 'node:path';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import { BACKGROUND_FUNCTION_ACCESS } from '#shared/function-environment.ts';
 import { VAULT_ENCRYPTION_PURPOSE } from '#shared/names.ts';
+import { AU_HISTORY_TABLE_KEY, TTL_ATTRIBUTE } from '#shared/store/table.ts';
 import { setFunctionEnvironment } from './access.ts';
 import type { EnvironmentSettings } from './environments.ts';
 import { serviceFunction } from './functions.ts';
@@ -47,7 +49,9 @@ const JOB_MEMORY_MB = 1024;
 const STEP_TIMEOUT = Duration.minutes(5);
 
 /**
- * The Account Updater in AWS: the reports bucket; a file created under
+ * The Account Updater in AWS: the reports bucket; its history table (the
+ * applied rows the monthly export reads: no index, no stream; see
+ * shared/store/table.ts); a file created under
  * `au-inbox/` (EventBridge) starts the apply state machine (check, a
  * Distributed Map of batches on the chunk function, merge; definition in
  * shared/account-updater/state-machine.ts, run locally by the same engine);
@@ -61,6 +65,7 @@ const STEP_TIMEOUT = Duration.minutes(5);
  */
 export class AccountUpdater extends Construct {
   readonly reports: Bucket;
+  readonly historyTable: Table;
   readonly reportsKey: Key;
   readonly checkFunction: LambdaFunction;
   readonly chunkFunction: LambdaFunction;
@@ -105,6 +110,18 @@ export class AccountUpdater extends Construct {
       removalPolicy: environment.removalPolicy,
     });
 
+    // AWS managed encryption like the paymethod table: no account number is ever in the history.
+    this.historyTable = new Table(this, 'HistoryTable', {
+      partitionKey: { name: AU_HISTORY_TABLE_KEY.partitionKey, type: AttributeType.STRING },
+      sortKey: { name: AU_HISTORY_TABLE_KEY.sortKey, type: AttributeType.STRING },
+      billingMode: BillingMode.PAY_PER_REQUEST,
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      timeToLiveAttribute: TTL_ATTRIBUTE,
+      encryption: TableEncryption.AWS_MANAGED,
+      deletionProtection: environment.deletionProtection,
+      removalPolicy: environment.removalPolicy,
+    });
+
     this.deadLetterQueue = new Queue(this, 'DeadLetterQueue', {
       encryption: QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
@@ -119,12 +136,16 @@ export class AccountUpdater extends Construct {
 
     const { checkFunction: check, chunkFunction: chunk, mergeFunction: merge, exportFunction: exporter } = this;
     const table = props.table.tableArn;
+    const history = this.historyTable.tableArn;
     const objects = (prefix: string) => this.reports.arnForObjects(`${prefix}*`);
     check.addToRolePolicy(new PolicyStatement({ actions: ['s3:GetObject'], resources: [objects(INBOX), objects(RUNS_PREFIX)] }));
     check.addToRolePolicy(new PolicyStatement({ actions: ['s3:PutObject'], resources: [objects(RESULTS), objects(RUNS_PREFIX)] }));
     this.grantReportsKeyViaS3(check, ['kms:Decrypt', 'kms:GenerateDataKey']);
 
-    chunk.addToRolePolicy(new PolicyStatement({ actions: ['dynamodb:BatchGetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:BatchWriteItem'], resources: [table] }));
+    // Cards: read in batches, each applied row one conditional UpdateItem (a transaction of updates when a new number moves its duplicate scope).
+    chunk.addToRolePolicy(new PolicyStatement({ actions: ['dynamodb:BatchGetItem', 'dynamodb:UpdateItem'], resources: [table] }));
+    // History items in batches, and the month marker.
+    chunk.addToRolePolicy(new PolicyStatement({ actions: ['dynamodb:BatchWriteItem', 'dynamodb:PutItem'], resources: [history] }));
     // Sealing (GenerateDataKey) and opening (Decrypt), only under the vault's own encryption context.
     grantKeyUsage(props.vaultKey, chunk, ['kms:GenerateDataKey', 'kms:Decrypt'], {
       StringEquals: { 'kms:EncryptionContext:purpose': VAULT_ENCRYPTION_PURPOSE },
@@ -139,7 +160,8 @@ export class AccountUpdater extends Construct {
     merge.addToRolePolicy(new PolicyStatement({ actions: ['s3:PutObject', 's3:AbortMultipartUpload'], resources: [objects(RESULTS), objects(RUNS_PREFIX)] }));
     this.grantReportsKeyViaS3(merge, ['kms:Decrypt', 'kms:GenerateDataKey']);
 
-    exporter.addToRolePolicy(new PolicyStatement({ actions: ['dynamodb:Query'], resources: [table] }));
+    // The history table, and the months the paymethod table still holds from before it existed.
+    exporter.addToRolePolicy(new PolicyStatement({ actions: ['dynamodb:Query'], resources: [history, table] }));
     exporter.addToRolePolicy(new PolicyStatement({ actions: ['s3:PutObject', 's3:AbortMultipartUpload'], resources: [objects(REPORTS)] }));
     // A multipart upload to an SSE-KMS bucket needs Decrypt too (S3 reads the parts' data keys to complete it).
     this.grantReportsKeyViaS3(exporter, ['kms:GenerateDataKey', 'kms:Decrypt']);
@@ -197,6 +219,7 @@ export class AccountUpdater extends Construct {
     });
     setFunctionEnvironment(fn, BACKGROUND_FUNCTION_ACCESS[handler]!, {
       tableName: props.table.tableName,
+      auHistoryTableName: this.historyTable.tableName,
       reportsBucket: this.reports.bucketName,
       vaultKeyId: props.vaultKey.keyArn,
       fingerprintKeyId: props.fingerprintKey.keyArn,

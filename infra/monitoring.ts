@@ -259,6 +259,24 @@ export class Monitoring extends Construct {
     );
   }
 
+  /**
+   * Throttles on the Account Updater's history table: its shards are sized for
+   * one organization's run at the design rate (docs/account-updater.md), so a
+   * throttle means a run wrote faster, or less evenly, than that.
+   */
+  alarmOnHistoryThrottles(table: ITable): void {
+    const throttles = (kind: 'Read' | 'Write') => table.metric(`${kind}ThrottleEvents`, { period: FIVE_MINUTES, statistic: 'Sum', dimensionsMap: { TableName: table.tableName } });
+    this.alarm('au-history-throttles', new MathExpression({
+      expression: 'FILL(reads, 0) + FILL(writes, 0)',
+      usingMetrics: { reads: throttles('Read'), writes: throttles('Write') },
+      period: FIVE_MINUTES,
+      label: 'Account Updater history: throttle events',
+    }), {
+      threshold: 1,
+      description: 'DynamoDB throttled the Account Updater history table. Runbook: docs/operations.md#au-history-throttles',
+    });
+  }
+
   private watchTable(table: ITable, indexNames: readonly string[]): void {
     const throttleMetrics: Record<string, IMetric> = {};
     const scopes: Array<Record<string, string>> = [{}, ...indexNames.map((index) => ({ GlobalSecondaryIndexName: index }))];

@@ -157,6 +157,7 @@ export class PaymentsApiStack extends Stack {
     ]);
     monitoring.alarmOnQueueDepth(accountUpdater.deadLetterQueue, { name: 'au-dlq' });
     monitoring.alarmOnAccountUpdaterExportFailure(accountUpdater.exportFunction);
+    monitoring.alarmOnHistoryThrottles(accountUpdater.historyTable);
 
     if (environment.wafRateLimit) {
       new ApiRateLimit(this, 'RateLimit', { stage: api.deploymentStage, responseEnvironment: environment.responseEnvironment, ...environment.wafRateLimit });
@@ -183,6 +184,7 @@ export class PaymentsApiStack extends Stack {
     output(this, 'RestApiId', api.restApiId, 'admin revoke-* flushes this API stage\'s authorizer cache');
     output(this, 'StageName', api.deploymentStage.stageName);
     output(this, 'TableName', table.tableName);
+    output(this, 'AccountUpdaterHistoryTableName', accountUpdater.historyTable.tableName, 'Account Updater history: what the monthly export reads');
     output(this, 'DocumentsBucketName', documents.bucketName);
     output(this, 'ReportsBucketName', accountUpdater.reports.bucketName);
     output(this, 'VaultKeyId', vaultKey.keyId);

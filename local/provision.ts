@@ -1,6 +1,6 @@
 import { CreateTableCommand, DescribeTableCommand, UpdateTableCommand, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { GLOBAL_SECONDARY_INDEXES, TABLE_KEY, TABLE_STREAM_VIEW, TTL_ATTRIBUTE } from '#shared/store/table.ts';
+import { AU_HISTORY_TABLE_KEY, GLOBAL_SECONDARY_INDEXES, TABLE_KEY, TABLE_STREAM_VIEW, TTL_ATTRIBUTE } from '#shared/store/table.ts';
 
 const STREAM = { StreamEnabled: true, StreamViewType: TABLE_STREAM_VIEW } as const;
 
@@ -37,6 +37,28 @@ export async function ensureTable(client: DynamoDBClient, tableName: string): Pr
   );
   await client.send(new UpdateTimeToLiveCommand({ TableName: tableName, TimeToLiveSpecification: { AttributeName: TTL_ATTRIBUTE, Enabled: true } }));
   return { streamArn: required(TableDescription?.LatestStreamArn) };
+}
+
+/** The Account Updater's history table, as the stack declares it: keys and TTL, no index, no stream. */
+export async function ensureHistoryTable(client: DynamoDBClient, tableName: string): Promise<void> {
+  try {
+    await client.send(new DescribeTableCommand({ TableName: tableName }));
+    return;
+  } catch (error) {
+    if ((error as Error).name !== 'ResourceNotFoundException') throw error;
+  }
+  await client.send(
+    new CreateTableCommand({
+      TableName: tableName,
+      BillingMode: 'PAY_PER_REQUEST',
+      AttributeDefinitions: [AU_HISTORY_TABLE_KEY.partitionKey, AU_HISTORY_TABLE_KEY.sortKey].map((name) => ({ AttributeName: name, AttributeType: 'S' })),
+      KeySchema: [
+        { AttributeName: AU_HISTORY_TABLE_KEY.partitionKey, KeyType: 'HASH' },
+        { AttributeName: AU_HISTORY_TABLE_KEY.sortKey, KeyType: 'RANGE' },
+      ],
+    }),
+  );
+  await client.send(new UpdateTimeToLiveCommand({ TableName: tableName, TimeToLiveSpecification: { AttributeName: TTL_ATTRIBUTE, Enabled: true } }));
 }
 
 function required(streamArn: string | undefined): string {

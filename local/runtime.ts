@@ -35,7 +35,7 @@ import { startKmsStandin } from './kms-standin.ts';
 import { startPaypalStandin } from './paypal-standin.ts';
 import { assertPortFree, localCredentials, localPorts } from './ports.ts';
 import { ADMIN_FLUSH_PATH } from './runtime-file.ts';
-import { ensureTable } from './provision.ts';
+import { ensureHistoryTable, ensureTable } from './provision.ts';
 import { routeS3Events } from './s3-events.ts';
 import { startS3Local } from './s3-local.ts';
 import type { Seed } from './seed.ts';
@@ -47,6 +47,7 @@ export const LOCAL_NAMES = {
   stage: 'local',
   environmentName: 'local',
   tableName: 'payments-local',
+  auHistoryTableName: 'payments-local-au-history',
   documentsBucket: 'payments-documents-local',
   reportsBucket: 'payments-reports-local',
   vaultKeyAlias: 'alias/payments-vault',
@@ -154,6 +155,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     };
     const resources: FunctionResources = {
       tableName: LOCAL_NAMES.tableName,
+      auHistoryTableName: LOCAL_NAMES.auHistoryTableName,
       vaultKeyId: vaultKey.arn,
       documentsBucket: LOCAL_NAMES.documentsBucket,
       credentialMacKeyId: macKey.arn,
@@ -188,7 +190,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       dynamodbClient.destroy();
       kmsClient.destroy();
     });
-    const { streamArn } = await ensureTable(dynamodbClient, LOCAL_NAMES.tableName);
+    const [{ streamArn }] = await Promise.all([ensureTable(dynamodbClient, LOCAL_NAMES.tableName), ensureHistoryTable(dynamodbClient, LOCAL_NAMES.auHistoryTableName)]);
     // Positions are taken before the API listens, so every change it commits reaches the publisher.
     const streams = await startStreamPoller({
       endpoint: dynamodbLocal.endpoint,

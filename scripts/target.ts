@@ -15,6 +15,7 @@ const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..
 /** Stack output name -> environment variable the shared modules read. */
 const OUTPUT_TO_ENVIRONMENT: Readonly<Record<string, string>> = {
   TableName: 'TABLE_NAME',
+  AccountUpdaterHistoryTableName: 'AU_HISTORY_TABLE_NAME',
   DocumentsBucketName: 'DOCUMENTS_BUCKET',
   ReportsBucketName: 'REPORTS_BUCKET',
   VaultKeyId: 'VAULT_KEY_ID',

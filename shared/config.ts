@@ -16,6 +16,7 @@ import { currentContainer } from './container.ts';
 export const ENVIRONMENT_VARIABLES = {
   environmentName: 'ENVIRONMENT_NAME',
   tableName: 'TABLE_NAME',
+  auHistoryTableName: 'AU_HISTORY_TABLE_NAME',
   documentsBucket: 'DOCUMENTS_BUCKET',
   documentsKmsKeyId: 'DOCUMENTS_KMS_KEY_ID',
   reportsBucket: 'REPORTS_BUCKET',
@@ -63,6 +64,9 @@ export const config = {
   },
   get tableName(): string {
     return required('tableName');
+  },
+  get auHistoryTableName(): string {
+    return required('auHistoryTableName');
   },
   get documentsBucket(): string {
     return required('documentsBucket');

@@ -14,6 +14,8 @@ export interface FunctionAccess extends RouteAccess {
   credentialMac?: boolean;
   /** Reads and writes the Account Updater's files and reports (the reports bucket). */
   reports?: boolean;
+  /** The Account Updater's history table (applied rows and month markers, for the monthly export). */
+  auHistory?: 'read' | 'write';
   /** Publishes domain events to the event bus. */
   events?: boolean;
 }
@@ -28,9 +30,10 @@ export const AUTHORIZER_ACCESS: FunctionAccess = { table: 'read', credentialMac:
  */
 export const BACKGROUND_FUNCTION_ACCESS: Readonly<Record<string, FunctionAccess>> = {
   'au-check': { table: 'read', reports: true },
-  'au-chunk': { table: 'write', vault: ['encrypt', 'decrypt'], fingerprint: true, reports: true },
+  'au-chunk': { table: 'write', auHistory: 'write', vault: ['encrypt', 'decrypt'], fingerprint: true, reports: true },
   'au-merge': { table: 'read', reports: true },
-  'au-export': { table: 'read', reports: true },
+  // The table too: months recorded before the history table existed are read where they were written.
+  'au-export': { table: 'read', auHistory: 'read', reports: true },
   'events-publish': { events: true },
 };
 
@@ -48,6 +51,7 @@ export function accessFor(route: RouteDefinition): FunctionAccess {
  */
 export interface FunctionResources {
   readonly tableName?: string;
+  readonly auHistoryTableName?: string;
   readonly vaultKeyId?: string;
   readonly fingerprintKeyId?: string;
   readonly documentsBucket?: string;
@@ -67,6 +71,7 @@ export function functionEnvironment(access: FunctionAccess, resources: FunctionR
     return value;
   };
   if (access.table) environment[NAMES.tableName] = needs(resources.tableName, 'table');
+  if (access.auHistory) environment[NAMES.auHistoryTableName] = needs(resources.auHistoryTableName, 'auHistory');
   if (access.vault?.length) environment[NAMES.vaultKeyId] = needs(resources.vaultKeyId, 'vault');
   if (access.fingerprint) environment[NAMES.fingerprintKeyId] = needs(resources.fingerprintKeyId, 'fingerprint');
   if (access.credentialMac) environment[NAMES.credentialMacKeyId] = needs(resources.credentialMacKeyId, 'credentialMac');

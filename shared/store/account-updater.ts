@@ -1,7 +1,7 @@
 import { BatchWriteCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient, QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { AccountUpdateHistory, AccountUpdateLog, AccountUpdateRecord } from '#shared/domain/account-updater/ports.ts';
-import { auHistoryPartition, auShards, keys, withoutKeys } from './keys.ts';
+import { AU_SHARDS, auHistoryPartition, auShards, keys, withoutKeys } from './keys.ts';
 import { TTL_ATTRIBUTE } from './table.ts';
 
 /** History and month markers are kept about 13 months, then DynamoDB's TTL removes them. */
@@ -9,22 +9,34 @@ const HISTORY_RETENTION_SECONDS = 400 * 24 * 3600;
 const MAX_BATCH_WRITE_ATTEMPTS = 8;
 type Item = Record<string, unknown>;
 
+/** Where the history lives. */
+export interface HistoryTables {
+  /** The history table (shared/store/table.ts): every write goes here. */
+  history: string;
+  /**
+   * The paymethod table, where history and month markers were written before
+   * the history table existed: the export still reads those months there
+   * (Query, never written again; TTL empties them within 400 days).
+   */
+  legacy?: string;
+}
+
 /**
  * The Account Updater's own items: the history of applied rows (write-sharded
  * by token, written in batches after the cards) and the month markers the
- * export starts from. Cards are the paymethod repository's; keys come from
- * keys.ts, like every other item.
+ * export starts from, in their own table. Cards are the paymethod
+ * repository's; keys come from keys.ts, like every other item.
  */
 export class DynamoAccountUpdaterStore implements AccountUpdateLog, AccountUpdateHistory {
   constructor(
     private readonly client: DynamoDBDocumentClient,
-    private readonly tableName: string,
+    private readonly tables: HistoryTables,
   ) {}
 
   async markMonth(month: string, organizationId: string): Promise<void> {
     await this.client.send(
       new PutCommand({
-        TableName: this.tableName,
+        TableName: this.tables.history,
         Item: { ...keys.auMonth(month, organizationId), entity: 'au-month', month, organization_id: organizationId, [TTL_ATTRIBUTE]: expiry() },
       }),
     );
@@ -38,56 +50,56 @@ export class DynamoAccountUpdaterStore implements AccountUpdateLog, AccountUpdat
       ...update,
       [TTL_ATTRIBUTE]: expiry(),
     }));
+    const table = this.tables.history;
     for (let first = 0; first < items.length; first += 25) {
       let pending = items.slice(first, first + 25).map((Item) => ({ PutRequest: { Item } }));
       for (let attempt = 1; pending.length > 0; attempt += 1) {
         if (attempt > MAX_BATCH_WRITE_ATTEMPTS) throw new Error(`BatchWriteItem left ${pending.length} items unprocessed after ${MAX_BATCH_WRITE_ATTEMPTS} attempts`);
         if (attempt > 1) await backoff(attempt);
-        const result = await this.client.send(new BatchWriteCommand({ RequestItems: { [this.tableName]: pending } }));
-        pending = (result.UnprocessedItems?.[this.tableName] ?? []) as typeof pending;
+        const result = await this.client.send(new BatchWriteCommand({ RequestItems: { [table]: pending } }));
+        pending = (result.UnprocessedItems?.[table] ?? []) as typeof pending;
       }
     }
   }
 
+  /** Both tables' markers merged on the sort key (`ORG#<id>`), each organization once. */
   async *organizationsWithUpdates(month: string): AsyncIterable<string> {
-    for await (const item of this.queryAll(keys.auMonth(month, '').pk)) yield item.organization_id as string;
+    const partition = keys.auMonth(month, '').pk;
+    const markers = [this.tables.history, ...(this.tables.legacy ? [this.tables.legacy] : [])].map((table) => this.queryAll(table, partition));
+    let previous: string | undefined;
+    for await (const item of mergeOnSortKey(markers)) {
+      if (item.sk === previous) continue;
+      previous = item.sk as string;
+      yield item.organization_id as string;
+    }
   }
 
   /**
-   * The shards of the month (and the unsharded partition of months written
-   * before sharding) merged on the sort key, `<date>#<token>#<line>`: the
-   * order of one unsharded partition. A card's items are all in one shard;
-   * of those with the same date (one run), only the highest line is the
-   * update the card shows, so only it is returned.
+   * The shards of the month (and, in the legacy table, whatever the month
+   * left there) merged on the sort key, `<date>#<token>#<line>`: the order of
+   * one unsharded partition. A card's items are all in one shard; of those
+   * with the same date (one run), only the highest line is the update the
+   * card shows, so only it is returned.
    */
   async *updatesOf(organizationId: string, month: string): AsyncIterable<AccountUpdateRecord> {
-    const streams = auShards().map((shard) => this.queryAll(auHistoryPartition(organizationId, month, shard)));
-    const heads = await Promise.all(streams.map((stream) => stream.next()));
+    const partitions = [
+      ...Array.from({ length: AU_SHARDS }, (_unused, shard) => ({ table: this.tables.history, partition: auHistoryPartition(organizationId, month, shard) })),
+      ...(this.tables.legacy ? auShards().map((shard) => ({ table: this.tables.legacy!, partition: auHistoryPartition(organizationId, month, shard) })) : []),
+    ];
     let pending: Item | undefined;
-    for (;;) {
-      let best = -1;
-      for (let index = 0; index < heads.length; index += 1) {
-        const head = heads[index]!;
-        if (head.done) continue;
-        const bestHead = heads[best];
-        if (best < 0 || !bestHead || bestHead.done || (head.value.sk as string) < (bestHead.value.sk as string)) best = index;
-      }
-      if (best < 0) break;
-      const head = heads[best]!;
-      if (head.done) break;
-      if (pending && updateOf(pending.sk as string) !== updateOf(head.value.sk as string)) yield toRecord(pending);
-      pending = head.value;
-      heads[best] = await streams[best]!.next();
+    for await (const item of mergeOnSortKey(partitions.map(({ table, partition }) => this.queryAll(table, partition)))) {
+      if (pending && updateOf(pending.sk as string) !== updateOf(item.sk as string)) yield toRecord(pending);
+      pending = item;
     }
     if (pending) yield toRecord(pending);
   }
 
   /** Every item of one partition, ascending by sort key, a page at a time. */
-  private async *queryAll(partition: string): AsyncGenerator<Item, void, undefined> {
+  private async *queryAll(table: string, partition: string): AsyncGenerator<Item, void, undefined> {
     let startKey: Item | undefined;
     do {
       const input: QueryCommandInput = {
-        TableName: this.tableName,
+        TableName: table,
         KeyConditionExpression: 'pk = :pk',
         ExpressionAttributeValues: { ':pk': partition },
         ScanIndexForward: true,
@@ -97,6 +109,23 @@ export class DynamoAccountUpdaterStore implements AccountUpdateLog, AccountUpdat
       yield* result.Items ?? [];
       startKey = result.LastEvaluatedKey;
     } while (startKey);
+  }
+}
+
+/** Items of several ascending streams, ascending by sort key (ties: the earlier stream first). */
+async function* mergeOnSortKey(streams: ReadonlyArray<AsyncIterator<Item>>): AsyncGenerator<Item> {
+  const heads = await Promise.all(streams.map((stream) => stream.next()));
+  for (;;) {
+    let best = -1;
+    for (let index = 0; index < heads.length; index += 1) {
+      const head = heads[index]!;
+      if (head.done) continue;
+      const bestHead = heads[best];
+      if (!bestHead || bestHead.done || (head.value.sk as string) < (bestHead.value.sk as string)) best = index;
+    }
+    if (best < 0) return;
+    yield (heads[best] as IteratorYieldResult<Item>).value;
+    heads[best] = await streams[best]!.next();
   }
 }
 

@@ -48,3 +48,14 @@ export function indexProjection(indexName: IndexName): IndexProjection {
 
 /** The table's stream carries both images of every write: domain events are derived from them (docs/events.md). */
 export const TABLE_STREAM_VIEW = 'NEW_AND_OLD_IMAGES';
+
+/**
+ * The Account Updater's history table: the applied rows and month markers the
+ * monthly export reads (keys.ts `auHistory`, `auMonth`), apart from the
+ * paymethod table because they are a log, not records: no index and no
+ * stream. A 1,000,000-row run writes a million of them; on the paymethod
+ * table each would also be a change record the event publisher reads and
+ * throws away, competing with the real changes of the same run. Items expire
+ * with TTL (TTL_ATTRIBUTE) like the rest.
+ */
+export const AU_HISTORY_TABLE_KEY = TABLE_KEY;

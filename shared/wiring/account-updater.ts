@@ -16,7 +16,8 @@ import { once } from './once.ts';
  * importing this). Built on first use: the export and the merge never build
  * the vault, so they need no key grant.
  */
-const accountUpdaterStore = /* @__PURE__ */ once(() => new DynamoAccountUpdaterStore(dynamo, config.tableName));
+const historyLog = /* @__PURE__ */ once(() => new DynamoAccountUpdaterStore(dynamo, { history: config.auHistoryTableName }));
+const history = /* @__PURE__ */ once(() => new DynamoAccountUpdaterStore(dynamo, { history: config.auHistoryTableName, legacy: config.tableName }));
 const cards = /* @__PURE__ */ once(() => new DynamoPaymethodStore(dynamo, config.tableName));
 const vault = /* @__PURE__ */ once(() => new KmsVault(kms, config.vaultKeyId));
 const fingerprinter = /* @__PURE__ */ once(() => new KmsFingerprinter(kms, config.fingerprintKeyId));
@@ -27,10 +28,10 @@ export const clock = (): Date => new Date();
 
 export const batchDeps = (): BatchDeps & { results: S3BatchResults } => ({
   cards: cards(),
-  log: accountUpdaterStore(),
+  log: historyLog(),
   vault: vault(),
   fingerprinter: fingerprinter(),
   results: batchResults(),
 });
 export const mergeDeps = () => ({ results: batchResults(), reports: reports() });
-export const exportDeps = () => ({ history: accountUpdaterStore(), reports: reports() });
+export const exportDeps = () => ({ history: history(), reports: reports() });

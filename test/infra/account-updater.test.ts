@@ -85,8 +85,23 @@ describe('AccountUpdater construct', () => {
     for (const id of [check, chunk, merge]) expect(functions[id]!.Properties).toMatchObject({ Runtime: 'nodejs24.x', Architectures: ['arm64'], Timeout: 300, MemorySize: 1024 });
     expect(functions[exporter]!.Properties).toMatchObject({ Timeout: 900, MemorySize: 1024 });
     const common = ['ENVIRONMENT_NAME', 'POWERTOOLS_METRICS_NAMESPACE', 'POWERTOOLS_SERVICE_NAME', 'REPORTS_BUCKET', 'TABLE_NAME'];
-    expect(Object.keys(environmentOf(template, chunk)).sort()).toEqual([...common, 'FINGERPRINT_KEY_ID', 'VAULT_KEY_ID'].sort());
-    for (const id of [check, merge, exporter]) expect(Object.keys(environmentOf(template, id)).sort()).toEqual(common);
+    expect(Object.keys(environmentOf(template, chunk)).sort()).toEqual([...common, 'AU_HISTORY_TABLE_NAME', 'FINGERPRINT_KEY_ID', 'VAULT_KEY_ID'].sort());
+    expect(Object.keys(environmentOf(template, exporter)).sort()).toEqual([...common, 'AU_HISTORY_TABLE_NAME'].sort());
+    for (const id of [check, merge]) expect(Object.keys(environmentOf(template, id)).sort()).toEqual(common);
+  });
+
+  it('keeps the history in its own table: keys and TTL, no index, no stream, point-in-time recovery', () => {
+    const history = resourcesOfType(template, 'AWS::DynamoDB::Table')[idOf(template, 'AWS::DynamoDB::Table', 'AccountUpdaterHistoryTable')]!;
+    expect(history.Properties).toMatchObject({
+      KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }, { AttributeName: 'sk', KeyType: 'RANGE' }],
+      BillingMode: 'PAY_PER_REQUEST',
+      PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+      TimeToLiveSpecification: { AttributeName: 'expires_at', Enabled: true },
+      SSESpecification: { SSEEnabled: true },
+    });
+    // A million history items per run are not changes of records: the event publisher never sees them.
+    expect(history.Properties.StreamSpecification).toBeUndefined();
+    expect(history.Properties.GlobalSecondaryIndexes).toBeUndefined();
   });
 
   it('lets only the chunk function use the vault key, within the vault encryption context', () => {
@@ -105,9 +120,20 @@ describe('AccountUpdater construct', () => {
   it('grants table, bucket and reports-key actions per function, S3 scoped to its prefixes', () => {
     const byResource = (statements: Statement[], id: string) => actionsOf(statements.filter((statement) => mentions(statement, id)));
     const table = idOf(template, 'AWS::DynamoDB::Table', 'Table');
-    expect(byResource(roleStatements(template, chunk), table)).toEqual(['dynamodb:BatchGetItem', 'dynamodb:BatchWriteItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem']);
+    const history = idOf(template, 'AWS::DynamoDB::Table', 'AccountUpdaterHistoryTable');
+    // Cards are only read and updated; history items and month markers go to the history table alone.
+    expect(byResource(roleStatements(template, chunk), table)).toEqual(['dynamodb:BatchGetItem', 'dynamodb:UpdateItem']);
+    expect(byResource(roleStatements(template, chunk), history)).toEqual(['dynamodb:BatchWriteItem', 'dynamodb:PutItem']);
+    // The export reads the history table, and months written to the paymethod table before it existed.
+    expect(byResource(roleStatements(template, exporter), history)).toEqual(['dynamodb:Query']);
     expect(byResource(roleStatements(template, exporter), table)).toEqual(['dynamodb:Query']);
-    for (const id of [check, merge]) expect(byResource(roleStatements(template, id), table)).toEqual([]);
+    for (const id of [check, merge]) {
+      expect(byResource(roleStatements(template, id), table)).toEqual([]);
+      expect(byResource(roleStatements(template, id), history)).toEqual([]);
+    }
+    expect(environmentOf(template, chunk).AU_HISTORY_TABLE_NAME).toEqual({ Ref: history });
+    expect(environmentOf(template, exporter).AU_HISTORY_TABLE_NAME).toEqual({ Ref: history });
+    for (const id of [check, merge]) expect(environmentOf(template, id).AU_HISTORY_TABLE_NAME).toBeUndefined();
     const s3 = (id: string) =>
       roleStatements(template, id)
         .filter((statement) => mentions(statement, bucket))

@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { routes } from '#shared/http/routes.ts';
-import { resourcesOfType, settings, synthesize } from './template-helpers.ts';
+import { paymethodTableRef, resourcesOfType, settings, synthesize } from './template-helpers.ts';
 
 const operations = readFileSync(new URL('../../docs/operations.md', import.meta.url), 'utf8');
 const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
@@ -21,7 +21,7 @@ function glanceRow(label: string): string {
 
 describe('docs/operations.md and the README against the synthesized template', () => {
   const template = synthesize(settings('dev'));
-  const table = Object.values(resourcesOfType(template, 'AWS::DynamoDB::Table'))[0]!;
+  const table = resourcesOfType(template, 'AWS::DynamoDB::Table')[paymethodTableRef(template).Ref]!;
   const indexCount = (table.Properties.GlobalSecondaryIndexes as unknown[]).length;
 
   it('counts the routes of the route table, each a method of the API (the ANY methods are the 404/405 mocks)', () => {

@@ -194,6 +194,7 @@ describe('operations (fixture routes, prod)', () => {
       'PaymentsApi-prod-s3-event-dlq-depth',
       'PaymentsApi-prod-au-dlq-depth',
       'PaymentsApi-prod-au-export-failure',
+      'PaymentsApi-prod-au-history-throttles',
       'PaymentsApi-prod-events-dlq-depth',
       ...streamTriggers.map((trigger) => `PaymentsApi-prod-${trigger.handler}-iterator-age`),
       ...functionNames.flatMap((name) => [`PaymentsApi-prod-${name}-errors`, `PaymentsApi-prod-${name}-throttles`]),

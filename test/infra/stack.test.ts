@@ -17,6 +17,7 @@ import {
   findMethod,
   integrationFunctionId,
   keyIdByDescription,
+  paymethodTableRef,
   refTo,
   resourceIdsByPath,
   resourcesOfType,
@@ -92,7 +93,8 @@ describe('PaymentsApiStack (fixture routes, dev)', () => {
     }));
     // The paymethod list indexes carry keys and immutable members only (docs/data-model.md, "Paymethod lists").
     expect(gsis.filter((index) => index.Projection.ProjectionType === 'INCLUDE').map((index) => index.IndexName)).toEqual(['gsi8', 'gsi9']);
-    template.resourceCountIs('AWS::DynamoDB::Table', 1);
+    // The paymethod table, and the Account Updater's history table (below).
+    template.resourceCountIs('AWS::DynamoDB::Table', 2);
     template.hasResource('AWS::DynamoDB::Table', {
       DeletionPolicy: 'Delete',
       Properties: {
@@ -270,7 +272,7 @@ describe('PaymentsApiStack (fixture routes, dev)', () => {
   });
 
   it('sets only the environment variables each route needs', () => {
-    const table = refTo(template, 'AWS::DynamoDB::Table');
+    const table = paymethodTableRef(template);
     for (const route of fixtureRoutes) {
       const variables = environmentOf(template, routeFunctionId(template, route));
       // A public route without table access (the fixture's status route) gets no table name.
@@ -332,7 +334,7 @@ describe('PaymentsApiStack (fixture routes, dev)', () => {
       'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['AUTHFAIL#*', 'CRED#*'] },
     });
     expect(environmentOf(template, functionId)).toMatchObject({
-      TABLE_NAME: refTo(template, 'AWS::DynamoDB::Table'),
+      TABLE_NAME: paymethodTableRef(template),
       CREDENTIAL_MAC_KEY_ID: { Ref: macKeyId(template) },
     });
   });
@@ -363,11 +365,11 @@ describe('PaymentsApiStack (fixture routes, dev)', () => {
   it('outputs what the CLIs need, without exports', () => {
     const outputs = template.toJSON().Outputs as Record<string, { Value: unknown; Export?: unknown }>;
     expect(Object.keys(outputs).sort()).toEqual([
-      'AlarmTopicArn', 'ApiUrl', 'CredentialMacKeyId', 'DashboardName', 'DocumentsBucketName', 'EnvironmentName', 'EventBusArn', 'EventBusName', 'FingerprintKeyId', 'PaypalSecretArn', 'ReportsBucketName', 'RestApiId', 'StageName', 'TableName', 'VaultKeyId',
+      'AccountUpdaterHistoryTableName', 'AlarmTopicArn', 'ApiUrl', 'CredentialMacKeyId', 'DashboardName', 'DocumentsBucketName', 'EnvironmentName', 'EventBusArn', 'EventBusName', 'FingerprintKeyId', 'PaypalSecretArn', 'ReportsBucketName', 'RestApiId', 'StageName', 'TableName', 'VaultKeyId',
     ]);
     expect(Object.values(outputs).every((output) => output.Export === undefined)).toBe(true);
     expect(outputs.EnvironmentName!.Value).toBe('sandbox');
-    expect(outputs.TableName!.Value).toEqual(refTo(template, 'AWS::DynamoDB::Table'));
+    expect(outputs.TableName!.Value).toEqual(paymethodTableRef(template));
     expect(outputs.DocumentsBucketName!.Value).toEqual({ Ref: bucketId(template, 'documents') });
     expect(outputs.AlarmTopicArn!.Value).toEqual(refTo(template, 'AWS::SNS::Topic'));
     expect(outputs.DashboardName!.Value).toEqual(refTo(template, 'AWS::CloudWatch::Dashboard'));

@@ -113,6 +113,13 @@ export function environmentOf(template: Template, functionId: string): Record<st
   return (fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
 }
 
+/** The paymethod table (the stack's `Table`; the Account Updater's history table is the other one), as `{ Ref: id }`. */
+export function paymethodTableRef(template: Template): { Ref: string } {
+  const ids = Object.keys(resourcesOfType(template, 'AWS::DynamoDB::Table')).filter((id) => id.startsWith('Table'));
+  if (ids.length !== 1) throw new Error(`Expected one paymethod table, found ${ids.length}`);
+  return { Ref: ids[0]! };
+}
+
 /** The single resource of a type, as `{ Ref: id }`. */
 export function refTo(template: Template, type: string): { Ref: string } {
   const ids = Object.keys(resourcesOfType(template, type));

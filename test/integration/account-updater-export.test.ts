@@ -70,10 +70,11 @@ describe('Account Updater monthly export', () => {
     // Another month: not in this export.
     await apply('2030-02-01T00:00:00.000Z', `${tokens[2]},con,,,`);
 
-    // The first organization's month again, for an organization whose history is in the unsharded layout of
-    // before write-sharding (one partition, version in the sort key): its file must be byte-identical.
+    // The first organization's month again, for an organization whose history is where and how releases before
+    // the history table wrote it: in the paymethod table, one unsharded partition, version in the sort key. Its
+    // file must be byte-identical.
     const { DynamoAccountUpdaterStore } = await import('#shared/store/account-updater.ts');
-    const history = new DynamoAccountUpdaterStore(dynamo, environment.TABLE_NAME!);
+    const history = new DynamoAccountUpdaterStore(dynamo, { history: environment.AU_HISTORY_TABLE_NAME! });
     const legacy = [];
     let version = 2;
     for await (const update of history.updatesOf(orgs[0], MONTH)) {

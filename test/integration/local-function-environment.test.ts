@@ -19,6 +19,7 @@ const routes: RouteDefinition[] = [
 ];
 const resources = {
   tableName: 'payments-test',
+  auHistoryTableName: 'payments-test-au-history',
   vaultKeyId: 'arn:aws:kms:us-east-1:000000000000:key/vault',
   documentsBucket: 'documents-test',
   credentialMacKeyId: 'arn:aws:kms:us-east-1:000000000000:key/mac',
@@ -64,6 +65,11 @@ describe('per-function environment in the local runtime', () => {
     expect(containers.get('events-publish')?.environment).not.toHaveProperty('VAULT_KEY_ID');
     expect(containers.get('au-chunk')?.environment).toMatchObject({ REPORTS_BUCKET: resources.reportsBucket, VAULT_KEY_ID: resources.vaultKeyId });
     expect(containers.get('au-merge')?.environment).not.toHaveProperty('VAULT_KEY_ID');
+    // Only the functions that write or read the history get its table.
+    expect(containers.get('au-chunk')?.environment).toMatchObject({ AU_HISTORY_TABLE_NAME: resources.auHistoryTableName });
+    expect(containers.get('au-export')?.environment).toMatchObject({ AU_HISTORY_TABLE_NAME: resources.auHistoryTableName });
+    expect(containers.get('au-merge')?.environment).not.toHaveProperty('AU_HISTORY_TABLE_NAME');
+    expect(containers.get('vault-key')?.environment).not.toHaveProperty('AU_HISTORY_TABLE_NAME');
   });
 
   it('fails a handler whose route lacks the grant, as Lambda would', async () => {
