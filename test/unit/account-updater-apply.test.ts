@@ -261,6 +261,55 @@ describe('applying an update file in batches', () => {
     expect(lost.errors).toEqual([{ line: 2, paymethod_token: 'mth_a', reason: 'the card changed while the file was being applied; apply the file again' }]);
   });
 
+  it('writes history in groups while rows still commit; a failed write stops the batch only once nothing it sent is in flight', async () => {
+    const events: string[] = [];
+    let writesInFlight = 0;
+    class Recording extends FakeStore {
+      failOnWrite?: number;
+      writes = 0;
+      override async applyAccountUpdate(change: CardChange) {
+        this.writes += 1;
+        if (this.writes === this.failOnWrite) throw new Error('DynamoDB is down');
+        writesInFlight += 1;
+        await new Promise((resolve) => setTimeout(resolve, 1));
+        writesInFlight -= 1;
+        events.push('card');
+        return super.applyAccountUpdate(change);
+      }
+      override async record(updates: ReadonlyArray<{ line: number; update: AccountUpdateRecord }>) {
+        writesInFlight += 1;
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        writesInFlight -= 1;
+        events.push(`history ${updates.length}`);
+        return super.record(updates);
+      }
+    }
+    const store = new Recording();
+    const tokens = Array.from({ length: 120 }, (_, index) => `mth_g${String(index).padStart(3, '0')}`);
+    for (const token of tokens) await card(store, token);
+    const rows = (code: string) => tokens.map((token, index) => ({ line: index + 2, fields: [token, code, '', '', ''] }));
+    const context = (id: string): RunContext => ({ file_id: id, run_id: id, applied_at: '2026-05-15T12:00:00.000Z' });
+
+    const clean = await applyBatch(rows('cls'), context('run_clean'), { cards: store, log: store, vault, fingerprinter, concurrency: 4 });
+    expect(clean).toMatchObject({ applied: 120, errors: [] });
+    // Groups of at most 25, the first sent before the last card was written.
+    const groups = events.filter((event) => event.startsWith('history')).map((event) => Number(event.split(' ')[1]));
+    expect(groups.every((size) => size <= 25)).toBe(true);
+    expect(groups.reduce((sum, size) => sum + size, 0)).toBe(120);
+    expect(events.indexOf('history 25')).toBeLessThan(events.lastIndexOf('card'));
+
+    store.writes = 0;
+    store.failOnWrite = 60;
+    store.history.clear();
+    await expect(applyBatch(rows('con'), context('run_failed'), { cards: store, log: store, vault, fingerprinter, concurrency: 4 })).rejects.toThrow('DynamoDB is down');
+    expect(writesInFlight).toBe(0);
+    // Every card the failed batch changed has its history item; no other card was touched.
+    const changed = [...store.records.values()].filter((stored) => stored.source?.run_id === 'run_failed');
+    expect(changed.length).toBeGreaterThanOrEqual(55);
+    expect(changed.length).toBeLessThan(120);
+    expect([...store.history.values()].map((update) => update.paymethod_token).sort()).toEqual(changed.map((stored) => stored.paymethod.paymethod_token).sort());
+  });
+
   it('lists the first 1,000 errors, counts all, writes all beside the summary, and reports lines no batch covered', async () => {
     const store = new FakeStore();
     const lines = [HEADER, ...Array.from({ length: 1_205 }, (_unused, index) => `mth_missing${index},cls,,,`)];

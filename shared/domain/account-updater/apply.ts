@@ -30,6 +30,8 @@ export interface BatchDeps {
 const MAX_ATTEMPTS = 3;
 /** Cards read per BatchGetItem (DynamoDB's limit). */
 const LOOKUP_SIZE = 100;
+/** History items sent together: one BatchWriteItem (DynamoDB's limit). */
+const HISTORY_GROUP = 25;
 
 /**
  * Applies one batch of an update file's rows (the header row, line 1, is
@@ -54,8 +56,7 @@ export async function applyBatch(rows: readonly SourceRow[], run: RunContext, de
     if ('error' in parsed) batch.errors.push(parsed.error);
     else valid.push(parsed.row);
   }
-  for (let first = 0; first < valid.length; first += LOOKUP_SIZE) await batch.apply(valid.slice(first, first + LOOKUP_SIZE));
-  await batch.writeHistory();
+  await batch.apply(valid);
   const byLine = (a: { line: number }, b: { line: number }) => a.line - b.line;
   return {
     first_line: rows[0]?.line ?? 0,
@@ -74,7 +75,9 @@ class Batch {
   readonly errors: Array<{ line: number; paymethod_token: string; reason: string }> = [];
   readonly notes: RowNote[] = [];
   readonly superseded: RowNote[] = [];
-  private readonly history: Array<{ line: number; update: AccountUpdateRecord }> = [];
+  /** Committed rows whose history item is not yet sent. */
+  private history: Array<{ line: number; update: AccountUpdateRecord }> = [];
+  private readonly historyWrites: Array<Promise<void>> = [];
   private readonly markedMonths = new Map<string, Promise<void>>();
   private readonly now: Date;
 
@@ -85,20 +88,59 @@ class Batch {
     this.now = new Date(run.applied_at);
   }
 
+  /**
+   * One pool of `concurrency` workers over the whole batch, so the writes in
+   * flight never drain between lookups: the cards of the next LOOKUP_SIZE
+   * rows are read while the current ones are applied, and a lookup's cards
+   * are let go once its rows are done (a batch holds at most two lookups).
+   * History items go out in groups as their rows commit; the batch ends when
+   * all of them are written.
+   */
   async apply(rows: UpdateRow[]): Promise<void> {
-    const found = await this.deps.cards.findCards(rows.map((row) => row.paymethodToken));
+    const lookups = new Map<number, Promise<Map<string, StoredCard>>>();
+    const rowsLeft = Array.from({ length: Math.ceil(rows.length / LOOKUP_SIZE) }, (_unused, chunk) => Math.min(LOOKUP_SIZE, rows.length - chunk * LOOKUP_SIZE));
+    const lookup = (chunk: number) => {
+      let cards = lookups.get(chunk);
+      if (!cards) {
+        cards = this.deps.cards.findCards(rows.slice(chunk * LOOKUP_SIZE, (chunk + 1) * LOOKUP_SIZE).map((row) => row.paymethodToken));
+        // A read ahead whose rows are never reached (the batch stopped) must not surface as an unhandled rejection.
+        cards.catch(() => {});
+        lookups.set(chunk, cards);
+      }
+      return cards;
+    };
     let next = 0;
+    let stopped = false;
     const worker = async () => {
-      for (let index = next++; index < rows.length; index = next++) {
-        const row = rows[index]!;
-        await this.applyRow(row, found.get(row.paymethodToken));
+      try {
+        for (let index = next++; index < rows.length && !stopped; index = next++) {
+          const row = rows[index]!;
+          const chunk = Math.floor(index / LOOKUP_SIZE);
+          if (chunk + 1 < rowsLeft.length) lookup(chunk + 1);
+          const found = await lookup(chunk);
+          await this.applyRow(row, found.get(row.paymethodToken));
+          if ((rowsLeft[chunk]! -= 1) === 0) lookups.delete(chunk);
+          if (this.history.length >= HISTORY_GROUP) this.flushHistory();
+        }
+      } catch (error) {
+        stopped = true;
+        throw error;
       }
     };
-    await Promise.all(Array.from({ length: Math.min(this.deps.concurrency ?? 8, rows.length) }, worker));
+    const workers = await Promise.allSettled(Array.from({ length: Math.min(this.deps.concurrency ?? 8, rows.length) }, worker));
+    // Even when the batch failed: every committed row gets its history item, and the batch ends only once
+    // none of its writes is still in flight, so its retry starts from a settled store.
+    this.flushHistory();
+    const written = await Promise.allSettled(this.historyWrites);
+    const failed = [...workers, ...written].find((outcome) => outcome.status === 'rejected');
+    if (failed) throw failed.reason;
   }
 
-  async writeHistory(): Promise<void> {
-    if (this.history.length > 0) await this.deps.log.record(this.history);
+  private flushHistory(): void {
+    if (this.history.length === 0) return;
+    const group = this.history;
+    this.history = [];
+    this.historyWrites.push(this.deps.log.record(group));
   }
 
   private async applyRow(row: UpdateRow, found: StoredCard | undefined, attempt = 1): Promise<void> {
