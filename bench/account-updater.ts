@@ -2,16 +2,21 @@
  * Account Updater benchmark: `npm run --silent bench:account-updater` (BENCH_ROWS, default 100,000).
  *
  * 1. Starts the local runtime as a user does (`npm start`).
- * 2. Writes BENCH_ROWS/10 + BENCH_ROWS cards of one organization straight into
- *    its table with BatchWrite, in the repository's layout, each number
- *    sealed by the real vault.
- * 3. Interleaved, each in a child process so that its peak RSS is its own:
- *    the raw rate of single conditional UpdateItem calls on the same store
- *    (the same card update the apply step makes, as many in flight as the
- *    engine keeps), the apply of a BENCH_ROWS/10-row file, the raw rate
- *    again, the apply of the BENCH_ROWS-row file, the raw rate a third time.
- *    Applies go through the engine (au:apply's code: the state machine
- *    definition and handlers, 4 batches in flight locally).
+ * 2. Writes BENCH_ROWS/10 + BENCH_ROWS + BENCH_ROWS/10 cards (and the raw
+ *    runs' own) of one organization straight into its table with
+ *    BatchWrite, in the repository's layout, each number sealed by the real
+ *    vault.
+ * 3. Interleaved, each in a child process so that its peak RSS is its own,
+ *    after one floor run that warms DynamoDB Local up and is not counted:
+ *    the two floors (below: the raw single conditional UpdateItem, and the
+ *    store's write for the files' mix of rows), the apply of a
+ *    BENCH_ROWS/10-row file, the floors again, the apply of the
+ *    BENCH_ROWS-row file, the floors, the apply of a BENCH_ROWS/10-row file
+ *    of new expiries only (each row the raw floor's write), the floors a
+ *    fourth time. Applies go through the engine (au:apply's code: the state
+ *    machine definition and handlers, 4 batches in flight locally). The
+ *    mixed files' rows are, in turn, a new number, a new expiry, closed and
+ *    contact cardholder.
  * 4. Re-applies the large file (every row skipped) and exports the month.
  * 5. Measures the write units of one applied row (DynamoDB Local's consumed
  *    capacity, per index) and of the former transaction per row, and prints
@@ -25,13 +30,20 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import type { CardChange } from '#shared/domain/account-updater/ports.ts';
 import { REPO_ROOT, startRuntimeForBench } from './support.ts';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 100_000);
 const SMALL = Math.max(1_000, Math.round(ROWS / 10));
 const RAW_UPDATES = Math.min(SMALL, 5_000);
 /** Raw runs, interleaved with the applies; each updates cards of its own that no file touches. */
-const RAW_RUNS = 3;
+const RAW_RUNS = 4;
+/**
+ * One raw run first, not counted: DynamoDB Local's JVM compiles its update
+ * path during the first thousands of calls, and a cold first sample would
+ * flatter every ratio.
+ */
+const WARM_UP_RUNS = 1;
 const ORG = 'org_bench_au';
 const LOCATIONS = 100;
 /** Conditional writes the local engine keeps in flight: 4 batches x 8 writes. */
@@ -71,71 +83,101 @@ function cardNumber(index: number, prefix = '4'): string {
 
 /** Child phases: run one step and print its time and this process's peak RSS. */
 async function phase(): Promise<void> {
-  // Modules load before the clock starts: the phases compare steady rates, not start-up.
+  // Modules load (and raw writes are prepared) before the clock starts: the phases compare steady rates, not start-up.
   if (values.phase === 'apply') await Promise.all([import('../local/au-engine.ts'), import('#shared/config.ts'), import('#functions/au-check.ts'), import('#functions/au-chunk.ts'), import('#functions/au-merge.ts')]);
-  if (values.phase === 'raw') await Promise.all([import('#shared/aws/dynamodb.ts'), import('#shared/config.ts'), import('#shared/store/paymethods.ts')]);
+  const raw = values.phase === 'raw' || values.phase === 'raw-mix' ? await prepareRawWrites(Number(values.first), Number(values.count), values.phase === 'raw-mix') : undefined;
   const started = performance.now();
+  const cpuBefore = process.cpuUsage();
   let result: unknown;
   if (values.phase === 'apply') {
     const { applyLocalFile } = await import('../local/au-engine.ts');
     const { config } = await import('#shared/config.ts');
     const { summary } = await applyLocalFile(values.file!, { organizationId: ORG }, { bucket: config.reportsBucket, functionsDir: FUNCTIONS_DIR, concurrency: 4 });
     result = { applied: summary.applied, skipped: summary.skipped, errors: summary.error_count };
-  } else if (values.phase === 'raw') {
-    result = { updates: await rawUpdates(Number(values.first), Number(values.count)) };
+  } else if (raw) {
+    result = { updates: await raw() };
   } else {
     const { exportAccountUpdates } = await import('#shared/domain/account-updater/export.ts');
     const { exportDeps } = await import('#shared/wiring/account-updater.ts');
     result = await exportAccountUpdates(values.month!, exportDeps());
   }
   const elapsedMs = performance.now() - started;
-  process.stdout.write(JSON.stringify({ result, elapsedMs, peakRssMb: process.resourceUsage().maxRSS / 1024 }));
+  const cpu = process.cpuUsage(cpuBefore);
+  process.stdout.write(JSON.stringify({ result, elapsedMs, cpuMs: (cpu.user + cpu.system) / 1000, peakRssMb: process.resourceUsage().maxRSS / 1024 }));
 }
 
 /**
- * The floor the apply step is measured against: the store's own Account
- * Updater write (`applyAccountUpdate`: one conditional UpdateItem setting the
- * card, version, updated_at, the sharded report keys and the source line),
- * ENGINE_IN_FLIGHT at once, on cards no file touches, and nothing else: no
- * lookup, no history, no vault, no engine.
+ * The floors the apply step is measured against, ENGINE_IN_FLIGHT writes at
+ * once on cards no file touches, with nothing else: no lookup, no history,
+ * no engine; numbers are sealed and fingerprinted before the clock starts.
+ *
+ * - `raw` (the issue's floor): the store's own Account Updater write
+ *   (`applyAccountUpdate`) for an expiry change, one conditional UpdateItem
+ *   setting the card, version, updated_at, the sharded report keys and the
+ *   source line.
+ * - `raw-mix`: the same write for the files' mix of rows, where every fourth
+ *   row brings a new number: that row's card gets its new sealed number and
+ *   fingerprint, and its duplicate-scope entry moves in the same commit (a
+ *   two-item transaction, docs/vault.md), as the apply step writes it.
  */
-async function rawUpdates(first: number, count: number): Promise<number> {
+async function prepareRawWrites(first: number, count: number, mix: boolean): Promise<() => Promise<number>> {
   const { dynamo } = await import('#shared/aws/dynamodb.ts');
   const { config } = await import('#shared/config.ts');
   const { DynamoPaymethodStore } = await import('#shared/store/paymethods.ts');
+  const { batchDeps } = await import('#shared/wiring/account-updater.ts');
+  const { vault, fingerprinter } = batchDeps();
   const store = new DynamoPaymethodStore(dynamo, config.tableName);
-  let next = first;
   const now = new Date().toISOString();
-  let sent = 0;
-  const worker = async () => {
-    for (let index = next++; index < first + count; index = next++) {
-      const current = seededRecord(index);
-      const card = { ...current.card, expire_month: 6, expire_year: 2033, au_code: 'exp' as const, au_description: 'New expiration date', au_updated_date: now };
-      const source = { file_id: 'raw', line: index + 2, run_id: 'raw', before: { card: current.card }, applied_lines: [index + 2] };
-      // A call the client's budget gave up on (a loaded machine) is sent again. 'conflict' happens only when an
-      // attempt that timed out had landed (the SDK's own retry then fails the version condition): the card is updated.
-      for (let attempt = 1; ; attempt += 1) {
-        try {
-          await store.applyAccountUpdate({ current, card, source });
-          sent += 1;
-          break;
-        } catch (error) {
-          if (attempt >= 5) throw error;
+  const changes: CardChange[] = [];
+  for (let index = first; index < first + count; index += 1) {
+    const current = seededRecord(index);
+    const source = { file_id: 'raw', line: index + 2, run_id: 'raw', before: { card: current.card }, applied_lines: [index + 2] };
+    if (mix && index % 4 === 0) {
+      const number = cardNumber(index, '5');
+      const card = { ...current.card, last_4_account_number: number.slice(-4), masked_account_number: `****${number.slice(-4)}`, au_code: 'new' as const, au_description: 'New account number', au_updated_date: now, fingerprint: await fingerprinter.fingerprint(ORG, { kind: 'card', accountNumber: number }) };
+      changes.push({ current, card, secret: await vault.seal(number, { organizationId: ORG, recordToken: current.paymethod_token }), source });
+    } else {
+      changes.push({ current, card: { ...current.card, expire_month: 6, expire_year: 2033, au_code: 'exp' as const, au_description: 'New expiration date', au_updated_date: now }, source });
+    }
+  }
+  return async () => {
+    let next = 0;
+    let sent = 0;
+    const worker = async () => {
+      for (let index = next++; index < changes.length; index = next++) {
+        // A call the client's budget gave up on (a loaded machine) is sent again. 'conflict' happens only when an
+        // attempt that timed out had landed (the SDK's own retry then fails the version condition): the card is updated.
+        for (let attempt = 1; ; attempt += 1) {
+          try {
+            await store.applyAccountUpdate(changes[index]!);
+            sent += 1;
+            break;
+          } catch (error) {
+            if (attempt >= 5) throw error;
+          }
         }
       }
-    }
+    };
+    await Promise.all(Array.from({ length: ENGINE_IN_FLIGHT }, worker));
+    return sent;
   };
-  await Promise.all(Array.from({ length: ENGINE_IN_FLIGHT }, worker));
-  return sent;
 }
 
-async function child(args: string[], env: Record<string, string>): Promise<{ result: Record<string, number>; elapsedMs: number; peakRssMb: number }> {
+interface PhaseOutcome {
+  result: Record<string, number>;
+  elapsedMs: number;
+  /** This process's CPU time (user + system) during the phase. */
+  cpuMs: number;
+  peakRssMb: number;
+}
+
+async function child(args: string[], env: Record<string, string>): Promise<PhaseOutcome> {
   const proc = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), ...args], { cwd: REPO_ROOT, env: { ...process.env, ...env, LOG_LEVEL: 'WARN', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' }, stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   proc.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
   const code = await new Promise((resolve) => proc.once('exit', resolve));
   if (code !== 0) throw new Error(`phase ${args.join(' ')} exited with ${String(code)}`);
-  return JSON.parse(out) as { result: Record<string, number>; elapsedMs: number; peakRssMb: number };
+  return JSON.parse(out) as PhaseOutcome;
 }
 
 const progress = (message: string) => process.stderr.write(`[bench] ${message}\n`);
@@ -171,11 +213,11 @@ async function arithmetic() {
 /**
  * Write units of one applied row, per index, as DynamoDB Local reports them:
  * now (the store's single conditional UpdateItem, on a card never updated
- * and on one updated before, whose report keys move, plus its history item)
- * and the former transaction per row (the same update and history put in one
- * TransactWriteItems).
+ * and on one updated before, whose report keys move, plus its history item
+ * in the history table) and the former transaction per row (the same update
+ * and a history put in the paymethod table, in one TransactWriteItems).
  */
-async function writeUnits(table: string, freshIndex: number, updatedIndex: number) {
+async function writeUnits(table: string, historyTable: string, freshIndex: number, updatedIndex: number) {
   const { DynamoDBClient } = await import('@aws-sdk/client-dynamodb');
   const { DynamoDBDocumentClient, PutCommand, TransactWriteCommand } = await import('@aws-sdk/lib-dynamodb');
   const { DynamoPaymethodStore } = await import('#shared/store/paymethods.ts');
@@ -210,7 +252,7 @@ async function writeUnits(table: string, freshIndex: number, updatedIndex: numbe
     if (outcome !== 'applied') throw new Error('the measured update did not apply');
     const update = units(consumed);
     consumed.length = 0;
-    await client.send(new PutCommand({ TableName: table, Item: historyOf(token(index)) }));
+    await client.send(new PutCommand({ TableName: historyTable, Item: historyOf(token(index)) }));
     return { cardUpdate: update, historyPut: units(consumed) };
   };
   const neverUpdated = await applyOnce(freshIndex);
@@ -259,10 +301,13 @@ async function main(): Promise<void> {
     const { vault } = batchDeps();
     const table = env.TABLE_NAME!;
 
-    // 1. Seed: [0, SMALL) for the small file, [SMALL, SMALL + ROWS) for the large file, then RAW_RUNS ranges
+    // 1. Seed: [0, SMALL) for the small file, [SMALL, SMALL + ROWS) for the large file, SMALL more for the
+    // expiry-only file, then the raw runs' ranges
     // of RAW_UPDATES for the raw runs and two cards for the write units.
-    const rawFirst = SMALL + ROWS;
-    const unitsFirst = rawFirst + RAW_RUNS * RAW_UPDATES;
+    const expiryFirst = SMALL + ROWS;
+    const rawFirst = expiryFirst + SMALL;
+    // Each measured slot runs both floors, each on cards of its own.
+    const unitsFirst = rawFirst + (WARM_UP_RUNS + 2 * RAW_RUNS) * RAW_UPDATES;
     const total = unitsFirst + 2;
     progress(`runtime at ${started.url}; seeding ${total} cards`);
     const seedStarted = performance.now();
@@ -286,11 +331,12 @@ async function main(): Promise<void> {
     progress(`seeded in ${((performance.now() - seedStarted) / 1000).toFixed(1)} s`);
 
     // 2. The update files: new numbers, new expiries, closed, contact.
-    const writeFileOf = async (name: string, from: number, count: number) => {
+    const writeFileOf = async (name: string, from: number, count: number, expiryOnly = false) => {
       const lines = ['paymethod_token,au_code,account_number,expire_month,expire_year'];
       for (let index = from; index < from + count; index += 1) {
         const kind = index % 4;
-        lines.push(kind === 0 ? `${token(index)},new,${cardNumber(index, '5')},,` : kind === 1 ? `${token(index)},exp,,6,2033` : kind === 2 ? `${token(index)},cls,,,` : `${token(index)},con,,,`);
+        if (expiryOnly) lines.push(`${token(index)},exp,,${1 + (index % 12)},2034`);
+        else lines.push(kind === 0 ? `${token(index)},new,${cardNumber(index, '5')},,` : kind === 1 ? `${token(index)},exp,,6,2033` : kind === 2 ? `${token(index)},cls,,,` : `${token(index)},con,,,`);
       }
       const file = path.join(dir, name);
       await writeFile(file, `${lines.join('\r\n')}\r\n`);
@@ -298,28 +344,40 @@ async function main(): Promise<void> {
     };
     const small = await writeFileOf('small.csv', 0, SMALL);
     const large = await writeFileOf('large.csv', SMALL, ROWS);
+    // Only new expiries: every row is exactly the raw floor's single UpdateItem.
+    const expiryOnly = await writeFileOf('expiry.csv', expiryFirst, SMALL, true);
 
-    // 3. Interleaved: raw, small apply, raw, large apply, raw.
-    let rawRun = 0;
-    const raw = async () => {
-      const first = rawFirst + rawRun * RAW_UPDATES;
-      rawRun += 1;
-      const run = await child(['--phase', 'raw', '--first', String(first), '--count', String(RAW_UPDATES)], env);
-      return (RAW_UPDATES / run.elapsedMs) * 1000;
+    // 3. Interleaved (after an uncounted warm-up): floors, small apply, floors, large apply, floors, expiry-only apply, floors.
+    let rawRange = 0;
+    const rawRun = async (kind: 'raw' | 'raw-mix') => {
+      const first = rawFirst + rawRange * RAW_UPDATES;
+      rawRange += 1;
+      const run = await child(['--phase', kind, '--first', String(first), '--count', String(RAW_UPDATES)], env);
+      return { perSecond: (RAW_UPDATES / run.elapsedMs) * 1000, cpuMsPerWrite: run.cpuMs / RAW_UPDATES };
     };
-    const rawRates: number[] = [];
-    rawRates.push(await raw());
-    progress(`raw UpdateItem ${Math.round(rawRates[0]!)}/s; applying ${SMALL} rows`);
+    const floors = { raw: [] as Array<{ perSecond: number; cpuMsPerWrite: number }>, mix: [] as Array<{ perSecond: number; cpuMsPerWrite: number }> };
+    const measureFloors = async () => {
+      floors.raw.push(await rawRun('raw'));
+      floors.mix.push(await rawRun('raw-mix'));
+      progress(`raw UpdateItem ${Math.round(floors.raw.at(-1)!.perSecond)}/s, store write for the files' mix ${Math.round(floors.mix.at(-1)!.perSecond)}/s`);
+    };
+    for (let run = 0; run < WARM_UP_RUNS; run += 1) progress(`warm-up (not counted): ${Math.round((await rawRun('raw-mix')).perSecond)} writes/s`);
+    await measureFloors();
+    progress(`applying ${SMALL} rows`);
     const applySmall = await child(['--phase', 'apply', '--file', small], env);
-    rawRates.push(await raw());
+    await measureFloors();
     progress(`applied ${SMALL} rows in ${(applySmall.elapsedMs / 1000).toFixed(1)} s; applying ${ROWS} rows`);
     const applyLarge = await child(['--phase', 'apply', '--file', large], env);
-    rawRates.push(await raw());
-    progress(`applied ${ROWS} rows in ${(applyLarge.elapsedMs / 1000).toFixed(1)} s`);
+    await measureFloors();
+    progress(`applied ${ROWS} rows in ${(applyLarge.elapsedMs / 1000).toFixed(1)} s; applying ${SMALL} expiry-only rows`);
+    const applyExpiry = await child(['--phase', 'apply', '--file', expiryOnly], env);
+    await measureFloors();
+    const mean = (runs: Array<{ perSecond: number }>) => runs.reduce((sum, run) => sum + run.perSecond, 0) / runs.length;
     const applyRate = (ROWS / applyLarge.elapsedMs) * 1000;
-    const rawRate = rawRates.reduce((sum, rate) => sum + rate, 0) / rawRates.length;
-    progress(`apply ${Math.round(applyRate)} rows/s, raw ${rawRates.map(Math.round).join('/')} per s, ratio ${(applyRate / rawRate).toFixed(2)}; peak RSS ${Math.round(applySmall.peakRssMb)} / ${Math.round(applyLarge.peakRssMb)} MB`);
-    const writeUnitsPerRow = await writeUnits(table, unitsFirst, SMALL);
+    const rawRate = mean(floors.raw);
+    const mixRate = mean(floors.mix);
+    progress(`apply ${Math.round(applyRate)} rows/s; raw ${floors.raw.map((run) => Math.round(run.perSecond)).join('/')} per s, ratio ${(applyRate / rawRate).toFixed(2)}; same-mix ${floors.mix.map((run) => Math.round(run.perSecond)).join('/')} per s, ratio ${(applyRate / mixRate).toFixed(2)}; peak RSS ${Math.round(applySmall.peakRssMb)} / ${Math.round(applyLarge.peakRssMb)} MB`);
+    const writeUnitsPerRow = await writeUnits(table, env.AU_HISTORY_TABLE_NAME!, unitsFirst, SMALL);
     progress(`write units per row: ${JSON.stringify(writeUnitsPerRow)}`);
     // BENCH_REAPPLY=0 leaves out the re-apply and the export (a shared machine's time budget).
     const withReapply = process.env.BENCH_REAPPLY !== '0';
@@ -331,8 +389,15 @@ async function main(): Promise<void> {
     const report = {
       rows: ROWS,
       apply: { ...applyLarge.result, seconds: +(applyLarge.elapsedMs / 1000).toFixed(1), rowsPerSecond: Math.round(applyRate), peakRssMb: Math.round(applyLarge.peakRssMb) },
-      rawConditionalUpdateItem: { inFlight: ENGINE_IN_FLIGHT, perSecondEachRun: rawRates.map(Math.round), perSecondMean: Math.round(rawRate) },
+      rawConditionalUpdateItem: { inFlight: ENGINE_IN_FLIGHT, perSecondEachRun: floors.raw.map((run) => Math.round(run.perSecond)), perSecondMean: Math.round(rawRate) },
       applyToRawRatio: +(applyRate / rawRate).toFixed(2),
+      // The store's write for the same mix of rows as the files (every fourth a new number: a two-item transaction).
+      rawStoreWriteSameMix: { inFlight: ENGINE_IN_FLIGHT, perSecondEachRun: floors.mix.map((run) => Math.round(run.perSecond)), perSecondMean: Math.round(mixRate) },
+      applyToSameMixRatio: +(applyRate / mixRate).toFixed(2),
+      // A file of new expiries only, whose every row is the raw floor's write, against the raw floor.
+      expiryOnlyApply: { rows: SMALL, ...applyExpiry.result, rowsPerSecond: Math.round((SMALL / applyExpiry.elapsedMs) * 1000), ratioToRaw: +((SMALL / applyExpiry.elapsedMs) * 1000 / rawRate).toFixed(2) },
+      // The client process's own CPU per row: on a 2-core machine it is taken from DynamoDB Local's share.
+      clientCpuMsPerRow: { apply: +(applyLarge.cpuMs / ROWS).toFixed(2), raw: +(floors.raw.reduce((sum, run) => sum + run.cpuMsPerWrite, 0) / RAW_RUNS).toFixed(2), sameMix: +(floors.mix.reduce((sum, run) => sum + run.cpuMsPerWrite, 0) / RAW_RUNS).toFixed(2) },
       peakMemory: {
         [`${SMALL}Rows`]: Math.round(applySmall.peakRssMb),
         [`${ROWS}Rows`]: Math.round(applyLarge.peakRssMb),
