@@ -86,6 +86,7 @@ async function phase(): Promise<void> {
   // Modules load (and raw writes are prepared) before the clock starts: the phases compare steady rates, not start-up.
   if (values.phase === 'apply') await Promise.all([import('../local/au-engine.ts'), import('#shared/config.ts'), import('#functions/au-check.ts'), import('#functions/au-chunk.ts'), import('#functions/au-merge.ts')]);
   const raw = values.phase === 'raw' || values.phase === 'raw-mix' ? await prepareRawWrites(Number(values.first), Number(values.count), values.phase === 'raw-mix') : undefined;
+  const liveHeap = values.phase === 'apply' ? await watchLiveHeap() : undefined;
   const started = performance.now();
   const cpuBefore = process.cpuUsage();
   let result: unknown;
@@ -103,7 +104,27 @@ async function phase(): Promise<void> {
   }
   const elapsedMs = performance.now() - started;
   const cpu = process.cpuUsage(cpuBefore);
-  process.stdout.write(JSON.stringify({ result, elapsedMs, cpuMs: (cpu.user + cpu.system) / 1000, peakRssMb: process.resourceUsage().maxRSS / 1024 }));
+  process.stdout.write(JSON.stringify({ result, elapsedMs, cpuMs: (cpu.user + cpu.system) / 1000, peakRssMb: process.resourceUsage().maxRSS / 1024, peakLiveHeapMb: liveHeap?.() }));
+}
+
+/**
+ * What the process holds, apart from how far V8 lets its heap grow: the heap
+ * in use right after each full (mark-compact) collection V8 runs on its own,
+ * the highest of them. Observed, never forced, so the run is not changed.
+ */
+async function watchLiveHeap(): Promise<() => number> {
+  const { PerformanceObserver, constants } = await import('node:perf_hooks');
+  let peak = 0;
+  const observer = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) {
+      if ((entry as unknown as { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR) peak = Math.max(peak, process.memoryUsage().heapUsed);
+    }
+  });
+  observer.observe({ entryTypes: ['gc'] });
+  return () => {
+    observer.disconnect();
+    return peak / 1024 / 1024;
+  };
 }
 
 /**
@@ -169,6 +190,8 @@ interface PhaseOutcome {
   /** This process's CPU time (user + system) during the phase. */
   cpuMs: number;
   peakRssMb: number;
+  /** Applies only: the highest heap in use after a full collection (see watchLiveHeap). */
+  peakLiveHeapMb?: number;
 }
 
 async function child(args: string[], env: Record<string, string>): Promise<PhaseOutcome> {
@@ -376,7 +399,7 @@ async function main(): Promise<void> {
     const applyRate = (ROWS / applyLarge.elapsedMs) * 1000;
     const rawRate = mean(floors.raw);
     const mixRate = mean(floors.mix);
-    progress(`apply ${Math.round(applyRate)} rows/s; raw ${floors.raw.map((run) => Math.round(run.perSecond)).join('/')} per s, ratio ${(applyRate / rawRate).toFixed(2)}; same-mix ${floors.mix.map((run) => Math.round(run.perSecond)).join('/')} per s, ratio ${(applyRate / mixRate).toFixed(2)}; peak RSS ${Math.round(applySmall.peakRssMb)} / ${Math.round(applyLarge.peakRssMb)} MB`);
+    progress(`apply ${Math.round(applyRate)} rows/s; raw ${floors.raw.map((run) => Math.round(run.perSecond)).join('/')} per s, ratio ${(applyRate / rawRate).toFixed(2)}; same-mix ${floors.mix.map((run) => Math.round(run.perSecond)).join('/')} per s, ratio ${(applyRate / mixRate).toFixed(2)}; peak RSS ${Math.round(applySmall.peakRssMb)} / ${Math.round(applyLarge.peakRssMb)} MB, live heap ${Math.round(applySmall.peakLiveHeapMb ?? 0)} / ${Math.round(applyLarge.peakLiveHeapMb ?? 0)} MB`);
     const writeUnitsPerRow = await writeUnits(table, env.AU_HISTORY_TABLE_NAME!, unitsFirst, SMALL);
     progress(`write units per row: ${JSON.stringify(writeUnitsPerRow)}`);
     // BENCH_REAPPLY=0 leaves out the re-apply and the export (a shared machine's time budget).
@@ -402,6 +425,12 @@ async function main(): Promise<void> {
         [`${SMALL}Rows`]: Math.round(applySmall.peakRssMb),
         [`${ROWS}Rows`]: Math.round(applyLarge.peakRssMb),
         growthPercent: +(((applyLarge.peakRssMb - applySmall.peakRssMb) / applySmall.peakRssMb) * 100).toFixed(1),
+        // The live heap after V8's own full collections: what the apply holds, without V8's growth of its heap.
+        liveHeapAfterFullGc: {
+          [`${SMALL}Rows`]: Math.round(applySmall.peakLiveHeapMb ?? 0),
+          [`${ROWS}Rows`]: Math.round(applyLarge.peakLiveHeapMb ?? 0),
+          growthPercent: +((((applyLarge.peakLiveHeapMb ?? 0) - (applySmall.peakLiveHeapMb ?? 0)) / (applySmall.peakLiveHeapMb ?? 1)) * 100).toFixed(1),
+        },
       },
       smallApply: { ...applySmall.result, seconds: +(applySmall.elapsedMs / 1000).toFixed(1), rowsPerSecond: Math.round((SMALL / applySmall.elapsedMs) * 1000) },
       ...(again ? { reapply: { ...again.result, seconds: +(again.elapsedMs / 1000).toFixed(1), rowsPerSecond: Math.round((ROWS / again.elapsedMs) * 1000), peakRssMb: Math.round(again.peakRssMb) } } : {}),
