@@ -133,45 +133,51 @@ async function watchLiveHeap(): Promise<() => number> {
  * no engine; numbers are sealed and fingerprinted before the clock starts.
  *
  * - `raw` (the issue's floor): the store's own Account Updater write
- *   (`applyAccountUpdate`) for an expiry change, one conditional UpdateItem
+ *   (`applyAccountUpdates`) for an expiry change, one conditional UpdateItem
  *   setting the card, version, updated_at, the sharded report keys and the
  *   source line.
  * - `raw-mix`: the same write for the files' mix of rows, where every fourth
  *   row brings a new number: that row's card gets its new sealed number and
  *   fingerprint, and its duplicate-scope entry moves in the same commit (a
- *   two-item transaction, docs/vault.md), as the apply step writes it.
+ *   two-item transaction, docs/vault.md), NEW_NUMBER_GROUP such rows sharing
+ *   one call, as the apply step writes them.
  */
 async function prepareRawWrites(first: number, count: number, mix: boolean): Promise<() => Promise<number>> {
   const { dynamo } = await import('#shared/aws/dynamodb.ts');
   const { config } = await import('#shared/config.ts');
   const { DynamoPaymethodStore } = await import('#shared/store/paymethods.ts');
   const { batchDeps } = await import('#shared/wiring/account-updater.ts');
+  const { NEW_NUMBER_GROUP } = await import('#shared/domain/account-updater/apply.ts');
   const { vault, fingerprinter } = batchDeps();
   const store = new DynamoPaymethodStore(dynamo, config.tableName);
   const now = new Date().toISOString();
-  const changes: CardChange[] = [];
+  // Each entry is one call: an expiry change alone, or NEW_NUMBER_GROUP new numbers.
+  const calls: CardChange[][] = [];
+  const newNumbers: CardChange[] = [];
   for (let index = first; index < first + count; index += 1) {
     const current = seededRecord(index);
     const source = { file_id: 'raw', line: index + 2, run_id: 'raw', before: { card: current.card }, applied_lines: [index + 2] };
     if (mix && index % 4 === 0) {
       const number = cardNumber(index, '5');
       const card = { ...current.card, last_4_account_number: number.slice(-4), masked_account_number: `****${number.slice(-4)}`, au_code: 'new' as const, au_description: 'New account number', au_updated_date: now, fingerprint: await fingerprinter.fingerprint(ORG, { kind: 'card', accountNumber: number }) };
-      changes.push({ current, card, secret: await vault.seal(number, { organizationId: ORG, recordToken: current.paymethod_token }), source });
+      newNumbers.push({ current, card, secret: await vault.seal(number, { organizationId: ORG, recordToken: current.paymethod_token }), source });
+      if (newNumbers.length === NEW_NUMBER_GROUP) calls.push(newNumbers.splice(0));
     } else {
-      changes.push({ current, card: { ...current.card, expire_month: 6, expire_year: 2033, au_code: 'exp' as const, au_description: 'New expiration date', au_updated_date: now }, source });
+      calls.push([{ current, card: { ...current.card, expire_month: 6, expire_year: 2033, au_code: 'exp' as const, au_description: 'New expiration date', au_updated_date: now }, source }]);
     }
   }
+  if (newNumbers.length > 0) calls.push(newNumbers);
   return async () => {
     let next = 0;
     let sent = 0;
     const worker = async () => {
-      for (let index = next++; index < changes.length; index = next++) {
+      for (let index = next++; index < calls.length; index = next++) {
         // A call the client's budget gave up on (a loaded machine) is sent again. 'conflict' happens only when an
         // attempt that timed out had landed (the SDK's own retry then fails the version condition): the card is updated.
         for (let attempt = 1; ; attempt += 1) {
           try {
-            await store.applyAccountUpdate(changes[index]!);
-            sent += 1;
+            await store.applyAccountUpdates(calls[index]!);
+            sent += calls[index]!.length;
             break;
           } catch (error) {
             if (attempt >= 5) throw error;
@@ -271,7 +277,7 @@ async function writeUnits(table: string, historyTable: string, freshIndex: numbe
     const found = (await store.findCards([token(index)])).get(token(index))!;
     consumed.length = 0;
     const card = { ...found.paymethod.card!, au_code: 'cls' as const, au_description: 'Account closed', au_updated_date: now };
-    const outcome = await store.applyAccountUpdate({ current: found.paymethod, card, source: { file_id: 'units', line: 2, run_id: 'units', before: { card: found.paymethod.card! } } });
+    const [outcome] = await store.applyAccountUpdates([{ current: found.paymethod, card, source: { file_id: 'units', line: 2, run_id: 'units', before: { card: found.paymethod.card! } } }]);
     if (outcome !== 'applied') throw new Error('the measured update did not apply');
     const update = units(consumed);
     consumed.length = 0;

@@ -26,6 +26,14 @@ const MAX_BATCH_GET_ATTEMPTS = 8;
 /** BatchGetItem's limit of keys per request. */
 const BATCH_GET_KEYS = 100;
 const MAX_WRITE_ATTEMPTS = 3;
+/** TransactWriteItems' limit of items per call. */
+const TRANSACTION_ITEMS = 100;
+
+/** An Account Updater change whose commit is a transaction: its card update and duplicate-scope writes. */
+interface MovingChange {
+  index: number;
+  items: TransactItem[];
+}
 
 /** Every index key (table and GSIs) a paymethod item carries, derived from the record alone. */
 export function paymethodItemKeys(record: Pick<Paymethod, 'paymethod_token' | 'organization_id' | 'location_id' | 'customer_token' | 'customer_id' | 'created_at' | 'card' | 'echeck'>): Item {
@@ -296,14 +304,35 @@ export class DynamoPaymethodStore implements PaymethodRepository, CardUpdates {
   }
 
   /**
-   * An Account Updater row's single commit point: one UpdateItem of the card,
-   * conditioned on the version read (and still a card), that sets the card,
-   * the new sealed number, the file line it came from and the sparse report
-   * index keys. Everything the report and the history need is on the card
-   * after this write. 'conflict' when the card changed or went away.
+   * Account Updater rows' commits. Each change is its own commit point: one
+   * UpdateItem of the card, conditioned on the version read (and still a
+   * card), that sets the card, the new sealed number, the file line it came
+   * from and the sparse report index keys; everything the report and the
+   * history need is on the card after it. A new number also moves the card's
+   * duplicate-scope entry in the same commit, so those changes are
+   * transactions: the ones passed together share TransactWriteItems calls
+   * (no item twice in one, at most 100 items), one round trip for many rows
+   * instead of one each. 'conflict' for a change whose card changed or went
+   * away.
    */
-  async applyAccountUpdate(change: CardChange): Promise<'applied' | 'conflict'> {
-    const { current, card, secret, source } = change;
+  async applyAccountUpdates(changes: readonly CardChange[]): Promise<Array<'applied' | 'conflict'>> {
+    const outcomes = new Array<'applied' | 'conflict'>(changes.length);
+    const moving: MovingChange[] = [];
+    const updates: Array<Promise<void>> = [];
+    changes.forEach((change, index) => {
+      const { update, fingerprintMove } = this.accountUpdateWrite(change);
+      if (fingerprintMove.length > 0) moving.push({ index, items: [{ Update: update }, ...fingerprintMove] });
+      else updates.push(this.updateCard(update).then((outcome) => void (outcomes[index] = outcome)));
+    });
+    // Every write settles before a failure is reported: the caller's retry starts from a settled store.
+    const settled = await Promise.allSettled([...updates, this.commitMoving(moving, outcomes)]);
+    const failed = settled.find((outcome) => outcome.status === 'rejected');
+    if (failed) throw failed.reason;
+    return outcomes;
+  }
+
+  /** The card's conditional update for one change, and the duplicate-scope writes its new fingerprint needs. */
+  private accountUpdateWrite({ current, card, secret, source }: CardChange) {
     const next: Paymethod = { ...current, card, updated_at: card.au_updated_date ?? current.updated_at, version: current.version + 1 };
     const names: Record<string, string> = { '#version': 'version', '#type': 'paymethod_type' };
     const values: Record<string, unknown> = { ':expected': current.version, ':card': 'card' };
@@ -318,9 +347,6 @@ export class DynamoPaymethodStore implements PaymethodRepository, CardUpdates {
       // A new number's fingerprint moves its filter key with it.
       ...(card.fingerprint ? keys.paymethodByFingerprint(current.organization_id, card.fingerprint, current.created_at, current.paymethod_token) : {}),
     };
-    // Only a new number changes the fingerprint; then its duplicate scope entries move in the same
-    // commit (one transaction instead of one UpdateItem, for those rows only).
-    const fingerprintMove = duplicateScopeMove(this.tableName, current, next);
     const sets = Object.entries(attributes).map(([name, value], index) => {
       names[`#s${index}`] = name;
       values[`:s${index}`] = value;
@@ -336,18 +362,48 @@ export class DynamoPaymethodStore implements PaymethodRepository, CardUpdates {
       ExpressionAttributeNames: names,
       ExpressionAttributeValues: values,
     };
-    if (fingerprintMove.length > 0) {
-      const outcome = await this.transact([{ Update: update }, ...fingerprintMove]);
-      if (outcome === 'ok') return 'applied';
-      if (outcome.some((code) => code === 'ConditionalCheckFailed' || code === 'TransactionConflict')) return 'conflict';
-      throw new Error(`Account Updater write cancelled: ${outcome.join(', ')}`);
-    }
+    // Only a new number changes the fingerprint.
+    return { update, fingerprintMove: duplicateScopeMove(this.tableName, current, next) };
+  }
+
+  private async updateCard(update: NonNullable<TransactItem['Update']>): Promise<'applied' | 'conflict'> {
     try {
       await this.client.send(new UpdateCommand(update));
       return 'applied';
     } catch (error) {
       if (isConditionFailure(error)) return 'conflict';
       throw error;
+    }
+  }
+
+  /**
+   * Commits changes that move duplicate-scope entries, several to a
+   * transaction, one transaction at a time (those of one call share items
+   * only when they had to be split). A cancelled transaction names the items
+   * that caused it: a change with one of them is a 'conflict' (its card
+   * changed, or another transaction held one of its items); the others did
+   * nothing and go again.
+   */
+  private async commitMoving(moving: readonly MovingChange[], outcomes: Array<'applied' | 'conflict'>): Promise<void> {
+    for (let pending = moving; pending.length > 0; ) {
+      const again: MovingChange[] = [];
+      for (const group of sharedTransactions(pending)) {
+        const outcome = await this.transact(group.flatMap((change) => change.items));
+        if (outcome === 'ok') {
+          for (const change of group) outcomes[change.index] = 'applied';
+          continue;
+        }
+        let offset = 0;
+        const before = again.length;
+        for (const change of group) {
+          const causes = outcome.slice(offset, (offset += change.items.length)).filter((code) => code !== undefined && code !== 'None');
+          if (causes.length === 0) again.push(change);
+          else if (causes.every((code) => code === 'ConditionalCheckFailed' || code === 'TransactionConflict')) outcomes[change.index] = 'conflict';
+          else throw new Error(`Account Updater write cancelled: ${causes.join(', ')}`);
+        }
+        if (again.length - before === group.length) throw new Error('Account Updater transaction cancelled with no item named as the cause');
+      }
+      pending = again;
     }
   }
 
@@ -587,4 +643,26 @@ export class DynamoPaymethodStore implements PaymethodRepository, CardUpdates {
 function backoff(attempt: number): Promise<void> {
   const ms = Math.min(2_000, 25 * 2 ** attempt) * (0.5 + Math.random() / 2);
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/**
+ * Packs changes into as few transactions as fit: each change whole in one
+ * transaction, at most TRANSACTION_ITEMS items, and no item twice in one
+ * (two cards in one duplicate scope can touch the same entry), which
+ * DynamoDB refuses.
+ */
+function sharedTransactions(changes: readonly MovingChange[]): MovingChange[][] {
+  const transactions: Array<{ changes: MovingChange[]; items: number; keys: Set<string> }> = [];
+  for (const change of changes) {
+    const changeKeys = change.items.map((item) => {
+      const key = (item.Update ?? item.Delete ?? item.ConditionCheck)?.Key ?? item.Put?.Item;
+      return `${String(key?.pk)}\u0000${String(key?.sk)}`;
+    });
+    let transaction = transactions.find((open) => open.items + change.items.length <= TRANSACTION_ITEMS && changeKeys.every((key) => !open.keys.has(key)));
+    if (!transaction) transactions.push((transaction = { changes: [], items: 0, keys: new Set() }));
+    transaction.changes.push(change);
+    transaction.items += change.items.length;
+    for (const key of changeKeys) transaction.keys.add(key);
+  }
+  return transactions.map((transaction) => transaction.changes);
 }

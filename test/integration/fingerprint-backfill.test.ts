@@ -4,6 +4,7 @@ import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Paymethod } from '#shared/domain/paymethods/model.ts';
 import { call, MERCHANT, UNRELATED, useRuntimeEnvironment } from '../support/api.ts';
+import { cardNumber } from '../support/card-numbers.ts';
 import { npmScript } from '../support/cli.ts';
 import { CARD, CARD_NUMBER, customerPath, ECHECK, ECHECK_NUMBER, expectError, locationPath, OTHER_CARD_NUMBER, post, unique } from '../support/paymethods.ts';
 
@@ -124,5 +125,50 @@ describe('Account Updater new numbers', () => {
     // The customer no longer holds the old number, and now holds the new one.
     expect((await post(customerPath(ORG, loc, cst), { card: CARD, fail_on_duplicate: true })).status).toBe(201);
     expectError(await post(customerPath(ORG, loc, cst), { card: { ...CARD, card_type: 'mast', account_number: OTHER_CARD_NUMBER }, fail_on_duplicate: true }), 409);
+  });
+
+  it('commit many at once: cards sharing a duplicate-scope entry, and a stale card, each settle on their own', async () => {
+    useRuntimeEnvironment();
+    const ORG = MERCHANT.organizationId;
+    const loc = unique('loc_');
+    const cst = unique('cst_');
+    // Two cards of one customer with the same number share one duplicate-scope entry, which two
+    // moves may not both write in one transaction; 18 more make the file's new numbers span two groups.
+    const shared = [await post(customerPath(ORG, loc, cst), { card: CARD }), await post(customerPath(ORG, loc, cst), { card: CARD })];
+    const others = await Promise.all(Array.from({ length: 18 }, (_unused, index) => post(`${locationPath(ORG, loc)}/paymethods`, { card: { ...CARD, account_number: cardNumber(`4000${String(index).padStart(4, '0')}`) } })));
+    const tokens = [...shared, ...others].map((created) => String(created.body.paymethod_token));
+    const newNumbers = tokens.map((_token, index) => cardNumber(`4999${String(index).padStart(4, '0')}`));
+    const dir = await mkdtemp(path.join(tmpdir(), 'fp-au-'));
+    try {
+      const file = path.join(dir, 'updates.csv');
+      await writeFile(file, ['paymethod_token,au_code,account_number,expire_month,expire_year', ...tokens.map((token, index) => `${token},new,${newNumbers[index]},,`)].join('\n'));
+      const result = await npmScript('au:apply', file, '--org', ORG);
+      expect(result.code, result.stderr).toBe(0);
+      expect(JSON.parse(result.stdout)).toMatchObject({ applied: 20, error_count: 0 });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+    // Both left the shared entry; every card holds its new number in its own scope.
+    expect((await post(customerPath(ORG, loc, cst), { card: CARD, fail_on_duplicate: true })).status).toBe(201);
+    for (const index of [0, 1]) expectError(await post(customerPath(ORG, loc, cst), { card: { ...CARD, account_number: newNumbers[index] }, fail_on_duplicate: true }), 409);
+    for (const index of [2, 19]) expectError(await post(`${locationPath(ORG, loc)}/paymethods`, { card: { ...CARD, account_number: newNumbers[index] }, fail_on_duplicate: true }), 409);
+
+    // One call with a card read before it changed: that change is a conflict, the other commits.
+    const { paymethodStore, vault } = await import('#shared/wiring/paymethods.ts');
+    const { fingerprinter } = await import('#shared/wiring/account-updater.ts').then((module) => module.batchDeps());
+    const found = await paymethodStore().findCards([tokens[2]!, tokens[3]!]);
+    const change = async (token: string, number: string, version: number) => {
+      const { paymethod } = found.get(token)!;
+      const current = { ...paymethod, version };
+      const card = { ...paymethod.card!, last_4_account_number: number.slice(-4), masked_account_number: `****${number.slice(-4)}`, au_code: 'new' as const, au_description: 'New account number', au_updated_date: new Date().toISOString(), fingerprint: await fingerprinter.fingerprint(ORG, { kind: 'card', accountNumber: number }) };
+      const secret = await vault().seal(number, { organizationId: ORG, recordToken: token });
+      return { current, card, secret, source: { file_id: 'direct', line: 2, run_id: 'direct', before: { card: paymethod.card! } } };
+    };
+    const stale = found.get(tokens[2]!)!.paymethod.version - 1;
+    const again = [cardNumber('49980001'), cardNumber('49980002')];
+    expect(await paymethodStore().applyAccountUpdates([await change(tokens[2]!, again[0]!, stale), await change(tokens[3]!, again[1]!, found.get(tokens[3]!)!.paymethod.version)])).toEqual(['conflict', 'applied']);
+    expect((await post(`${locationPath(ORG, loc)}/paymethods`, { card: { ...CARD, account_number: again[0] }, fail_on_duplicate: true })).status).toBe(201);
+    expectError(await post(`${locationPath(ORG, loc)}/paymethods`, { card: { ...CARD, account_number: again[1] }, fail_on_duplicate: true }), 409);
+    expect((await post(`${locationPath(ORG, loc)}/paymethods`, { card: { ...CARD, account_number: newNumbers[3] }, fail_on_duplicate: true })).status).toBe(201);
   });
 });

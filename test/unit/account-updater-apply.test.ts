@@ -37,7 +37,13 @@ class FakeStore implements CardUpdates, AccountUpdateLog {
   async findCards(tokens: readonly string[]) {
     return new Map(tokens.filter((token) => this.records.has(token)).map((token) => [token, structuredClone(this.records.get(token)!)]));
   }
-  async applyAccountUpdate(change: CardChange) {
+  /** Like the repository: each change commits on its own (the fake has no transactions to share). */
+  async applyAccountUpdates(changes: readonly CardChange[]) {
+    const outcomes: Array<'applied' | 'conflict'> = [];
+    for (const change of changes) outcomes.push(this.applyOne(change));
+    return outcomes;
+  }
+  private applyOne(change: CardChange) {
     const stored = this.records.get(change.current.paymethod_token)!;
     if (this.conflictsLeft > 0) {
       this.conflictsLeft -= 1;
@@ -267,14 +273,14 @@ describe('applying an update file in batches', () => {
     class Recording extends FakeStore {
       failOnWrite?: number;
       writes = 0;
-      override async applyAccountUpdate(change: CardChange) {
+      override async applyAccountUpdates(changes: readonly CardChange[]) {
         this.writes += 1;
         if (this.writes === this.failOnWrite) throw new Error('DynamoDB is down');
         writesInFlight += 1;
         await new Promise((resolve) => setTimeout(resolve, 1));
         writesInFlight -= 1;
         events.push('card');
-        return super.applyAccountUpdate(change);
+        return super.applyAccountUpdates(changes);
       }
       override async record(updates: ReadonlyArray<{ line: number; update: AccountUpdateRecord }>) {
         writesInFlight += 1;
@@ -308,6 +314,34 @@ describe('applying an update file in batches', () => {
     expect(changed.length).toBeGreaterThanOrEqual(55);
     expect(changed.length).toBeLessThan(120);
     expect([...store.history.values()].map((update) => update.paymethod_token).sort()).toEqual(changed.map((stored) => stored.paymethod.paymethod_token).sort());
+  });
+
+  it('commits new numbers together while other rows go on, and settles each of them on its own', async () => {
+    const calls: string[][] = [];
+    class Recording extends FakeStore {
+      override async applyAccountUpdates(changes: readonly CardChange[]) {
+        calls.push(changes.map((change) => `${change.card.au_code}:${change.current.paymethod_token}`));
+        return super.applyAccountUpdates(changes);
+      }
+    }
+    const store = new Recording();
+    const tokens = Array.from({ length: 60 }, (_, index) => `mth_n${String(index).padStart(3, '0')}`);
+    for (const token of tokens) await card(store, token);
+    // Rows 2..41 bring new numbers, 42..61 new expiries; the last line names the first card again.
+    const lines = tokens.map((token, index) => (index < 40 ? `${token},new,${index % 2 ? '5555555555554444' : '4242424242424242'},,` : `${token},exp,,6,2033`));
+    store.conflictsLeft = 1;
+    const summary = await run(file(HEADER, ...lines, `${tokens[0]},exp,,7,2034`), store);
+    // 61 rows: line 2 counts as skipped, superseded by line 62.
+    expect(summary).toMatchObject({ applied: 60, skipped: 1, error_count: 0 });
+    const newNumberCalls = calls.filter((call) => call[0]!.startsWith('new:'));
+    // Groups of NEW_NUMBER_GROUP (the first lost one card to the conflict, read again and sent with the last ones).
+    expect(newNumberCalls.map((call) => call.length)).toEqual([16, 16, 9]);
+    expect(calls.every((call) => call.length === 1 || call.every((entry) => entry.startsWith('new:')))).toBe(true);
+    // A row with a new number commits after expiry rows read later: the batch did not wait for it.
+    expect(calls.findIndex((call) => call[0] === 'exp:mth_n040')).toBeLessThan(calls.indexOf(newNumberCalls[2]!));
+    // The last line wins over the first card's new number, whichever committed first: only its change shows.
+    expect(store.records.get(tokens[0]!)!.paymethod.card).toMatchObject({ au_code: 'exp', expire_month: 7, expire_year: 2034, last_4_account_number: '1111' });
+    expect(store.records.get(tokens[1]!)!.paymethod.card).toMatchObject({ au_code: 'new', last_4_account_number: '4444' });
   });
 
   it('lists the first 1,000 errors, counts all, writes all beside the summary, and reports lines no batch covered', async () => {

@@ -2,7 +2,7 @@ import type { CardDetails, Paymethod } from '../paymethods/model.ts';
 import { isExpiryCurrentOrFuture, lastFour, masked } from '../paymethods/rules.ts';
 import type { Fingerprinter } from '../paymethods/fingerprints.ts';
 import type { Vault } from '../vault.ts';
-import type { AccountUpdateLog, AccountUpdateRecord, BatchResult, CardUpdates, RowNote, StoredCard, UpdateSource } from './ports.ts';
+import type { AccountUpdateLog, AccountUpdateRecord, BatchResult, CardChange, CardUpdates, RowNote, StoredCard, UpdateSource } from './ports.ts';
 import type { SourceRow, UpdateRow } from './rows.ts';
 import { AU_CODES, parseRow, pastExpiry } from './rows.ts';
 
@@ -32,6 +32,23 @@ const MAX_ATTEMPTS = 3;
 const LOOKUP_SIZE = 100;
 /** History items sent together: one BatchWriteItem (DynamoDB's limit). */
 const HISTORY_GROUP = 25;
+/**
+ * Rows with a new number committed together. Each such commit moves the
+ * card's duplicate-scope entry too, a transaction of two or three items;
+ * sixteen share one call (under its 100 items). Measured on DynamoDB Local,
+ * a transaction per row ran at about 0.35x the rate of a single UpdateItem,
+ * sixteen rows to a transaction at about 0.75x per row.
+ */
+export const NEW_NUMBER_GROUP = 16;
+
+/** A row decided, with the write that commits it. */
+interface Commit {
+  row: UpdateRow;
+  paymethod: Paymethod;
+  card: CardDetails;
+  change: CardChange;
+  attempt: number;
+}
 
 /**
  * Applies one batch of an update file's rows (the header row, line 1, is
@@ -75,6 +92,8 @@ class Batch {
   readonly errors: Array<{ line: number; paymethod_token: string; reason: string }> = [];
   readonly notes: RowNote[] = [];
   readonly superseded: RowNote[] = [];
+  /** Rows with a new number waiting to be committed together. */
+  private newNumbers: Commit[] = [];
   /** Committed rows whose history item is not yet sent. */
   private history: Array<{ line: number; update: AccountUpdateRecord }> = [];
   private readonly historyWrites: Array<Promise<void>> = [];
@@ -93,8 +112,9 @@ class Batch {
    * flight never drain between lookups: the cards of the next LOOKUP_SIZE
    * rows are read while the current ones are applied, and a lookup's cards
    * are let go once its rows are done (a batch holds at most two lookups).
-   * History items go out in groups as their rows commit; the batch ends when
-   * all of them are written.
+   * Rows with a new number wait for NEW_NUMBER_GROUP of them while their
+   * worker goes on. History items go out in groups as their rows commit; the
+   * batch ends when all of them are written.
    */
   async apply(rows: UpdateRow[]): Promise<void> {
     const lookups = new Map<number, Promise<Map<string, StoredCard>>>();
@@ -127,12 +147,14 @@ class Batch {
         throw error;
       }
     };
-    const workers = await Promise.allSettled(Array.from({ length: Math.min(this.deps.concurrency ?? 8, rows.length) }, worker));
+    const settled = await Promise.allSettled(Array.from({ length: Math.min(this.deps.concurrency ?? 8, rows.length) }, worker));
+    // The last new numbers (fewer than a group, or read again after a conflict), unless the batch has failed.
+    if (!settled.some((outcome) => outcome.status === 'rejected')) settled.push(...(await Promise.allSettled([this.commitNewNumbers(true)])));
     // Even when the batch failed: every committed row gets its history item, and the batch ends only once
     // none of its writes is still in flight, so its retry starts from a settled store.
     this.flushHistory();
     const written = await Promise.allSettled(this.historyWrites);
-    const failed = [...workers, ...written].find((outcome) => outcome.status === 'rejected');
+    const failed = [...settled, ...written].find((outcome) => outcome.status === 'rejected');
     if (failed) throw failed.reason;
   }
 
@@ -210,9 +232,31 @@ class Batch {
     await this.markMonth(paymethod.organization_id);
     const appliedLines = [...(sameRun ? (previous.applied_lines ?? [previous.line]) : []), row.line];
     const source: UpdateSource = { file_id: this.run.file_id, line: row.line, run_id: this.run.run_id, before, applied_lines: appliedLines };
-    const outcome = await this.deps.cards.applyAccountUpdate({ current: paymethod, card, ...(secret ? { secret } : {}), source });
+    const commit: Commit = { row, paymethod, card, change: { current: paymethod, card, ...(secret ? { secret } : {}), source }, attempt };
+    if (numberChanged) {
+      this.newNumbers.push(commit);
+      if (this.newNumbers.length >= NEW_NUMBER_GROUP) await this.commitNewNumbers(false);
+      return;
+    }
+    const [outcome] = await this.deps.cards.applyAccountUpdates([commit.change]);
+    return this.settle(commit, outcome!);
+  }
+
+  /** Commits the new numbers waiting (`all`: and those a conflict brings back, until none is left). */
+  private async commitNewNumbers(all: boolean): Promise<void> {
+    do {
+      const group = this.newNumbers;
+      this.newNumbers = [];
+      if (group.length === 0) return;
+      const outcomes = await this.deps.cards.applyAccountUpdates(group.map((commit) => commit.change));
+      for (const [index, commit] of group.entries()) await this.settle(commit, outcomes[index]!);
+    } while (all);
+  }
+
+  private async settle(commit: Commit, outcome: 'applied' | 'conflict'): Promise<void> {
+    const { row, paymethod, card, change, attempt } = commit;
     if (outcome === 'applied') {
-      this.noteReplaced(row.paymethodToken, source);
+      this.noteReplaced(row.paymethodToken, change.source);
       return this.commitCounted(row, paymethod, card);
     }
     // Changed (or deleted) since it was read: read it again and decide again.

@@ -44,8 +44,14 @@ export interface CardChange {
 export interface CardUpdates {
   /** Strongly consistent batch lookup (up to 100 tokens); unknown tokens are absent from the map. */
   findCards(tokens: readonly string[]): Promise<Map<string, StoredCard>>;
-  /** One conditional write (version as read, still a card); 'conflict' when it changed or went away. */
-  applyAccountUpdate(change: CardChange): Promise<'applied' | 'conflict'>;
+  /**
+   * Commits each change on its own: a conditional write (version as read,
+   * still a card), 'conflict' when it changed or went away. A new number's
+   * commit also moves the card's duplicate-scope entry, a transaction; such
+   * changes passed together share transactions, so they are worth sending
+   * together.
+   */
+  applyAccountUpdates(changes: readonly CardChange[]): Promise<Array<'applied' | 'conflict'>>;
 }
 
 /** One applied update, kept for the monthly export (no number, only what the card shows). */
