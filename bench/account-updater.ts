@@ -16,7 +16,8 @@
  *    fourth time. Applies go through the engine (au:apply's code: the state
  *    machine definition and handlers, 4 batches in flight locally). The
  *    mixed files' rows are, in turn, a new number, a new expiry, closed and
- *    contact cardholder.
+ *    contact cardholder. Every child runs with the V8 heap settings Lambda
+ *    gives the Account Updater's functions, as `npm run au:apply` does.
  * 4. Re-applies the large file (every row skipped) and exports the month.
  * 5. Measures the write units of one applied row (DynamoDB Local's consumed
  *    capacity, per index) and of the former transaction per row, and prints
@@ -30,8 +31,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { JOB_MEMORY_MB } from '#shared/account-updater/state-machine.ts';
 import type { CardChange } from '#shared/domain/account-updater/ports.ts';
-import { REPO_ROOT, startRuntimeForBench } from './support.ts';
+import { lambdaHeapFlags } from '../local/lambda-context.ts';
+import { median, REPO_ROOT, startRuntimeForBench } from './support.ts';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 100_000);
 const SMALL = Math.max(1_000, Math.round(ROWS / 10));
@@ -104,26 +107,39 @@ async function phase(): Promise<void> {
   }
   const elapsedMs = performance.now() - started;
   const cpu = process.cpuUsage(cpuBefore);
-  process.stdout.write(JSON.stringify({ result, elapsedMs, cpuMs: (cpu.user + cpu.system) / 1000, peakRssMb: process.resourceUsage().maxRSS / 1024, peakLiveHeapMb: liveHeap?.() }));
+  process.stdout.write(JSON.stringify({ result, elapsedMs, cpuMs: (cpu.user + cpu.system) / 1000, peakRssMb: process.resourceUsage().maxRSS / 1024, liveHeap: liveHeap?.() }));
+}
+
+/** The heap in use after V8's full collections during one apply (MB). */
+interface LiveHeap {
+  fullCollections: number;
+  peak: number;
+  /** Medians of the first and the last quarter of the collections: what the apply holds early and late in the run. */
+  firstQuarterMedian: number;
+  lastQuarterMedian: number;
 }
 
 /**
  * What the process holds, apart from how far V8 lets its heap grow: the heap
- * in use right after each full (mark-compact) collection V8 runs on its own,
- * the highest of them. Observed, never forced, so the run is not changed.
+ * in use right after each full (mark-compact) collection V8 runs on its own.
+ * Observed, never forced, so the run is not changed. The peak is the highest
+ * of many samples, some taken with four batches in flight; anything held per
+ * row would show as the last quarter's median above the first's.
  */
-async function watchLiveHeap(): Promise<() => number> {
+async function watchLiveHeap(): Promise<() => LiveHeap> {
   const { PerformanceObserver, constants } = await import('node:perf_hooks');
-  let peak = 0;
+  const samples: number[] = [];
   const observer = new PerformanceObserver((list) => {
     for (const entry of list.getEntries()) {
-      if ((entry as unknown as { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR) peak = Math.max(peak, process.memoryUsage().heapUsed);
+      if ((entry as unknown as { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR) samples.push(process.memoryUsage().heapUsed / 1024 / 1024);
     }
   });
   observer.observe({ entryTypes: ['gc'] });
   return () => {
     observer.disconnect();
-    return peak / 1024 / 1024;
+    if (samples.length === 0) return { fullCollections: 0, peak: 0, firstQuarterMedian: 0, lastQuarterMedian: 0 };
+    const quarter = Math.max(1, Math.floor(samples.length / 4));
+    return { fullCollections: samples.length, peak: Math.max(0, ...samples), firstQuarterMedian: median(samples.slice(0, quarter)), lastQuarterMedian: median(samples.slice(-quarter)) };
   };
 }
 
@@ -196,12 +212,12 @@ interface PhaseOutcome {
   /** This process's CPU time (user + system) during the phase. */
   cpuMs: number;
   peakRssMb: number;
-  /** Applies only: the highest heap in use after a full collection (see watchLiveHeap). */
-  peakLiveHeapMb?: number;
+  /** Applies only (see watchLiveHeap). */
+  liveHeap?: LiveHeap;
 }
 
 async function child(args: string[], env: Record<string, string>): Promise<PhaseOutcome> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), ...args], { cwd: REPO_ROOT, env: { ...process.env, ...env, LOG_LEVEL: 'WARN', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const proc = spawn(process.execPath, [...lambdaHeapFlags(JOB_MEMORY_MB), '--import', 'tsx', fileURLToPath(import.meta.url), ...args], { cwd: REPO_ROOT, env: { ...process.env, ...env, LOG_LEVEL: 'WARN', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' }, stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   proc.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
   const code = await new Promise((resolve) => proc.once('exit', resolve));
@@ -210,6 +226,7 @@ async function child(args: string[], env: Record<string, string>): Promise<Phase
 }
 
 const progress = (message: string) => process.stderr.write(`[bench] ${message}\n`);
+const roundedHeap = (heap: LiveHeap | undefined) => heap && { ...heap, peak: Math.round(heap.peak), firstQuarterMedian: Math.round(heap.firstQuarterMedian), lastQuarterMedian: Math.round(heap.lastQuarterMedian) };
 
 /** Partition-key arithmetic for one organization's 1,000,000-row file in AWS (docs/account-updater.md). */
 async function arithmetic() {
@@ -405,7 +422,7 @@ async function main(): Promise<void> {
     const applyRate = (ROWS / applyLarge.elapsedMs) * 1000;
     const rawRate = mean(floors.raw);
     const mixRate = mean(floors.mix);
-    progress(`apply ${Math.round(applyRate)} rows/s; raw ${floors.raw.map((run) => Math.round(run.perSecond)).join('/')} per s, ratio ${(applyRate / rawRate).toFixed(2)}; same-mix ${floors.mix.map((run) => Math.round(run.perSecond)).join('/')} per s, ratio ${(applyRate / mixRate).toFixed(2)}; peak RSS ${Math.round(applySmall.peakRssMb)} / ${Math.round(applyLarge.peakRssMb)} MB, live heap ${Math.round(applySmall.peakLiveHeapMb ?? 0)} / ${Math.round(applyLarge.peakLiveHeapMb ?? 0)} MB`);
+    progress(`apply ${Math.round(applyRate)} rows/s; raw ${floors.raw.map((run) => Math.round(run.perSecond)).join('/')} per s, ratio ${(applyRate / rawRate).toFixed(2)}; same-mix ${floors.mix.map((run) => Math.round(run.perSecond)).join('/')} per s, ratio ${(applyRate / mixRate).toFixed(2)}; peak RSS ${Math.round(applySmall.peakRssMb)} / ${Math.round(applyLarge.peakRssMb)} MB, live heap (peak) ${Math.round(applySmall.liveHeap?.peak ?? 0)} / ${Math.round(applyLarge.liveHeap?.peak ?? 0)} MB`);
     const writeUnitsPerRow = await writeUnits(table, env.AU_HISTORY_TABLE_NAME!, unitsFirst, SMALL);
     progress(`write units per row: ${JSON.stringify(writeUnitsPerRow)}`);
     // BENCH_REAPPLY=0 leaves out the re-apply and the export (a shared machine's time budget).
@@ -433,9 +450,8 @@ async function main(): Promise<void> {
         growthPercent: +(((applyLarge.peakRssMb - applySmall.peakRssMb) / applySmall.peakRssMb) * 100).toFixed(1),
         // The live heap after V8's own full collections: what the apply holds, without V8's growth of its heap.
         liveHeapAfterFullGc: {
-          [`${SMALL}Rows`]: Math.round(applySmall.peakLiveHeapMb ?? 0),
-          [`${ROWS}Rows`]: Math.round(applyLarge.peakLiveHeapMb ?? 0),
-          growthPercent: +((((applyLarge.peakLiveHeapMb ?? 0) - (applySmall.peakLiveHeapMb ?? 0)) / (applySmall.peakLiveHeapMb ?? 1)) * 100).toFixed(1),
+          [`${SMALL}Rows`]: roundedHeap(applySmall.liveHeap),
+          [`${ROWS}Rows`]: roundedHeap(applyLarge.liveHeap),
         },
       },
       smallApply: { ...applySmall.result, seconds: +(applySmall.elapsedMs / 1000).toFixed(1), rowsPerSecond: Math.round((SMALL / applySmall.elapsedMs) * 1000) },

@@ -11,7 +11,7 @@ import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cdk-lib/aws-stepfunctions';
-import { accountUpdaterDefinition, RUNS_PREFIX } from '#shared/account-updater/state-machine.ts';
+import { accountUpdaterDefinition, JOB_MEMORY_MB, RUNS_PREFIX } from '#shared/account-updater/state-machine.ts';
 import { Construct } from 'constructs';
 import { join } from 'node:path';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
@@ -44,7 +44,6 @@ const RESULTS = 'au-results/';
 const REPORTS = 'au-reports/';
 /** The export streams every organization's month in one invocation: Lambda's ceiling. */
 const EXPORT_TIMEOUT = Duration.minutes(15);
-const JOB_MEMORY_MB = 1024;
 /** A check pass over a 1,000,000-row file (about 60 MB) or a 1,000-row batch takes seconds; 5 minutes is slack, not a budget. */
 const STEP_TIMEOUT = Duration.minutes(5);
 

@@ -3,9 +3,11 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LAMBDA_BUNDLE_OPTIONS, NODE_MAJOR } from '#infra/bundling.ts';
 import { LAMBDA_RUNTIME } from '#infra/functions.ts';
+import { JOB_MEMORY_MB } from '#shared/account-updater/state-machine.ts';
+import { lambdaHeapFlags } from '../../local/lambda-context.ts';
 
 const repoRoot = path.resolve(import.meta.dirname, '../..');
-const packageJson = JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> };
+const packageJson = JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { devDependencies: Record<string, string>; scripts: Record<string, string> };
 
 // One Node.js major from laptop to Lambda: what runs the tests is what runs the functions.
 describe('Node.js runtime', () => {
@@ -21,5 +23,11 @@ describe('Node.js runtime', () => {
   it('runs this test suite (and the processes it starts with process.execPath) on that major', () => {
     expect(Number(process.versions.node.split('.')[0])).toBe(NODE_MAJOR);
     expect(process.execPath).toBe(path.join(repoRoot, 'node_modules', 'node', 'bin', 'node'));
+  });
+
+  it('runs the local Account Updater engine with the heap Lambda gives the functions it runs', () => {
+    // The runtime's bootstrap for a 1,024 MB function: --max-semi-space-size=51 --max-old-space-size=922.
+    expect(lambdaHeapFlags(1024)).toEqual(['--max-semi-space-size=51', '--max-old-space-size=922']);
+    expect(packageJson.scripts['au:apply']).toBe(`node ${lambdaHeapFlags(JOB_MEMORY_MB).join(' ')} --import tsx scripts/au-apply.ts`);
   });
 });
