@@ -109,6 +109,15 @@ module.exports = {
       to: { path: '^(functions|infra|test|bench)/' },
     },
     {
+      name: 'scans-only-in-operator-scripts',
+      severity: 'error',
+      comment:
+        'Every list a request makes is a Query. The two walks of the whole table (the fingerprint backfill and the ' +
+        'list-index migration) Scan: no handler and nothing the local runtime runs may reach them, only the operator scripts and tests.',
+      from: { path: '^(functions|local)/' },
+      to: { path: '^shared/store/(fingerprint-backfill|list-index-migration)\\.ts$', reachable: true },
+    },
+    {
       name: 'not-to-unresolvable',
       severity: 'error',
       comment: 'Every import resolves (the #shared/* aliases included), so no rule above is silently skipped.',

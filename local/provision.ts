@@ -1,5 +1,5 @@
 import { CreateTableCommand, DescribeTableCommand, UpdateTableCommand, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBClient, KeySchemaElement } from '@aws-sdk/client-dynamodb';
 import { AU_HISTORY_TABLE_KEY, GLOBAL_SECONDARY_INDEXES, TABLE_KEY, TABLE_STREAM_VIEW, TTL_ATTRIBUTE } from '#shared/store/table.ts';
 
 const STREAM = { StreamEnabled: true, StreamViewType: TABLE_STREAM_VIEW } as const;
@@ -28,14 +28,11 @@ export async function ensureTable(client: DynamoDBClient, tableName: string): Pr
       BillingMode: 'PAY_PER_REQUEST',
       StreamSpecification: STREAM,
       AttributeDefinitions: attributeNames.map((name) => ({ AttributeName: name, AttributeType: 'S' })),
-      KeySchema: [
-        { AttributeName: TABLE_KEY.partitionKey, KeyType: 'HASH' },
-        { AttributeName: TABLE_KEY.sortKey, KeyType: 'RANGE' },
-      ],
+      KeySchema: keySchema(TABLE_KEY),
       GlobalSecondaryIndexes: GLOBAL_SECONDARY_INDEXES.map(indexDefinition),
     }),
   );
-  await client.send(new UpdateTimeToLiveCommand({ TableName: tableName, TimeToLiveSpecification: { AttributeName: TTL_ATTRIBUTE, Enabled: true } }));
+  await enableTtl(client, tableName);
   return { streamArn: required(TableDescription?.LatestStreamArn) };
 }
 
@@ -52,12 +49,21 @@ export async function ensureHistoryTable(client: DynamoDBClient, tableName: stri
       TableName: tableName,
       BillingMode: 'PAY_PER_REQUEST',
       AttributeDefinitions: [AU_HISTORY_TABLE_KEY.partitionKey, AU_HISTORY_TABLE_KEY.sortKey].map((name) => ({ AttributeName: name, AttributeType: 'S' })),
-      KeySchema: [
-        { AttributeName: AU_HISTORY_TABLE_KEY.partitionKey, KeyType: 'HASH' },
-        { AttributeName: AU_HISTORY_TABLE_KEY.sortKey, KeyType: 'RANGE' },
-      ],
+      KeySchema: keySchema(AU_HISTORY_TABLE_KEY),
     }),
   );
+  await enableTtl(client, tableName);
+}
+
+function keySchema(key: { partitionKey: string; sortKey: string }): KeySchemaElement[] {
+  return [
+    { AttributeName: key.partitionKey, KeyType: 'HASH' },
+    { AttributeName: key.sortKey, KeyType: 'RANGE' },
+  ];
+}
+
+/** Both tables' items expire on TTL_ATTRIBUTE, as in the stack. */
+async function enableTtl(client: DynamoDBClient, tableName: string): Promise<void> {
   await client.send(new UpdateTimeToLiveCommand({ TableName: tableName, TimeToLiveSpecification: { AttributeName: TTL_ATTRIBUTE, Enabled: true } }));
 }
 
@@ -69,10 +75,7 @@ function required(streamArn: string | undefined): string {
 function indexDefinition(index: (typeof GLOBAL_SECONDARY_INDEXES)[number]) {
   return {
     IndexName: index.indexName,
-    KeySchema: [
-      { AttributeName: index.partitionKey, KeyType: 'HASH' as const },
-      { AttributeName: index.sortKey, KeyType: 'RANGE' as const },
-    ],
+    KeySchema: keySchema(index),
     Projection: index.projection === 'ALL' ? { ProjectionType: 'ALL' as const } : { ProjectionType: 'INCLUDE' as const, NonKeyAttributes: [...index.projection] },
   };
 }

@@ -83,6 +83,7 @@ export class DynamoAccountUpdaterStore implements AccountUpdateLog, AccountUpdat
    */
   async *updatesOf(organizationId: string, month: string): AsyncIterable<AccountUpdateRecord> {
     const partitions = [
+      // The history table was sharded from its first item; only the legacy table has an unsharded partition too.
       ...Array.from({ length: AU_SHARDS }, (_unused, shard) => ({ table: this.tables.history, partition: auHistoryPartition(organizationId, month, shard) })),
       ...(this.tables.legacy ? auShards().map((shard) => ({ table: this.tables.legacy!, partition: auHistoryPartition(organizationId, month, shard) })) : []),
     ];
