@@ -47,6 +47,20 @@ export function clientBudget(budget: CallBudget) {
 }
 
 /**
+ * Takes the SDK's logger middleware out of a client. The service logs through
+ * its own logger and never gives the SDK one, so the SDK's default logger
+ * discards everything; the middleware still builds a redacted copy of every
+ * request and response for it, walking each against the operation's schema.
+ * On the Account Updater's apply that copying was about an eighth of all the
+ * memory allocated (a sampled profile), and V8 ran an eighth fewer young
+ * collections without it.
+ */
+export function withoutSdkLogger<T extends { middlewareStack: unknown }>(client: T): T {
+  (client.middlewareStack as MiddlewareStack<object, MetadataBearer>).remove('loggerMiddleware');
+  return client;
+}
+
+/**
  * Applies the request deadline to every attempt of every call of a client:
  * runs after the retry middleware, so an attempt (first or retry) past the
  * deadline is never sent, and one still waiting at the deadline is given up.
