@@ -21,7 +21,8 @@
  * 4. Re-applies the large file (every row skipped) and exports the month.
  * 5. Measures the write units of one applied row (DynamoDB Local's consumed
  *    capacity, per index) and of the former transaction per row, and prints
- *    the partition-key arithmetic for 1,000,000 rows in AWS.
+ *    the partition-key arithmetic for 1,000,000 rows in AWS, with this run's
+ *    CPU per row on a chunk function's share of a vCPU.
  *
  * Numbers are local (DynamoDB Local on the JVM, s3rver, all on one machine).
  */
@@ -228,20 +229,46 @@ async function child(args: string[], env: Record<string, string>): Promise<Phase
 const progress = (message: string) => process.stderr.write(`[bench] ${message}\n`);
 const roundedHeap = (heap: LiveHeap | undefined) => heap && { ...heap, peak: Math.round(heap.peak), firstQuarterMedian: Math.round(heap.firstQuarterMedian), lastQuarterMedian: Math.round(heap.lastQuarterMedian) };
 
-/** Partition-key arithmetic for one organization's 1,000,000-row file in AWS (docs/account-updater.md). */
-async function arithmetic() {
+/** Lambda gives a function one vCPU at 1,769 MB of memory, and a share in proportion below that. */
+const LAMBDA_MB_PER_VCPU = 1_769;
+
+/**
+ * Partition-key arithmetic for one organization's 1,000,000-row file in AWS
+ * (docs/account-updater.md). A batch is bound by its writes in flight (8 at
+ * ~10 ms each) or by its function's CPU, whichever is lower: the apply's CPU
+ * per row measured in this run, on the vCPU share a chunk function gets. The
+ * run's time is taken at the lower bound; the keys are checked at the write
+ * bound, the most the map can send however cheap a row turns out in AWS.
+ */
+async function arithmetic(cpuMsPerRow: number) {
   const { AU_SHARDS } = await import('#shared/store/keys.ts');
   const { BATCH_ROWS, MAX_CONCURRENT_BATCHES } = await import('#shared/account-updater/state-machine.ts');
+  const { WRITES_IN_FLIGHT } = await import('#shared/domain/account-updater/apply.ts');
   const rows = 1_000_000;
-  const writesInFlightPerBatch = 8;
   const conditionalWriteMs = 10;
-  const rowsPerSecond = (MAX_CONCURRENT_BATCHES * writesInFlightPerBatch * 1000) / conditionalWriteMs;
-  const perShard = rowsPerSecond / AU_SHARDS;
+  const chunkVcpu = JOB_MEMORY_MB / LAMBDA_MB_PER_VCPU;
+  const writeBoundPerBatch = (WRITES_IN_FLIGHT * 1000) / conditionalWriteMs;
+  const cpuBoundPerBatch = (chunkVcpu * 1000) / cpuMsPerRow;
+  const rowsPerSecond = MAX_CONCURRENT_BATCHES * Math.min(writeBoundPerBatch, cpuBoundPerBatch);
+  const ceilingRowsPerSecond = MAX_CONCURRENT_BATCHES * writeBoundPerBatch;
+  const perShard = ceilingRowsPerSecond / AU_SHARDS;
   // Binomial spread of rows over shards: mean + 4 standard deviations within one second.
-  const worstShard = perShard + 4 * Math.sqrt(rowsPerSecond * (1 / AU_SHARDS) * (1 - 1 / AU_SHARDS));
+  const worstShard = perShard + 4 * Math.sqrt(ceilingRowsPerSecond * (1 / AU_SHARDS) * (1 - 1 / AU_SHARDS));
   return {
     rows,
-    design: { batchRows: BATCH_ROWS, batchesInFlight: MAX_CONCURRENT_BATCHES, writesInFlightPerBatch, conditionalWriteMs, rowsPerSecond },
+    design: {
+      batchRows: BATCH_ROWS,
+      batchesInFlight: MAX_CONCURRENT_BATCHES,
+      writesInFlightPerBatch: WRITES_IN_FLIGHT,
+      conditionalWriteMs,
+      chunkMemoryMb: JOB_MEMORY_MB,
+      chunkVcpu: +chunkVcpu.toFixed(2),
+      cpuMsPerRowMeasuredHere: +cpuMsPerRow.toFixed(2),
+      rowsPerSecondPerBatch: { writeBound: Math.round(writeBoundPerBatch), cpuBound: Math.round(cpuBoundPerBatch) },
+      rowsPerSecond: Math.round(rowsPerSecond),
+      ceilingRowsPerSecond: Math.round(ceilingRowsPerSecond),
+    },
+    // At the ceiling: the most any key can receive.
     writesPerSecondPerKey: {
       card: '1 per card (its own partition)',
       historyShard: Math.round(worstShard),
@@ -252,6 +279,7 @@ async function arithmetic() {
       locationList_gsi8: 0,
     },
     applySeconds: Math.round(rows / rowsPerSecond),
+    applySecondsAtCeiling: Math.round(rows / ceilingRowsPerSecond),
     underTenMinutes: rows / rowsPerSecond < 600,
   };
 }
@@ -458,7 +486,7 @@ async function main(): Promise<void> {
       ...(again ? { reapply: { ...again.result, seconds: +(again.elapsedMs / 1000).toFixed(1), rowsPerSecond: Math.round((ROWS / again.elapsedMs) * 1000), peakRssMb: Math.round(again.peakRssMb) } } : {}),
       ...(exported ? { export: { files: (exported.result as unknown as { keys: string[] }).keys.length, seconds: +(exported.elapsedMs / 1000).toFixed(1), peakRssMb: Math.round(exported.peakRssMb) } } : {}),
       writeUnitsPerRow,
-      awsArithmetic: await arithmetic(),
+      awsArithmetic: await arithmetic(applyLarge.cpuMs / ROWS),
     };
     console.log(JSON.stringify(report, null, 2));
   } finally {

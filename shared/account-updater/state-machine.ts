@@ -13,9 +13,11 @@ import { AU_HEADER } from '#shared/domain/account-updater/rows.ts';
 export const BATCH_ROWS = 1_000;
 /**
  * Batches in flight in AWS: 6 batches x 8 writes in flight at ~10 ms a
- * conditional write is at most 4,800 rows/s, the design throughput for one
- * organization, which the write shards spread to at most 600 writes/s per
- * key (docs/account-updater.md has the arithmetic).
+ * conditional write is at most 4,800 rows/s for one organization, which the
+ * write shards spread to at most ~700 writes/s per key. A chunk function's
+ * CPU (1,024 MB is 0.58 of a vCPU) holds a batch below its 800 rows/s at the
+ * CPU per row the benchmark measures, so a run goes slower than that ceiling,
+ * never faster (docs/account-updater.md has the arithmetic).
  */
 export const MAX_CONCURRENT_BATCHES = 6;
 /**

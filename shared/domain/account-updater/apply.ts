@@ -23,11 +23,13 @@ export interface BatchDeps {
   vault: Vault;
   /** A new number gets its new fingerprint. */
   fingerprinter: Fingerprinter;
-  /** Conditional writes in flight at once within the batch (default 8; the state machine's MaxConcurrency multiplies it). */
+  /** Conditional writes in flight at once within the batch (default WRITES_IN_FLIGHT). */
   concurrency?: number;
 }
 
 const MAX_ATTEMPTS = 3;
+/** Conditional writes a batch keeps in flight by default; the state machine's MaxConcurrency multiplies it. */
+export const WRITES_IN_FLIGHT = 8;
 /** Cards read per BatchGetItem (DynamoDB's limit). */
 const LOOKUP_SIZE = 100;
 /** History items sent together: one BatchWriteItem (DynamoDB's limit). */
@@ -147,7 +149,7 @@ class Batch {
         throw error;
       }
     };
-    const settled = await Promise.allSettled(Array.from({ length: Math.min(this.deps.concurrency ?? 8, rows.length) }, worker));
+    const settled = await Promise.allSettled(Array.from({ length: Math.min(this.deps.concurrency ?? WRITES_IN_FLIGHT, rows.length) }, worker));
     // The last new numbers (fewer than a group, or read again after a conflict), unless the batch has failed.
     if (!settled.some((outcome) => outcome.status === 'rejected')) settled.push(...(await Promise.allSettled([this.commitNewNumbers(true)])));
     // Even when the batch failed: every committed row gets its history item, and the batch ends only once
