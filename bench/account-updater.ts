@@ -92,6 +92,7 @@ async function phase(): Promise<void> {
   const raw = values.phase === 'raw' || values.phase === 'raw-mix' ? await prepareRawWrites(Number(values.first), Number(values.count), values.phase === 'raw-mix') : undefined;
   const liveHeap = values.phase === 'apply' ? await watchLiveHeap() : undefined;
   const started = performance.now();
+  const rssTimeline = values.phase === 'apply' ? watchRss(started) : undefined;
   const cpuBefore = process.cpuUsage();
   let result: unknown;
   if (values.phase === 'apply') {
@@ -108,8 +109,25 @@ async function phase(): Promise<void> {
   }
   const elapsedMs = performance.now() - started;
   const cpu = process.cpuUsage(cpuBefore);
-  process.stdout.write(JSON.stringify({ result, elapsedMs, cpuMs: (cpu.user + cpu.system) / 1000, peakRssMb: process.resourceUsage().maxRSS / 1024, liveHeap: liveHeap?.() }));
+  process.stdout.write(JSON.stringify({ result, elapsedMs, cpuMs: (cpu.user + cpu.system) / 1000, peakRssMb: process.resourceUsage().maxRSS / 1024, liveHeap: liveHeap?.(), rssTimeline: rssTimeline?.() }));
 }
+
+/** [ms since the clock started, RSS in MB], every half second. */
+type RssTimeline = Array<[number, number]>;
+
+/** The process's RSS through one apply, to compare two applies at the same elapsed time. */
+function watchRss(started: number): () => RssTimeline {
+  const samples: RssTimeline = [];
+  const timer = setInterval(() => samples.push([performance.now() - started, process.memoryUsage.rss() / 1024 / 1024]), 500);
+  timer.unref();
+  return () => {
+    clearInterval(timer);
+    return samples;
+  };
+}
+
+/** The highest RSS of a timeline within its first `ms`. */
+const peakWithin = (timeline: RssTimeline | undefined, ms: number) => Math.round(Math.max(0, ...(timeline ?? []).filter(([at]) => at <= ms).map(([, mb]) => mb)));
 
 /** The heap in use after V8's full collections during one apply (MB). */
 interface LiveHeap {
@@ -215,6 +233,8 @@ interface PhaseOutcome {
   peakRssMb: number;
   /** Applies only (see watchLiveHeap). */
   liveHeap?: LiveHeap;
+  /** Applies only (see watchRss). */
+  rssTimeline?: RssTimeline;
 }
 
 async function child(args: string[], env: Record<string, string>): Promise<PhaseOutcome> {
@@ -476,6 +496,13 @@ async function main(): Promise<void> {
         [`${SMALL}Rows`]: Math.round(applySmall.peakRssMb),
         [`${ROWS}Rows`]: Math.round(applyLarge.peakRssMb),
         growthPercent: +(((applyLarge.peakRssMb - applySmall.peakRssMb) / applySmall.peakRssMb) * 100).toFixed(1),
+        // Both applies' RSS (sampled every half second) up to the time the small one took: equal figures mean the
+        // large apply's later growth comes with time (V8's and the allocator's high-water marks), not with rows.
+        sameElapsedTime: {
+          seconds: Math.round(applySmall.elapsedMs / 1000),
+          [`${SMALL}Rows`]: peakWithin(applySmall.rssTimeline, applySmall.elapsedMs),
+          [`${ROWS}Rows`]: peakWithin(applyLarge.rssTimeline, applySmall.elapsedMs),
+        },
         // The live heap after V8's own full collections: what the apply holds, without V8's growth of its heap.
         liveHeapAfterFullGc: {
           [`${SMALL}Rows`]: roundedHeap(applySmall.liveHeap),
