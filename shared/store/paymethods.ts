@@ -17,7 +17,7 @@ import { PageBoundaries, collect } from './page-boundaries.ts';
 import { AU_SOURCE_ATTRIBUTE, PAYMETHOD_ENTITY, SECRET_ATTRIBUTE, paymethodFromItem } from './records.ts';
 import { cancellationReasons, isConditionFailure } from './write-conflicts.ts';
 import type { IndexName } from './table.ts';
-import { GLOBAL_SECONDARY_INDEXES, indexProjection } from './table.ts';
+import { GLOBAL_SECONDARY_INDEXES, indexProjection, TABLE_KEY } from './table.ts';
 
 type Item = Record<string, unknown>;
 type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
@@ -656,7 +656,7 @@ function sharedTransactions(changes: readonly MovingChange[]): MovingChange[][] 
   for (const change of changes) {
     const changeKeys = change.items.map((item) => {
       const key = (item.Update ?? item.Delete ?? item.ConditionCheck)?.Key ?? item.Put?.Item;
-      return `${String(key?.pk)}\u0000${String(key?.sk)}`;
+      return `${String(key?.[TABLE_KEY.partitionKey])}\u0000${String(key?.[TABLE_KEY.sortKey])}`;
     });
     let transaction = transactions.find((open) => open.items + change.items.length <= TRANSACTION_ITEMS && changeKeys.every((key) => !open.keys.has(key)));
     if (!transaction) transactions.push((transaction = { changes: [], items: 0, keys: new Set() }));

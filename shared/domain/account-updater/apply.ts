@@ -43,11 +43,9 @@ const HISTORY_GROUP = 25;
  */
 export const NEW_NUMBER_GROUP = 16;
 
-/** A row decided, with the write that commits it. */
+/** A row decided, with the write that commits it (the card as read and as it becomes). */
 interface Commit {
   row: UpdateRow;
-  paymethod: Paymethod;
-  card: CardDetails;
   change: CardChange;
   attempt: number;
 }
@@ -234,7 +232,7 @@ class Batch {
     await this.markMonth(paymethod.organization_id);
     const appliedLines = [...(sameRun ? (previous.applied_lines ?? [previous.line]) : []), row.line];
     const source: UpdateSource = { file_id: this.run.file_id, line: row.line, run_id: this.run.run_id, before, applied_lines: appliedLines };
-    const commit: Commit = { row, paymethod, card, change: { current: paymethod, card, ...(secret ? { secret } : {}), source }, attempt };
+    const commit: Commit = { row, change: { current: paymethod, card, ...(secret ? { secret } : {}), source }, attempt };
     if (numberChanged) {
       this.newNumbers.push(commit);
       if (this.newNumbers.length >= NEW_NUMBER_GROUP) await this.commitNewNumbers(false);
@@ -256,10 +254,10 @@ class Batch {
   }
 
   private async settle(commit: Commit, outcome: 'applied' | 'conflict'): Promise<void> {
-    const { row, paymethod, card, change, attempt } = commit;
+    const { row, change, attempt } = commit;
     if (outcome === 'applied') {
       this.noteReplaced(row.paymethodToken, change.source);
-      return this.commitCounted(row, paymethod, card);
+      return this.commitCounted(row, change.current, change.card);
     }
     // Changed (or deleted) since it was read: read it again and decide again.
     if (attempt >= MAX_ATTEMPTS) return this.fail(row, 'the card changed while the file was being applied; apply the file again');
