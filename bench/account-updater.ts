@@ -32,7 +32,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { JOB_MEMORY_MB } from '#shared/account-updater/state-machine.ts';
+import { ACCOUNT_UPDATER_FUNCTION_SIZING } from '#shared/function-sizing.ts';
 import type { CardChange } from '#shared/domain/account-updater/ports.ts';
 import { lambdaHeapFlags } from '../local/lambda-context.ts';
 import { median, REPO_ROOT, startRuntimeForBench } from './support.ts';
@@ -52,6 +52,7 @@ const ORG = 'org_bench_au';
 const LOCATIONS = 100;
 /** Conditional writes the local engine keeps in flight: 4 batches x 8 writes. */
 const ENGINE_IN_FLIGHT = 32;
+const CHUNK_MEMORY_MB = ACCOUNT_UPDATER_FUNCTION_SIZING['au-chunk'].memoryMb;
 const FUNCTIONS_DIR = path.join(REPO_ROOT, 'functions');
 const { values } = parseArgs({ options: { phase: { type: 'string' }, file: { type: 'string' }, month: { type: 'string' }, first: { type: 'string' }, count: { type: 'string' } } });
 
@@ -238,7 +239,7 @@ interface PhaseOutcome {
 }
 
 async function child(args: string[], env: Record<string, string>): Promise<PhaseOutcome> {
-  const proc = spawn(process.execPath, [...lambdaHeapFlags(JOB_MEMORY_MB), '--import', 'tsx', fileURLToPath(import.meta.url), ...args], { cwd: REPO_ROOT, env: { ...process.env, ...env, LOG_LEVEL: 'WARN', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const proc = spawn(process.execPath, [...lambdaHeapFlags(CHUNK_MEMORY_MB), '--import', 'tsx', fileURLToPath(import.meta.url), ...args], { cwd: REPO_ROOT, env: { ...process.env, ...env, LOG_LEVEL: 'WARN', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' }, stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   proc.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
   const code = await new Promise((resolve) => proc.once('exit', resolve));
@@ -266,7 +267,7 @@ async function arithmetic(cpuMsPerRow: number) {
   const { WRITES_IN_FLIGHT } = await import('#shared/domain/account-updater/apply.ts');
   const rows = 1_000_000;
   const conditionalWriteMs = 10;
-  const chunkVcpu = JOB_MEMORY_MB / LAMBDA_MB_PER_VCPU;
+  const chunkVcpu = CHUNK_MEMORY_MB / LAMBDA_MB_PER_VCPU;
   const writeBoundPerBatch = (WRITES_IN_FLIGHT * 1000) / conditionalWriteMs;
   const cpuBoundPerBatch = (chunkVcpu * 1000) / cpuMsPerRow;
   const rowsPerSecond = MAX_CONCURRENT_BATCHES * Math.min(writeBoundPerBatch, cpuBoundPerBatch);
@@ -281,7 +282,7 @@ async function arithmetic(cpuMsPerRow: number) {
       batchesInFlight: MAX_CONCURRENT_BATCHES,
       writesInFlightPerBatch: WRITES_IN_FLIGHT,
       conditionalWriteMs,
-      chunkMemoryMb: JOB_MEMORY_MB,
+      chunkMemoryMb: CHUNK_MEMORY_MB,
       chunkVcpu: +chunkVcpu.toFixed(2),
       cpuMsPerRowMeasuredHere: +cpuMsPerRow.toFixed(2),
       rowsPerSecondPerBatch: { writeBound: Math.round(writeBoundPerBatch), cpuBound: Math.round(cpuBoundPerBatch) },

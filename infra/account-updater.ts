@@ -11,11 +11,13 @@ import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cdk-lib/aws-stepfunctions';
-import { accountUpdaterDefinition, JOB_MEMORY_MB, RUNS_PREFIX } from '#shared/account-updater/state-machine.ts';
+import { accountUpdaterDefinition, RUNS_PREFIX } from '#shared/account-updater/state-machine.ts';
 import { Construct } from 'constructs';
 import { join } from 'node:path';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import { BACKGROUND_FUNCTION_ACCESS } from '#shared/function-environment.ts';
+import type { AccountUpdaterFunction } from '#shared/function-sizing.ts';
+import { ACCOUNT_UPDATER_FUNCTION_SIZING } from '#shared/function-sizing.ts';
 import { VAULT_ENCRYPTION_PURPOSE } from '#shared/names.ts';
 import { AU_HISTORY_TABLE_KEY, TTL_ATTRIBUTE } from '#shared/store/table.ts';
 import { setFunctionEnvironment } from './access.ts';
@@ -42,10 +44,6 @@ export const DEFAULT_EXPORT_SCHEDULE = 'cron(0 6 1 * ? *)';
 const INBOX = 'au-inbox/';
 const RESULTS = 'au-results/';
 const REPORTS = 'au-reports/';
-/** The export streams every organization's month in one invocation: Lambda's ceiling. */
-const EXPORT_TIMEOUT = Duration.minutes(15);
-/** A check pass over a 1,000,000-row file (about 60 MB) or a 1,000-row batch takes seconds; 5 minutes is slack, not a budget. */
-const STEP_TIMEOUT = Duration.minutes(5);
 
 /**
  * The Account Updater in AWS: the reports bucket; its history table (the
@@ -126,10 +124,10 @@ export class AccountUpdater extends Construct {
       enforceSSL: true,
       retentionPeriod: Duration.days(14),
     });
-    this.checkFunction = this.job('CheckFunction', 'au-check', 'Account Updater: check a file before it is applied', STEP_TIMEOUT, props);
-    this.chunkFunction = this.job('ChunkFunction', 'au-chunk', 'Account Updater: apply one batch of rows', STEP_TIMEOUT, props);
-    this.mergeFunction = this.job('MergeFunction', 'au-merge', 'Account Updater: merge batch results into the summary', STEP_TIMEOUT, props);
-    this.exportFunction = this.job('ExportFunction', 'au-export', 'Account Updater: monthly export to au-reports/', EXPORT_TIMEOUT, props);
+    this.checkFunction = this.job('CheckFunction', 'au-check', 'Account Updater: check a file before it is applied', props);
+    this.chunkFunction = this.job('ChunkFunction', 'au-chunk', 'Account Updater: apply one batch of rows', props);
+    this.mergeFunction = this.job('MergeFunction', 'au-merge', 'Account Updater: merge batch results into the summary', props);
+    this.exportFunction = this.job('ExportFunction', 'au-export', 'Account Updater: monthly export to au-reports/', props);
     // Invoked by the state machine (synchronously, retried by its Retry policies); only the export is asynchronous.
     this.exportFunction.configureAsyncInvoke({ retryAttempts: 2, maxEventAge: Duration.hours(6), onFailure: new SqsDestination(this.deadLetterQueue) });
 
@@ -206,15 +204,14 @@ export class AccountUpdater extends Construct {
     });
   }
 
-  private job(id: string, handler: string, description: string, timeout: Duration, props: AccountUpdaterProps): LambdaFunction {
+  private job(id: string, handler: AccountUpdaterFunction, description: string, props: AccountUpdaterProps): LambdaFunction {
     const fn = serviceFunction(this, id, {
       name: handler,
       entry: join(props.functionsDir, `${handler}.ts`),
       description,
       environment: props.environment,
       projectRoot: props.projectRoot,
-      timeout,
-      memorySize: JOB_MEMORY_MB,
+      sizing: ACCOUNT_UPDATER_FUNCTION_SIZING[handler],
     });
     setFunctionEnvironment(fn, BACKGROUND_FUNCTION_ACCESS[handler]!, {
       tableName: props.table.tableName,

@@ -16,6 +16,7 @@ import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { join } from 'node:path';
+import { API_FUNCTION_SIZING } from '#shared/function-sizing.ts';
 import { GATEWAY_RESPONSES, METHOD_NOT_ALLOWED } from '#shared/http/gateway-responses.ts';
 import type { HttpMethod, RouteAuth, RouteDefinition } from '#shared/http/routes.ts';
 import { AUTHORIZERS } from '#shared/http/routes.ts';
@@ -150,6 +151,7 @@ export class PaymentsRestApi extends Construct {
       description: `${route.method} ${route.path}`,
       environment: this.props.environment,
       projectRoot: this.props.projectRoot,
+      sizing: API_FUNCTION_SIZING,
       define: bundlingDefinesFor(route),
     });
     bindRoute(fn, accessFor(route), this.props.resources);
@@ -194,6 +196,7 @@ export class PaymentsRestApi extends Construct {
       description: 'Request authorizer: Basic credentials and organization header',
       environment,
       projectRoot: this.props.projectRoot,
+      sizing: API_FUNCTION_SIZING,
     });
     bindRoute(fn, AUTHORIZER_ACCESS, { ...resources, credentialMacKey });
     // Its only writes: failed-authentication counters and credentials' last_used_at (one UpdateItem each).

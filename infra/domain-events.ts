@@ -59,9 +59,7 @@ export class DomainEvents extends Construct {
         description: trigger.summary.slice(0, 256),
         environment,
         projectRoot: props.projectRoot,
-        // A batch is at most ten PutEvents calls; a minute covers the SDK's retries of each.
-        timeout: Duration.seconds(60),
-        memorySize: 256,
+        sizing: trigger.sizing,
       });
       setFunctionEnvironment(fn, BACKGROUND_FUNCTION_ACCESS[trigger.handler]!, { eventBusName: this.bus.eventBusName });
       this.bus.grantPutEventsTo(fn);

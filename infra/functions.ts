@@ -5,7 +5,7 @@ import { NodejsFunction, OutputFormat, SourceMapMode } from 'aws-cdk-lib/aws-lam
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { join } from 'node:path';
-import { API_FUNCTION_TIMEOUT_SECONDS } from '#shared/aws/deadline.ts';
+import type { FunctionSizing } from '#shared/function-sizing.ts';
 import { METRICS_NAMESPACE, SERVICE_NAME } from '#shared/observability/catalog.ts';
 import { LAMBDA_BUNDLE_OPTIONS, LAMBDA_NODE_OPTIONS, SOURCE_MAPS_DIR } from './bundling.ts';
 import type { EnvironmentSettings } from './environments.ts';
@@ -14,19 +14,17 @@ import type { EnvironmentSettings } from './environments.ts';
 export const LAMBDA_RUNTIME = Runtime.NODEJS_24_X;
 
 export interface ServiceFunctionProps {
-  /** The route's handler name, or `authorizer`: the key of its reserved concurrency setting. */
+  /** The handler's module name, or `authorizer`: the key of its reserved concurrency setting. */
   readonly name: string;
   readonly entry: string;
   readonly description: string;
   readonly environment: EnvironmentSettings;
   /** Directory holding package.json (for `#shared/*` imports) and package-lock.json. */
   readonly projectRoot: string;
-  /** Default: above the request deadline (shared/aws/deadline.ts), well under API Gateway's 29 s. */
-  readonly timeout?: Duration;
+  /** Memory and timeout (shared/function-sizing.ts), which the local runtime gives the handler too. */
+  readonly sizing: FunctionSizing;
   /** esbuild `define`s (identifier -> JavaScript expression), e.g. a built asset inlined as a string. */
   readonly define?: Record<string, string>;
-  /** Default: 512 MB. */
-  readonly memorySize?: number;
 }
 
 /**
@@ -54,9 +52,8 @@ export function serviceFunction(scope: Construct, id: string, props: ServiceFunc
     depsLockFilePath: join(props.projectRoot, 'package-lock.json'),
     runtime: LAMBDA_RUNTIME,
     architecture: Architecture.ARM_64,
-    memorySize: props.memorySize ?? 512,
-    // The request deadline answers first (503 at worst); this only stops a run that escaped it, long before API Gateway's 29 s.
-    timeout: props.timeout ?? Duration.seconds(API_FUNCTION_TIMEOUT_SECONDS),
+    memorySize: props.sizing.memoryMb,
+    timeout: Duration.seconds(props.sizing.timeoutSeconds),
     role,
     logGroup,
     // Adds xray:PutTraceSegments and xray:PutTelemetryRecords to the role (X-Ray has no resource-level permissions).

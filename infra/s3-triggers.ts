@@ -43,8 +43,7 @@ export class S3TriggeredFunctions extends Construct {
         description: trigger.summary.slice(0, 256),
         environment: props.environment,
         projectRoot: props.projectRoot,
-        // A text upload of 8,000,000 bytes is read in full to check its encoding.
-        timeout: Duration.seconds(60),
+        sizing: trigger.sizing,
       });
       bindRoute(fn, trigger.access, props.resources);
       this.functions.push({ name: trigger.handler, fn });

@@ -10,6 +10,7 @@ import type {
   APIGatewayRequestAuthorizerEvent,
   Context,
 } from 'aws-lambda';
+import { API_FUNCTION_SIZING } from '#shared/function-sizing.ts';
 import { errorEnvelope } from '#shared/http/envelope.ts';
 import type { GatewayResponseKind } from '#shared/http/gateway-responses.ts';
 import { GATEWAY_RESPONSES, METHOD_NOT_ALLOWED } from '#shared/http/gateway-responses.ts';
@@ -358,22 +359,30 @@ function moduleLoader(functionsDir: string, invokeAs: NonNullable<ApiGatewayEmul
 
 type Outcome<R> = { kind: 'ok'; value: R } | { kind: 'error'; error: unknown } | { kind: 'timeout' };
 
-async function invokeWithTimeout<E, R>(handler: LambdaHandler<E, R>, event: E, functionName: string, timeoutMs: number): Promise<Outcome<R>> {
-  const context = lambdaContext(functionName, timeoutMs);
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<Outcome<R>>((resolve) => {
-    timer = setTimeout(() => resolve({ kind: 'timeout' }), timeoutMs);
-  });
+/**
+ * One invocation as API Gateway sees it: the function's own timeout (every
+ * function behind the API has the same sizing) ends the run as a failed
+ * invocation, and the gateway stops waiting at `gatewayTimeoutMs`, whichever
+ * comes first.
+ */
+async function invokeWithTimeout<E, R>(handler: LambdaHandler<E, R>, event: E, functionName: string, gatewayTimeoutMs: number): Promise<Outcome<R>> {
+  const context = lambdaContext(functionName, API_FUNCTION_SIZING);
+  const timers: NodeJS.Timeout[] = [];
+  const after = (ms: number, outcome: Outcome<R>) =>
+    new Promise<Outcome<R>>((resolve) => {
+      timers.push(setTimeout(() => resolve(outcome), ms));
+    });
   try {
     return await Promise.race([
       handler(event, context).then(
         (value): Outcome<R> => ({ kind: 'ok', value }),
         (error: unknown): Outcome<R> => ({ kind: 'error', error }),
       ),
-      timeout,
+      after(context.getRemainingTimeInMillis(), { kind: 'error', error: new Error(`${functionName}: Task timed out`) }),
+      after(gatewayTimeoutMs, { kind: 'timeout' }),
     ]);
   } finally {
-    clearTimeout(timer);
+    for (const timer of timers) clearTimeout(timer);
   }
 }
 

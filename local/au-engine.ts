@@ -10,6 +10,8 @@ import { accountUpdaterDefinition, STATE } from '#shared/account-updater/state-m
 import { s3RangedObjectSource } from '#shared/aws/reports.ts';
 import { s3 } from '#shared/aws/s3.ts';
 import { inboxFile } from '#shared/domain/account-updater/inbox.ts';
+import type { AccountUpdaterFunction } from '#shared/function-sizing.ts';
+import { ACCOUNT_UPDATER_FUNCTION_SIZING } from '#shared/function-sizing.ts';
 import { lambdaContext, LOCAL_ACCOUNT_ID } from './lambda-context.ts';
 
 /**
@@ -47,7 +49,7 @@ export interface EngineInput {
 export type EngineOutcome = { refused: string } | { run: RunInput; failedBatches: number };
 
 type Handler<E, R> = (event: E, context: Context) => Promise<R>;
-const TASK_TIMEOUT_MS = 15 * 60_000;
+const contextOf = (name: AccountUpdaterFunction) => lambdaContext(name, ACCOUNT_UPDATER_FUNCTION_SIZING[name]);
 
 export async function runAccountUpdaterLocally(input: EngineInput, options: EngineOptions): Promise<EngineOutcome> {
   const arn = (name: string) => `arn:aws:lambda:us-east-1:${LOCAL_ACCOUNT_ID}:function:${name}`;
@@ -61,11 +63,11 @@ export async function runAccountUpdaterLocally(input: EngineInput, options: Engi
   const chunk = await load<BatchEvent, unknown>('au-chunk');
   const merge = await load<{ run: RunInput }, unknown>('au-merge');
 
-  const checked = await check({ run_id: randomUUID(), started_at: new Date().toISOString(), ...input }, lambdaContext('au-check', TASK_TIMEOUT_MS));
+  const checked = await check({ run_id: randomUUID(), started_at: new Date().toISOString(), ...input }, contextOf('au-check'));
   if ('refused' in checked) return checked;
   const { run } = checked;
-  const failedBatches = await applyBatches(definition, run, (event) => chunk(event, lambdaContext('au-chunk', TASK_TIMEOUT_MS)), options);
-  await merge({ run }, lambdaContext('au-merge', TASK_TIMEOUT_MS));
+  const failedBatches = await applyBatches(definition, run, (event) => chunk(event, contextOf('au-chunk')), options);
+  await merge({ run }, contextOf('au-merge'));
   return { run, failedBatches };
 }
 

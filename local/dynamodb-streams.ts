@@ -43,7 +43,6 @@ export interface StreamPoller {
 }
 
 type Handler = (event: DynamoDBStreamEvent, context: Context) => Promise<DynamoDBBatchResponse | void>;
-const HANDLER_TIMEOUT_MS = 60_000;
 const GET_RECORDS_LIMIT = 1000;
 
 /**
@@ -121,7 +120,7 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<S
         if (attempt > 0) await sleep(options.retryDelayMs ?? 200);
         try {
           const handler = await handlerOf(trigger.handler);
-          const response = await handler({ Records: batch }, lambdaContext(trigger.handler, HANDLER_TIMEOUT_MS));
+          const response = await handler({ Records: batch }, lambdaContext(trigger.handler, trigger.sizing));
           const failedFrom = response?.batchItemFailures?.[0]?.itemIdentifier;
           const index = failedFrom === undefined ? -1 : batch.findIndex((record) => record.dynamodb?.SequenceNumber === failedFrom);
           delivered += index === -1 ? batch.length : index;

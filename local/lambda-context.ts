@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Context } from 'aws-lambda';
+import type { FunctionSizing } from '#shared/function-sizing.ts';
 
 export const LOCAL_ACCOUNT_ID = '000000000000';
 
@@ -15,15 +16,16 @@ export function lambdaHeapFlags(memoryMb: number): string[] {
   return [`--max-semi-space-size=${Math.floor(youngMb / 2)}`, `--max-old-space-size=${memoryMb - youngMb}`];
 }
 
-/** The context object Lambda passes a handler, with the deadline the local caller enforces. */
-export function lambdaContext(functionName: string, timeoutMs: number): Context {
-  const deadline = Date.now() + timeoutMs;
+/** The context object Lambda passes a function sized `sizing`: its memory, and its timeout counting down from now. */
+export function lambdaContext(functionName: string, sizing: FunctionSizing): Context {
+  const { memoryMb, timeoutSeconds } = sizing;
+  const deadline = Date.now() + timeoutSeconds * 1000;
   return {
     callbackWaitsForEmptyEventLoop: false,
     functionName,
     functionVersion: '$LATEST',
     invokedFunctionArn: `arn:aws:lambda:us-east-1:${LOCAL_ACCOUNT_ID}:function:${functionName}`,
-    memoryLimitInMB: '512',
+    memoryLimitInMB: String(memoryMb),
     awsRequestId: randomUUID(),
     logGroupName: `/aws/lambda/${functionName}`,
     logStreamName: 'local',

@@ -33,7 +33,6 @@ export interface S3EventRouterOptions {
 }
 
 const ASYNC_RETRIES = 2;
-const ASYNC_TIMEOUT_MS = 60_000;
 
 export function routeS3Events(options: S3EventRouterOptions): { close(): Promise<void> } {
   const inFlight = new Set<Promise<void>>();
@@ -58,7 +57,7 @@ export function routeS3Events(options: S3EventRouterOptions): { close(): Promise
     };
     for (let attempt = 0; attempt <= ASYNC_RETRIES; attempt += 1) {
       try {
-        await invokeAs(trigger.handler, () => module.handler(event, lambdaContext(trigger.handler, ASYNC_TIMEOUT_MS)));
+        await invokeAs(trigger.handler, () => module.handler(event, lambdaContext(trigger.handler, trigger.sizing)));
         return;
       } catch (error) {
         log({ level: 'WARN', message: 's3 event handler failed', handler: trigger.handler, attempt: attempt + 1, error: String(error) });

@@ -4,6 +4,7 @@
  * (s3rver's emitter, the DynamoDB Local stream poller) read, so both wire the
  * same triggers. Like the route table, nothing here imports handler code.
  */
+import type { FunctionSizing } from './function-sizing.ts';
 import type { RouteAccess } from './http/routes.ts';
 import { UPLOAD_OBJECT_PREFIX } from './names.ts';
 import { EVENT_ITEM_KEYS } from './store/keys.ts';
@@ -18,9 +19,9 @@ export interface S3Trigger {
   /** S3 event types, as in a bucket notification configuration. */
   readonly events: ReadonlyArray<'s3:ObjectCreated:*'>;
   readonly access: RouteAccess;
+  readonly sizing: FunctionSizing;
   readonly summary: string;
 }
-
 
 export const s3Triggers: readonly S3Trigger[] = [
   {
@@ -30,6 +31,8 @@ export const s3Triggers: readonly S3Trigger[] = [
     events: ['s3:ObjectCreated:*'],
     // finalize-upload: HEAD, ranged GET and removal of the posted file; write: the copy to documents/; delete: a copy that lost a race.
     access: { table: 'write', documents: ['finalize-upload', 'write', 'delete'] },
+    // A text upload of 8,000,000 bytes is read in full to check its encoding.
+    sizing: { memoryMb: 512, timeoutSeconds: 60 },
     summary: 'Checks a file posted through an upload session and marks its document available or rejected',
   },
 ];
@@ -44,6 +47,7 @@ export interface StreamTrigger {
   readonly maxBatchingWindowSeconds: number;
   /** Redeliveries of a failing batch before it goes to the dead-letter queue. */
   readonly retryAttempts: number;
+  readonly sizing: FunctionSizing;
   readonly summary: string;
 }
 
@@ -55,6 +59,8 @@ export const streamTriggers: readonly StreamTrigger[] = [
     batchSize: 100,
     maxBatchingWindowSeconds: 1,
     retryAttempts: 10,
+    // A batch is at most ten PutEvents calls; a minute covers the SDK's retries of each.
+    sizing: { memoryMb: 256, timeoutSeconds: 60 },
     summary: 'Publishes committed paymethod and document changes from the table stream as EventBridge domain events',
   },
 ];

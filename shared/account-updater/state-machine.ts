@@ -20,12 +20,6 @@ export const BATCH_ROWS = 1_000;
  * never faster (docs/account-updater.md has the arithmetic).
  */
 export const MAX_CONCURRENT_BATCHES = 6;
-/**
- * Memory of the Account Updater's functions. A batch holds only its rows;
- * this is room for the SDK and V8, whose heap settings Lambda derives from
- * it (the local engine runs with the same: local/lambda-context.ts).
- */
-export const JOB_MEMORY_MB = 1024;
 /** Above this share of batches failing after their retries, the map stops; the merge still writes the summary. */
 export const TOLERATED_FAILURE_PERCENTAGE = 5;
 /** Batch results and the Map's own result files: one folder per execution. */

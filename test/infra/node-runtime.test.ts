@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LAMBDA_BUNDLE_OPTIONS, NODE_MAJOR } from '#infra/bundling.ts';
 import { LAMBDA_RUNTIME } from '#infra/functions.ts';
-import { JOB_MEMORY_MB } from '#shared/account-updater/state-machine.ts';
+import { ACCOUNT_UPDATER_FUNCTION_SIZING } from '#shared/function-sizing.ts';
 import { lambdaHeapFlags } from '../../local/lambda-context.ts';
 
 const repoRoot = path.resolve(import.meta.dirname, '../..');
@@ -28,6 +28,9 @@ describe('Node.js runtime', () => {
   it('runs the local Account Updater engine with the heap Lambda gives the functions it runs', () => {
     // The runtime's bootstrap for a 1,024 MB function: --max-semi-space-size=51 --max-old-space-size=922.
     expect(lambdaHeapFlags(1024)).toEqual(['--max-semi-space-size=51', '--max-old-space-size=922']);
-    expect(packageJson.scripts['au:apply']).toBe(`node ${lambdaHeapFlags(JOB_MEMORY_MB).join(' ')} --import tsx scripts/au-apply.ts`);
+    // au:apply runs the check, the batches and the merge in one process: one size for the three.
+    const [check, chunk, merge] = (['au-check', 'au-chunk', 'au-merge'] as const).map((name) => ACCOUNT_UPDATER_FUNCTION_SIZING[name].memoryMb);
+    expect(new Set([check, chunk, merge]).size).toBe(1);
+    expect(packageJson.scripts['au:apply']).toBe(`node ${lambdaHeapFlags(chunk!).join(' ')} --import tsx scripts/au-apply.ts`);
   });
 });

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { lambdaContext as localLambdaContext } from '#local/lambda-context.ts';
+import { API_FUNCTION_SIZING } from '#shared/function-sizing.ts';
 
 export type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 
@@ -40,6 +41,7 @@ export function proxyEvent(input: {
   };
 }
 
+/** The context Lambda passes the route's function (local/lambda-context.ts). */
 export function lambdaContext(functionName: string): Context {
-  return localLambdaContext(functionName, 30_000);
+  return localLambdaContext(functionName, API_FUNCTION_SIZING);
 }

@@ -16,7 +16,7 @@ import { recorder } from '../fixtures/functions/stream-recorder.ts';
  */
 const functionsDir = fileURLToPath(new URL('../fixtures/functions', import.meta.url));
 const STREAM = 'arn:aws:dynamodb:ddblocal:000000000000:table/t/stream/1';
-const trigger: StreamTrigger = { handler: 'stream-recorder', keyPrefixes: ['MTH#'], batchSize: 2, maxBatchingWindowSeconds: 0, retryAttempts: 2, summary: 'test' };
+const trigger: StreamTrigger = { handler: 'stream-recorder', keyPrefixes: ['MTH#'], batchSize: 2, maxBatchingWindowSeconds: 0, retryAttempts: 2, sizing: { memoryMb: 256, timeoutSeconds: 60 }, summary: 'test' };
 
 let sequence = 0;
 const record = (pk: string): StreamRecord => {
