@@ -39,6 +39,8 @@ import { median, REPO_ROOT, startRuntimeForBench } from './support.ts';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 100_000);
 const SMALL = Math.max(1_000, Math.round(ROWS / 10));
+// The small and the large apply are compared (and reported) by their row counts, which must differ.
+if (!Number.isInteger(ROWS) || ROWS <= SMALL) throw new Error(`BENCH_ROWS must be a whole number above ${SMALL} (got ${process.env.BENCH_ROWS})`);
 const RAW_UPDATES = Math.min(SMALL, 5_000);
 /** Raw runs, interleaved with the applies; each updates cards of its own that no file touches. */
 const RAW_RUNS = 4;
