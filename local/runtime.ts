@@ -231,6 +231,8 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     const eventsFile = path.join(REPO_ROOT, '.local', `events-${api.port}.jsonl`);
     await rm(eventsFile, { force: true });
     await eventBridge.writeTo(eventsFile);
+    // On random ports (tests, benchmarks) the name never comes again: removed last, once nothing can append to it.
+    if (options.port === 0) closers.unshift(() => rm(eventsFile, { force: true }));
 
     // S3 notifications: the same trigger table CDK reads, driving the same handlers.
     const s3Events = routeS3Events({

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { createWriteStream } from 'node:fs';
+import { createWriteStream, existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
@@ -65,5 +65,8 @@ export async function startRuntimeChild(project: TestProject, options: { logFile
     child.kill('SIGTERM');
     await exited;
     log.end();
+    // Its ports were random: nothing it leaves could be found again.
+    const eventsFile = path.join(repoRoot, '.local', `events-${port}.jsonl`);
+    if (existsSync(eventsFile)) throw new Error(`the local runtime left ${eventsFile} behind`);
   };
 }
