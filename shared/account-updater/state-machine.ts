@@ -15,9 +15,9 @@ export const BATCH_ROWS = 1_000;
  * Batches in flight in AWS: 6 batches x 8 writes in flight at ~10 ms a
  * conditional write is at most 4,800 rows/s for one organization, which the
  * write shards spread to at most ~700 writes/s per key. A chunk function's
- * CPU (1,024 MB is 0.58 of a vCPU) holds a batch below its 800 rows/s at the
- * CPU per row the benchmark measures, so a run goes slower than that ceiling,
- * never faster (docs/account-updater.md has the arithmetic).
+ * CPU (1,024 MB is 0.58 of a vCPU) can hold a batch below its 800 rows/s (at
+ * the higher CPU per row the benchmark has measured), so a run goes at that
+ * ceiling or slower, never faster (docs/account-updater.md has the arithmetic).
  */
 export const MAX_CONCURRENT_BATCHES = 6;
 /** Above this share of batches failing after their retries, the map stops; the merge still writes the summary. */
