@@ -1,5 +1,6 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type http from 'node:http';
+import { rmSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -26,6 +27,7 @@ import { DynamoPublishableKeyStore } from '#shared/store/publishable-keys.ts';
 import { assetOf } from '#shared/tokenization/script.ts';
 import { writeTokenizeScript } from '../client/build.ts';
 import { startApiGatewayEmulator } from './api-gateway.ts';
+import { onExitSync } from './cleanup.ts';
 import type { ApiGatewayEmulatorOptions } from './api-gateway.ts';
 import { demoRoutes } from './demo/server.ts';
 import { startDynamoDbLocal } from './dynamodb-local.ts';
@@ -231,8 +233,15 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     const eventsFile = path.join(REPO_ROOT, '.local', `events-${api.port}.jsonl`);
     await rm(eventsFile, { force: true });
     await eventBridge.writeTo(eventsFile);
-    // On random ports (tests, benchmarks) the name never comes again: removed last, once nothing can append to it.
-    if (options.port === 0) closers.unshift(() => rm(eventsFile, { force: true }));
+    // On random ports (tests, benchmarks) the name never comes again: removed last, once nothing can append to it,
+    // or on exit however it comes about.
+    if (options.port === 0) {
+      const deregister = onExitSync(() => rmSync(eventsFile, { force: true }));
+      closers.unshift(async () => {
+        deregister();
+        await rm(eventsFile, { force: true });
+      });
+    }
 
     // S3 notifications: the same trigger table CDK reads, driving the same handlers.
     const s3Events = routeS3Events({

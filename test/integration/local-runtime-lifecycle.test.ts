@@ -1,5 +1,5 @@
 import { execFile, execFileSync, spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
@@ -25,6 +25,7 @@ interface Started {
   descendants: number[];
   s3Folder: string;
   exited: Promise<void>;
+  randomPorts: boolean;
 }
 
 async function startNpm(env: Record<string, string>): Promise<Started> {
@@ -50,7 +51,7 @@ async function startNpm(env: Record<string, string>): Promise<Started> {
   const descendants = descendantPids(npm.pid as number);
   const guard = descendants.map(commandLine).find((line) => line.includes('remove-when-gone'));
   const s3Folder = guard?.split('\0').filter(Boolean).at(-1) ?? '';
-  return { npm, port, output: () => output, descendants, s3Folder, exited };
+  return { npm, port, output: () => output, descendants, s3Folder, exited, randomPorts: env.PORT === '0' };
 }
 
 const started: Array<ReturnType<typeof spawn>> = [];
@@ -96,7 +97,9 @@ async function leftovers(runtime: Started): Promise<{ processes: number[]; files
   await runtime.exited;
   const everything = [...runtime.descendants, runtime.npm.pid as number];
   for (let attempt = 0; attempt < 100 && everything.some(alive); attempt += 1) await new Promise((resolve) => setTimeout(resolve, 100));
-  const files = [runtimeFilePath(repoRoot, runtime.port), runtime.s3Folder].filter((file) => existsSync(file));
+  // The events file stays for a fixed PORT (emptied at the next start); on random ports it goes too.
+  const eventsFile = path.join(repoRoot, '.local', `events-${runtime.port}.jsonl`);
+  const files = [runtimeFilePath(repoRoot, runtime.port), runtime.s3Folder, ...(runtime.randomPorts ? [eventsFile] : [])].filter((file) => existsSync(file));
   return { processes: everything.filter(alive), files };
 }
 
@@ -227,6 +230,8 @@ describe('npm start with PORT set, authorizer cache on', { timeout: 300_000 }, (
     expect(existsSync(runtime.s3Folder)).toBe(true);
     process.kill(-(runtime.npm.pid as number), 'SIGTERM');
     expect(await leftovers(runtime)).toEqual({ processes: [], files: [] });
+    // Kept by design for a fixed PORT; this test's PORT will not come again.
+    rmSync(path.join(repoRoot, '.local', `events-${runtime.port}.jsonl`), { force: true });
   });
 });
 
@@ -238,6 +243,7 @@ describe('npm start stops cleanly whatever the signal', { timeout: 300_000 }, ()
   ])('$signal x$times to $to', async ({ signal, to, times }) => {
     const runtime = await startNpm({ PORT: '0' });
     expect(existsSync(runtimeFilePath(repoRoot, runtime.port))).toBe(true);
+    expect(existsSync(path.join(repoRoot, '.local', `events-${runtime.port}.jsonl`))).toBe(true);
     expect(existsSync(runtime.s3Folder)).toBe(true);
     const runtimePid = runtime.descendants.find((pid) => commandLine(pid).includes('local/start.ts')) as number;
     const target = to === 'npm' ? (runtime.npm.pid as number) : to === 'runtime' ? runtimePid : -(runtime.npm.pid as number);
