@@ -10,6 +10,7 @@ import type {
   APIGatewayRequestAuthorizerEvent,
   Context,
 } from 'aws-lambda';
+import type { FunctionSizing } from '#shared/function-sizing.ts';
 import { API_FUNCTION_SIZING } from '#shared/function-sizing.ts';
 import { errorEnvelope } from '#shared/http/envelope.ts';
 import type { GatewayResponseKind } from '#shared/http/gateway-responses.ts';
@@ -47,6 +48,8 @@ export interface ApiGatewayEmulatorOptions {
   invokeAs?: <R>(functionName: string, invoke: () => Promise<R>) => Promise<R>;
   /** API Gateway's integration timeout; tests shorten it. */
   integrationTimeoutMs?: number;
+  /** Every API function's memory and timeout (default: what CDK deploys); tests shorten the timeout. */
+  functionSizing?: FunctionSizing;
   /**
    * Local-only pages and endpoints (the demo checkout), tried before the API's
    * routes; resolves true when it answered. Not part of the route table, never deployed.
@@ -78,6 +81,7 @@ export async function startApiGatewayEmulator(options: ApiGatewayEmulatorOptions
   const loadHandler = moduleLoader(options.functionsDir, options.invokeAs ?? ((_name, invoke) => invoke()));
   const authorizerCache = new Map<string, { result: APIGatewayAuthorizerResult; expiresAt: number }>();
   const log = options.log ?? (() => {});
+  const functionSizing = options.functionSizing ?? API_FUNCTION_SIZING;
 
   const server = http.createServer({ maxHeaderSize: 64 * 1024, requestTimeout: 120_000 }, (req, res) => {
     const requestId = randomUUID();
@@ -140,7 +144,7 @@ export async function startApiGatewayEmulator(options: ApiGatewayEmulatorOptions
     if (Buffer.byteLength(JSON.stringify(event)) > LAMBDA_MAX_PAYLOAD_BYTES) return sendGatewayResponse(res, 'REQUEST_TOO_LARGE', requestId);
 
     const handler = await loadHandler<APIGatewayProxyEvent, APIGatewayProxyResult>(route.handler);
-    const outcome = await invokeWithTimeout(handler, event, route.handler, options.integrationTimeoutMs ?? API_GATEWAY_TIMEOUT_MS);
+    const outcome = await invokeWithTimeout(handler, event, route.handler, functionSizing, options.integrationTimeoutMs ?? API_GATEWAY_TIMEOUT_MS);
     if (outcome.kind === 'timeout') return sendGatewayResponse(res, 'INTEGRATION_TIMEOUT', requestId);
     if (outcome.kind === 'error' || !isProxyResult(outcome.value)) {
       log({ level: 'ERROR', message: 'handler failed or returned a malformed proxy result', request_id: requestId, error: outcome.kind === 'error' ? String(outcome.error) : 'malformed' });
@@ -164,7 +168,7 @@ export async function startApiGatewayEmulator(options: ApiGatewayEmulatorOptions
     let result = cached && cached.expiresAt > Date.now() ? cached.result : undefined;
     if (!result) {
       const authorizerFunction = await loadHandler<APIGatewayRequestAuthorizerEvent, APIGatewayAuthorizerResult>(options.authorizerHandler);
-      const outcome = await invokeWithTimeout(authorizerFunction, authorizerEvent(event, methodArn), options.authorizerHandler, 10_000);
+      const outcome = await invokeWithTimeout(authorizerFunction, authorizerEvent(event, methodArn), options.authorizerHandler, functionSizing, 10_000);
       if (outcome.kind === 'error' && outcome.error instanceof Error && outcome.error.message === 'Unauthorized') return { kind: 'UNAUTHORIZED' };
       if (outcome.kind !== 'ok') return { kind: 'AUTHORIZER_FAILURE' };
       result = outcome.value;
@@ -365,8 +369,8 @@ type Outcome<R> = { kind: 'ok'; value: R } | { kind: 'error'; error: unknown } |
  * invocation, and the gateway stops waiting at `gatewayTimeoutMs`, whichever
  * comes first.
  */
-async function invokeWithTimeout<E, R>(handler: LambdaHandler<E, R>, event: E, functionName: string, gatewayTimeoutMs: number): Promise<Outcome<R>> {
-  const context = lambdaContext(functionName, API_FUNCTION_SIZING);
+async function invokeWithTimeout<E, R>(handler: LambdaHandler<E, R>, event: E, functionName: string, sizing: FunctionSizing, gatewayTimeoutMs: number): Promise<Outcome<R>> {
+  const context = lambdaContext(functionName, sizing);
   const timers: NodeJS.Timeout[] = [];
   const after = (ms: number, outcome: Outcome<R>) =>
     new Promise<Outcome<R>>((resolve) => {

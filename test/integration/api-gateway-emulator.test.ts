@@ -1,28 +1,29 @@
 import net from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ApiGatewayEmulator } from '../../local/api-gateway.ts';
+import type { ApiGatewayEmulator, ApiGatewayEmulatorOptions } from '../../local/api-gateway.ts';
 import { startApiGatewayEmulator } from '../../local/api-gateway.ts';
 import { fixtureRoutes } from '../fixtures/routes.ts';
 import type { Identity } from '../support/api.ts';
 import { authHeaders, MERCHANT, PARTNER, UNRELATED, useRuntimeEnvironment } from '../support/api.ts';
 
 let emulator: ApiGatewayEmulator;
+const emulatorOptions: ApiGatewayEmulatorOptions = {
+  routes: Object.values(fixtureRoutes),
+  functionsDir: path.resolve(import.meta.dirname, '../fixtures/functions'),
+  port: 0,
+  host: '127.0.0.1',
+  stage: 'local',
+  binaryMediaTypes: ['multipart/form-data'],
+  authorizerHandler: 'authorizer',
+  authorizerCacheTtlSeconds: 0,
+  integrationTimeoutMs: 300,
+};
 
 beforeAll(async () => {
   // The real authorizer, against the stores of the runtime the global setup started.
   useRuntimeEnvironment();
-  emulator = await startApiGatewayEmulator({
-    routes: Object.values(fixtureRoutes),
-    functionsDir: path.resolve(import.meta.dirname, '../fixtures/functions'),
-    port: 0,
-    host: '127.0.0.1',
-    stage: 'local',
-    binaryMediaTypes: ['multipart/form-data'],
-    authorizerHandler: 'authorizer',
-    authorizerCacheTtlSeconds: 0,
-    integrationTimeoutMs: 300,
-  });
+  emulator = await startApiGatewayEmulator(emulatorOptions);
 });
 afterAll(() => emulator.close());
 
@@ -177,6 +178,19 @@ describe('caps and failures', () => {
     expect(answer.status).toBe(503);
     expect(answer.headers.get('retry-after')).toBe('1');
     expectErrorEnvelope(answer.body, 'SERVICE_UNAVAILABLE');
+  });
+
+  it('answers a run that outlives its function timeout as a failed invocation: 500, before the gateway gives up', async () => {
+    // Lambda stops the function at its timeout and API Gateway gets a failed invocation, not a late one.
+    const shortTimeout = await startApiGatewayEmulator({ ...emulatorOptions, integrationTimeoutMs: 29_000, functionSizing: { memoryMb: 512, timeoutSeconds: 0.2 } });
+    try {
+      // The fixture answers 200 after 2 s, well inside the gateway's 29 s: only the function's timeout makes this a 500.
+      const answer = await fetch(`${shortTimeout.url}/v3/slow`);
+      expect(answer.status).toBe(500);
+      expectErrorEnvelope((await answer.json()) as { response: Record<string, unknown> }, 'INTERNAL_ERROR');
+    } finally {
+      await shortTimeout.close();
+    }
   });
 
   it('answers an unexpected failure with a generic 500 that leaks nothing', async () => {
