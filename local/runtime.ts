@@ -1,7 +1,7 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import type http from 'node:http';
 import { rmSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
+import type http from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -27,8 +27,8 @@ import { DynamoPublishableKeyStore } from '#shared/store/publishable-keys.ts';
 import { assetOf } from '#shared/tokenization/script.ts';
 import { writeTokenizeScript } from '../client/build.ts';
 import { startApiGatewayEmulator } from './api-gateway.ts';
-import { onExitSync } from './cleanup.ts';
 import type { ApiGatewayEmulatorOptions } from './api-gateway.ts';
+import { onExitSync } from './cleanup.ts';
 import { demoRoutes } from './demo/server.ts';
 import { startDynamoDbLocal } from './dynamodb-local.ts';
 import { startStreamPoller } from './dynamodb-streams.ts';
