@@ -21,6 +21,11 @@ export function runtimeFilePath(projectDir: string, port: number): string {
   return path.join(projectDir, '.local', `runtime-${port}.json`);
 }
 
+/** Where the local runtime on `port` appends its domain events, one EventBridge event per line. */
+export function eventsFilePath(projectDir: string, port: number): string {
+  return path.join(projectDir, '.local', `events-${port}.jsonl`);
+}
+
 export async function writeRuntimeFile(projectDir: string, port: number, content: RuntimeFile): Promise<void> {
   await mkdir(path.join(projectDir, '.local'), { recursive: true });
   await writeFile(runtimeFilePath(projectDir, port), JSON.stringify(content, null, 2), { mode: 0o600 });

@@ -36,7 +36,7 @@ import { startEventBridgeStandin } from './eventbridge-standin.ts';
 import { startKmsStandin } from './kms-standin.ts';
 import { startPaypalStandin } from './paypal-standin.ts';
 import { assertPortFree, localCredentials, localPorts } from './ports.ts';
-import { ADMIN_FLUSH_PATH } from './runtime-file.ts';
+import { ADMIN_FLUSH_PATH, eventsFilePath } from './runtime-file.ts';
 import { ensureHistoryTable, ensureTable } from './provision.ts';
 import { routeS3Events } from './s3-events.ts';
 import { startS3Local } from './s3-local.ts';
@@ -230,7 +230,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     });
     closers.push(api.close);
     // Named after the port, known only now; each run starts a fresh file.
-    const eventsFile = path.join(REPO_ROOT, '.local', `events-${api.port}.jsonl`);
+    const eventsFile = eventsFilePath(REPO_ROOT, api.port);
     await rm(eventsFile, { force: true });
     await eventBridge.writeTo(eventsFile);
     // On random ports (tests, benchmarks) the name never comes again: removed last, once nothing can append to it,

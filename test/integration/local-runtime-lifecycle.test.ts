@@ -5,7 +5,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runtimeFilePath } from '../../local/runtime-file.ts';
+import { eventsFilePath, runtimeFilePath } from '../../local/runtime-file.ts';
 
 /**
  * `npm start` as a user runs it, in its own process group: which ports it
@@ -98,8 +98,7 @@ async function leftovers(runtime: Started): Promise<{ processes: number[]; files
   const everything = [...runtime.descendants, runtime.npm.pid as number];
   for (let attempt = 0; attempt < 100 && everything.some(alive); attempt += 1) await new Promise((resolve) => setTimeout(resolve, 100));
   // The events file stays for a fixed PORT (emptied at the next start); on random ports it goes too.
-  const eventsFile = path.join(repoRoot, '.local', `events-${runtime.port}.jsonl`);
-  const files = [runtimeFilePath(repoRoot, runtime.port), runtime.s3Folder, ...(runtime.randomPorts ? [eventsFile] : [])].filter((file) => existsSync(file));
+  const files = [runtimeFilePath(repoRoot, runtime.port), runtime.s3Folder, ...(runtime.randomPorts ? [eventsFilePath(repoRoot, runtime.port)] : [])].filter((file) => existsSync(file));
   return { processes: everything.filter(alive), files };
 }
 
@@ -231,7 +230,7 @@ describe('npm start with PORT set, authorizer cache on', { timeout: 300_000 }, (
     process.kill(-(runtime.npm.pid as number), 'SIGTERM');
     expect(await leftovers(runtime)).toEqual({ processes: [], files: [] });
     // Kept by design for a fixed PORT; this test's PORT will not come again.
-    rmSync(path.join(repoRoot, '.local', `events-${runtime.port}.jsonl`), { force: true });
+    rmSync(eventsFilePath(repoRoot, runtime.port), { force: true });
   });
 });
 
@@ -243,7 +242,7 @@ describe('npm start stops cleanly whatever the signal', { timeout: 300_000 }, ()
   ])('$signal x$times to $to', async ({ signal, to, times }) => {
     const runtime = await startNpm({ PORT: '0' });
     expect(existsSync(runtimeFilePath(repoRoot, runtime.port))).toBe(true);
-    expect(existsSync(path.join(repoRoot, '.local', `events-${runtime.port}.jsonl`))).toBe(true);
+    expect(existsSync(eventsFilePath(repoRoot, runtime.port))).toBe(true);
     expect(existsSync(runtime.s3Folder)).toBe(true);
     const runtimePid = runtime.descendants.find((pid) => commandLine(pid).includes('local/start.ts')) as number;
     const target = to === 'npm' ? (runtime.npm.pid as number) : to === 'runtime' ? runtimePid : -(runtime.npm.pid as number);

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { inject } from 'vitest';
+import { eventsFilePath } from '../../local/runtime-file.ts';
 
 const repoRoot = path.resolve(import.meta.dirname, '../..');
 
@@ -20,7 +21,7 @@ export interface PublishedEvent {
 }
 
 export function eventsFile(): string {
-  return path.join(repoRoot, '.local', `events-${inject('runtimePort')}.jsonl`);
+  return eventsFilePath(repoRoot, inject('runtimePort'));
 }
 
 export async function readEvents(): Promise<PublishedEvent[]> {

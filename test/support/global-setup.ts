@@ -3,7 +3,7 @@ import { createWriteStream, existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { readRuntimeFile } from '../../local/runtime-file.ts';
+import { eventsFilePath, readRuntimeFile } from '../../local/runtime-file.ts';
 
 const repoRoot = path.resolve(import.meta.dirname, '../..');
 export const RUNTIME_LOG = path.join(repoRoot, 'test-output', 'local-runtime.log');
@@ -66,7 +66,7 @@ export async function startRuntimeChild(project: TestProject, options: { logFile
     await exited;
     log.end();
     // Its ports were random: nothing it leaves could be found again.
-    const eventsFile = path.join(repoRoot, '.local', `events-${port}.jsonl`);
+    const eventsFile = eventsFilePath(repoRoot, port);
     if (existsSync(eventsFile)) throw new Error(`the local runtime left ${eventsFile} behind`);
   };
 }
