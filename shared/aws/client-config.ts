@@ -32,6 +32,15 @@ export const KMS_BUDGET: CallBudget = { connectionTimeoutMs: 1_000, socketTimeou
  */
 export const S3_BUDGET: CallBudget = { connectionTimeoutMs: 1_000, socketTimeoutMs: 3_000, requestTimeoutMs: 6_000, maxAttempts: 2 };
 
+/**
+ * PutEvents answers in tens of milliseconds. The publisher runs on the
+ * table's stream, under no request deadline: without a budget a silent
+ * connection would hold the stream's shard until the function timed out;
+ * with it the batch fails within seconds and the stream delivers it again
+ * (event ids unchanged, so consumers deduplicate).
+ */
+export const EVENTBRIDGE_BUDGET: CallBudget = { connectionTimeoutMs: 1_000, socketTimeoutMs: 2_000, requestTimeoutMs: 3_000, maxAttempts: 3 };
+
 /** Client configuration for a budget (`requestHandler` as options: the SDK builds its Node handler from them). */
 export function clientBudget(budget: CallBudget) {
   return {
