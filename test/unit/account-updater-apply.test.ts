@@ -232,6 +232,30 @@ describe('applying an update file in batches', () => {
     for (const outcome of outcomes.slice(1)) expect(outcome).toEqual(outcomes[0]);
   });
 
+  it('keeps the number from before the file only once a line replaces it, and compares with and restores it in any order', async () => {
+    const rows = [HEADER, 'mth_a,exp,,4,2032', 'mth_a,new,5555555555554444,,', 'mth_a,exp,,5,2033', 'mth_b,exp,,4,2032', 'mth_b,new,4111111111111111,,'];
+    const orders: Array<(batches: SourceRow[][]) => SourceRow[][]> = [(all) => all, (all) => [...all].reverse(), (all) => [all[1]!, all[0]!, all[2]!, all[1]!], (all) => [all[2]!, all[0]!, all[1]!]];
+    for (const order of orders) {
+      const store = new FakeStore();
+      for (const token of ['mth_a', 'mth_b']) await card(store, token);
+      const summary = await run(file(...rows), store, { batchSize: 2, order });
+      expect(summary).toMatchObject({ applied: 2, error_count: 0 });
+      // mth_a: the last line keeps the number from before the file (its earlier line's new number is undone).
+      const a = store.records.get('mth_a')!;
+      expect(a.paymethod.card).toMatchObject({ last_4_account_number: '1111', expire_month: 5, expire_year: 2033, au_code: 'exp' });
+      expect(await vault.open(a.secret!, { organizationId: 'org_1', recordToken: 'mth_a' })).toBe('4111111111111111');
+      // mth_b: the same number as stored, after a line that kept it, compared with the card's own: no new number.
+      const b = store.records.get('mth_b')!;
+      expect(b.paymethod.card).toMatchObject({ last_4_account_number: '1111', expire_month: 12, expire_year: 2030, au_code: 'new' });
+      expect(b.source?.before.secret).toBeUndefined();
+    }
+    // A row that keeps the number writes no copy of it.
+    const store = new FakeStore();
+    await card(store, 'mth_c');
+    await run(file(HEADER, 'mth_c,exp,,4,2032'), store);
+    expect(store.records.get('mth_c')!.source?.before).toEqual({ card: { last_4_account_number: '1111', masked_account_number: '****1111', expire_month: 12, expire_year: 2030 } });
+  });
+
   it('counts only the last line as applied when a batch failed after replacing an earlier line and ran again after a later one', async () => {
     const rows = [HEADER, 'mth_a,cls,,,', 'mth_b,exp,,3,2031', 'mth_a,exp,,4,2032', 'mth_b,con,,,', 'mth_a,con,,,', 'mth_c,cls,,,', 'mth_a,new,5555555555554444,,'];
     const store = new FakeStore();

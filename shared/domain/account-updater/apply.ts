@@ -1,7 +1,7 @@
 import type { CardDetails, Paymethod } from '../paymethods/model.ts';
 import { isExpiryCurrentOrFuture, lastFour, masked } from '../paymethods/rules.ts';
 import type { Fingerprinter } from '../paymethods/fingerprints.ts';
-import type { Vault } from '../vault.ts';
+import type { SealedSecret, Vault } from '../vault.ts';
 import type { AccountUpdateLog, AccountUpdateRecord, BatchResult, CardChange, CardUpdates, RowNote, StoredCard, UpdateSource } from './ports.ts';
 import type { SourceRow, UpdateRow } from './rows.ts';
 import { AU_CODES, parseRow, pastExpiry } from './rows.ts';
@@ -201,13 +201,14 @@ class Batch {
         expire_year: current.expire_year,
         ...(current.fingerprint ? { fingerprint: current.fingerprint } : {}),
       },
-      ...(found.secret ? { secret: found.secret } : {}),
     };
+    // Until a line of this file gives the card a new number, the card's own sealed number is the one from before the file.
+    const numberBefore = before.secret ?? found.secret;
     const month = row.expireMonth ?? before.card.expire_month;
     const year = row.expireYear ?? before.card.expire_year;
     if ((row.expireMonth !== undefined || row.expireYear !== undefined) && !isExpiryCurrentOrFuture(month, year, this.now)) return this.fail(row, pastExpiry(month, year));
 
-    const numberChanged = row.accountNumber !== undefined && (await this.differsFromStored(row.accountNumber, paymethod, before));
+    const numberChanged = row.accountNumber !== undefined && (await this.differsFromStored(row.accountNumber, paymethod, before.card, numberBefore));
     const changed = numberChanged || month !== current.expire_month || year !== current.expire_year || current.au_code !== row.code;
     // After an earlier line of this file, this later line takes over even when it changes nothing more.
     if (!changed && !previous) {
@@ -231,7 +232,9 @@ class Batch {
     const secret = numberChanged ? await this.deps.vault.seal(row.accountNumber!, binding) : previous ? before.secret : undefined;
     await this.markMonth(paymethod.organization_id);
     const appliedLines = [...(sameRun ? (previous.applied_lines ?? [previous.line]) : []), row.line];
-    const source: UpdateSource = { file_id: this.run.file_id, line: row.line, run_id: this.run.run_id, before, applied_lines: appliedLines };
+    // The number from before the file goes into the source only when this line replaces it: most rows then write no copy of it.
+    const sourceBefore = numberChanged && numberBefore ? { ...before, secret: numberBefore } : before;
+    const source: UpdateSource = { file_id: this.run.file_id, line: row.line, run_id: this.run.run_id, before: sourceBefore, applied_lines: appliedLines };
     const commit: Commit = { row, change: { current: paymethod, card, ...(secret ? { secret } : {}), source }, attempt };
     if (numberChanged) {
       this.newNumbers.push(commit);
@@ -290,9 +293,9 @@ class Batch {
    * different last four settles it; only when they match is the stored number
    * opened (bound to the same organization and token) and compared.
    */
-  private async differsFromStored(accountNumber: string, paymethod: Paymethod, before: UpdateSource['before']): Promise<boolean> {
-    if (!before.secret || lastFour(accountNumber) !== before.card.last_4_account_number) return true;
-    const stored = await this.deps.vault.open(before.secret, { organizationId: paymethod.organization_id, recordToken: paymethod.paymethod_token });
+  private async differsFromStored(accountNumber: string, paymethod: Paymethod, cardBefore: UpdateSource['before']['card'], numberBefore: SealedSecret | undefined): Promise<boolean> {
+    if (!numberBefore || lastFour(accountNumber) !== cardBefore.last_4_account_number) return true;
+    const stored = await this.deps.vault.open(numberBefore, { organizationId: paymethod.organization_id, recordToken: paymethod.paymethod_token });
     return stored !== accountNumber;
   }
 

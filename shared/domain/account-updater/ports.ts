@@ -12,7 +12,10 @@ export interface UpdateSource {
   /**
    * The card as it was before this file changed it: a later line of the same
    * token starts again from here, so the card ends as if only the last line
-   * had been applied, whatever order the lines ran in.
+   * had been applied, whatever order the lines ran in. `secret` is the sealed
+   * number from before the file, kept only once a line of the file has given
+   * the card another: while it is absent the card's own is that number, and
+   * a row that keeps the number writes no second copy of it.
    */
   before: { card: Pick<CardDetails, 'last_4_account_number' | 'masked_account_number' | 'expire_month' | 'expire_year' | 'fingerprint'>; secret?: SealedSecret };
   /**
