@@ -21,4 +21,12 @@ export default tseslint.config(
       'no-restricted-properties': ['error', { object: 'process', property: 'env', message: 'Read configuration through #shared/config.ts.' }],
     },
   },
+  {
+    // Every AWS client a function uses gets the same budget, deadline, logging and tracing.
+    files: ['functions/**/*.ts', 'shared/**/*.ts'],
+    ignores: ['shared/aws/client-config.ts'],
+    rules: {
+      'no-restricted-syntax': ['error', { selector: 'NewExpression[callee.name=/Client$/]', message: 'Build AWS clients with awsClient (#shared/aws/client-config.ts).' }],
+    },
+  },
 );

@@ -1,4 +1,5 @@
 import type { MetadataBearer, MiddlewareStack } from '@smithy/types';
+import { tracer } from '#shared/observability/tracer.ts';
 import { DeadlineExceeded, remainingMs } from './deadline.ts';
 import { EARLIER_ATTEMPT_MAY_HAVE_APPLIED, attemptMayHaveBeenApplied } from './outcome.ts';
 
@@ -26,6 +27,8 @@ export interface CallBudget {
 export const DYNAMODB_BUDGET: CallBudget = { connectionTimeoutMs: 1_000, socketTimeoutMs: 2_000, requestTimeoutMs: 3_000, maxAttempts: 3 };
 /** KMS answers in tens of milliseconds; its own p99 under quota pressure is below a second. */
 export const KMS_BUDGET: CallBudget = { connectionTimeoutMs: 1_000, socketTimeoutMs: 2_000, requestTimeoutMs: 3_000, maxAttempts: 2 };
+/** Secrets Manager is read once per container, on a PayPal create's path: the same bounds as KMS. */
+export const SECRETS_MANAGER_BUDGET: CallBudget = KMS_BUDGET;
 /**
  * S3 carries up to 4.7 MB in one PutObject: the socket timeout is on silence,
  * so a slow but moving upload is not cut; the total is bounded by the request deadline.
@@ -40,6 +43,25 @@ export const S3_BUDGET: CallBudget = { connectionTimeoutMs: 1_000, socketTimeout
  * (event ids unchanged, so consumers deduplicate).
  */
 export const EVENTBRIDGE_BUDGET: CallBudget = { connectionTimeoutMs: 1_000, socketTimeoutMs: 2_000, requestTimeoutMs: 3_000, maxAttempts: 3 };
+
+/**
+ * The one way the service builds an AWS client, built once per container:
+ * the call budget, no SDK logger, the request deadline on every attempt
+ * (inert where no deadline is set, as on the stream's event publisher) and
+ * X-Ray subsegments in Lambda. The endpoint comes from AWS_ENDPOINT_URL_<SERVICE>
+ * when set. Callers mark the call pure, so esbuild drops the client from
+ * bundles whose handler never uses it; `options` is a function because
+ * esbuild keeps a pure call whose arguments read a property.
+ */
+export function awsClient<C extends { middlewareStack: unknown; config: unknown }, O extends object = object>(
+  Client: new (options: O & ReturnType<typeof clientBudget>) => C,
+  dependency: string,
+  budget: CallBudget,
+  options?: () => O,
+): C {
+  const client = new Client({ ...(options?.() as O), ...clientBudget(budget) });
+  return tracer.captureAWSv3Client(applyRequestDeadline(withoutSdkLogger(client), dependency));
+}
 
 /** Client configuration for a budget (`requestHandler` as options: the SDK builds its Node handler from them). */
 export function clientBudget(budget: CallBudget) {

@@ -1,7 +1,7 @@
 import { InvalidRequest, Unavailable } from '#shared/domain/errors.ts';
 import type { PaypalCredentialSource } from '#shared/config.ts';
 import type { BillingAgreements } from '#shared/domain/paymethods/ports.ts';
-import { clientBudget, KMS_BUDGET, withoutSdkLogger } from './client-config.ts';
+import { SECRETS_MANAGER_BUDGET, awsClient } from './client-config.ts';
 import { remainingMs } from './deadline.ts';
 import { parsePaypalSecret } from './paypal-secret.ts';
 
@@ -96,8 +96,7 @@ export function paypalCredentials(source: PaypalCredentialSource): () => Promise
   async function load(): Promise<PaypalClientCredentials> {
     if (!('secretArn' in source)) return { clientId: source.clientId, clientSecret: source.clientSecret };
     const { SecretsManagerClient, GetSecretValueCommand } = await import('@aws-sdk/client-secrets-manager');
-    // Secrets Manager sits on the create path once per container: the same bounds as KMS.
-    const client = withoutSdkLogger(new SecretsManagerClient(clientBudget(KMS_BUDGET)));
+    const client = awsClient(SecretsManagerClient, 'Secrets Manager', SECRETS_MANAGER_BUDGET);
     const { SecretString } = await client.send(new GetSecretValueCommand({ SecretId: source.secretArn }));
     const secret = parsePaypalSecret(SecretString);
     // A fresh stack's placeholder, or a hand-edited secret of another shape: an operator's task, not the client's.
