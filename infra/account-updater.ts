@@ -9,7 +9,7 @@ import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
-import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cdk-lib/aws-stepfunctions';
 import { accountUpdaterDefinition, RUNS_PREFIX } from '#shared/account-updater/state-machine.ts';
 import { Construct } from 'constructs';
@@ -20,6 +20,7 @@ import type { AccountUpdaterFunction } from '#shared/function-sizing.ts';
 import { ACCOUNT_UPDATER_FUNCTION_SIZING } from '#shared/function-sizing.ts';
 import { VAULT_ENCRYPTION_PURPOSE } from '#shared/names.ts';
 import { AU_HISTORY_TABLE_KEY, TTL_ATTRIBUTE } from '#shared/store/table.ts';
+import { deadLetterQueue } from './dead-letter-queue.ts';
 import { setFunctionEnvironment } from './access.ts';
 import type { EnvironmentSettings } from './environments.ts';
 import { serviceFunction } from './functions.ts';
@@ -119,11 +120,7 @@ export class AccountUpdater extends Construct {
       removalPolicy: environment.removalPolicy,
     });
 
-    this.deadLetterQueue = new Queue(this, 'DeadLetterQueue', {
-      encryption: QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      retentionPeriod: Duration.days(14),
-    });
+    this.deadLetterQueue = deadLetterQueue(this);
     this.checkFunction = this.job('CheckFunction', 'au-check', 'Account Updater: check a file before it is applied', props);
     this.chunkFunction = this.job('ChunkFunction', 'au-chunk', 'Account Updater: apply one batch of rows', props);
     this.mergeFunction = this.job('MergeFunction', 'au-merge', 'Account Updater: merge batch results into the summary', props);

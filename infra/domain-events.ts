@@ -4,12 +4,13 @@ import { EventBus, Rule } from 'aws-cdk-lib/aws-events';
 import { FilterCriteria, FilterRule, StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
-import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { join } from 'node:path';
 import type { StreamTrigger } from '#shared/events.ts';
 import { BACKGROUND_FUNCTION_ACCESS } from '#shared/function-environment.ts';
 import { EVENT_SOURCES } from '#shared/names.ts';
+import { deadLetterQueue } from './dead-letter-queue.ts';
 import { setFunctionEnvironment } from './access.ts';
 import type { EnvironmentSettings } from './environments.ts';
 import { serviceFunction } from './functions.ts';
@@ -46,11 +47,7 @@ export class DomainEvents extends Construct {
     super(scope, id);
     const { environment } = props;
     this.bus = new EventBus(this, 'Bus', { description: `Payments ${environment.name}: paymethod and document domain events` });
-    this.deadLetterQueue = new Queue(this, 'DeadLetterQueue', {
-      encryption: QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      retentionPeriod: Duration.days(14),
-    });
+    this.deadLetterQueue = deadLetterQueue(this);
 
     for (const trigger of props.triggers) {
       const fn = serviceFunction(this, `${pascalCase(trigger.handler)}Function`, {

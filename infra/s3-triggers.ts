@@ -1,12 +1,12 @@
-import { Duration } from 'aws-cdk-lib';
 import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { EventType } from 'aws-cdk-lib/aws-s3';
 import { LambdaDestination } from 'aws-cdk-lib/aws-s3-notifications';
-import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { join } from 'node:path';
 import type { S3Trigger } from '#shared/events.ts';
+import { deadLetterQueue } from './dead-letter-queue.ts';
 import { bindRoute } from './access.ts';
 import type { ServiceResources } from './access.ts';
 import type { EnvironmentSettings } from './environments.ts';
@@ -31,11 +31,7 @@ export class S3TriggeredFunctions extends Construct {
 
   constructor(scope: Construct, id: string, props: S3TriggeredFunctionsProps) {
     super(scope, id);
-    this.deadLetterQueue = new Queue(this, 'DeadLetterQueue', {
-      encryption: QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      retentionPeriod: Duration.days(14),
-    });
+    this.deadLetterQueue = deadLetterQueue(this);
     for (const trigger of props.triggers) {
       const fn = serviceFunction(this, `${pascalCase(trigger.handler)}Function`, {
         name: trigger.handler,

@@ -185,6 +185,21 @@ describe('operations (fixture routes, prod)', () => {
     template = synthesize(settings('prod'), fixtures);
   }, SYNTH_TIMEOUT_MS);
 
+  it('has dead-letter queues only, each kept 14 days, encrypted, TLS only and alarmed on its depth', () => {
+    const queues = Object.entries(resourcesOfType(template, 'AWS::SQS::Queue'));
+    // The S3 triggers', the Account Updater's and the event publisher's.
+    expect(queues.map(([id]) => id.replace(/DeadLetterQueue.*$/, '')).sort()).toEqual(['AccountUpdater', 'DomainEvents', 'S3Triggers']);
+    const policies = Object.values(resourcesOfType(template, 'AWS::SQS::QueuePolicy'));
+    const alarms = Object.values(resourcesOfType(template, 'AWS::CloudWatch::Alarm'));
+    for (const [id, queue] of queues) {
+      expect(queue.Properties, id).toMatchObject({ SqsManagedSseEnabled: true, MessageRetentionPeriod: 14 * 24 * 3600 });
+      const statements = policies.filter((policy) => JSON.stringify(policy.Properties.Queues).includes(`"${id}"`)).flatMap((policy) => (policy.Properties.PolicyDocument as { Statement: Statement[] }).Statement);
+      expect(statements.some((statement) => statement.Effect === 'Deny' && JSON.stringify(statement.Condition) === '{"Bool":{"aws:SecureTransport":"false"}}'), id).toBe(true);
+      const depth = alarms.filter((alarm) => alarm.Properties.MetricName === 'ApproximateNumberOfMessagesVisible' && JSON.stringify(alarm.Properties.Dimensions).includes(`"${id}"`));
+      expect(depth, id).toHaveLength(1);
+    }
+  });
+
   it('alarms on the API, every function, DynamoDB and the hooks, all to the topic', () => {
     const functionNames = ['authorizer', ...fixtureRoutes.map((route) => route.handler), ...s3Triggers.map((trigger) => trigger.handler), 'au-check', 'au-chunk', 'au-merge', 'au-export', ...streamTriggers.map((trigger) => trigger.handler)];
     expect(alarmNames(template)).toEqual([
