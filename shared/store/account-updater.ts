@@ -1,7 +1,8 @@
-import { BatchWriteCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import type { DynamoDBDocumentClient, QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { AccountUpdateHistory, AccountUpdateLog, AccountUpdateRecord } from '#shared/domain/account-updater/ports.ts';
 import { AU_SHARDS, auHistoryPartition, auShards, keys, withoutKeys } from './keys.ts';
+import { itemsOf } from './partition.ts';
 import { TTL_ATTRIBUTE } from './table.ts';
 
 /** History and month markers are kept about 13 months, then DynamoDB's TTL removes them. */
@@ -65,7 +66,7 @@ export class DynamoAccountUpdaterStore implements AccountUpdateLog, AccountUpdat
   /** Both tables' markers merged on the sort key (`ORG#<id>`), each organization once. */
   async *organizationsWithUpdates(month: string): AsyncIterable<string> {
     const partition = keys.auMonth(month, '').pk;
-    const markers = [this.tables.history, ...(this.tables.legacy ? [this.tables.legacy] : [])].map((table) => this.queryAll(table, partition));
+    const markers = [this.tables.history, ...(this.tables.legacy ? [this.tables.legacy] : [])].map((table) => this.itemsOf(table, partition));
     let previous: string | undefined;
     for await (const item of mergeOnSortKey(markers)) {
       if (item.sk === previous) continue;
@@ -88,28 +89,15 @@ export class DynamoAccountUpdaterStore implements AccountUpdateLog, AccountUpdat
       ...(this.tables.legacy ? auShards().map((shard) => ({ table: this.tables.legacy!, partition: auHistoryPartition(organizationId, month, shard) })) : []),
     ];
     let pending: Item | undefined;
-    for await (const item of mergeOnSortKey(partitions.map(({ table, partition }) => this.queryAll(table, partition)))) {
+    for await (const item of mergeOnSortKey(partitions.map(({ table, partition }) => this.itemsOf(table, partition)))) {
       if (pending && updateOf(pending.sk as string) !== updateOf(item.sk as string)) yield toRecord(pending);
       pending = item;
     }
     if (pending) yield toRecord(pending);
   }
 
-  /** Every item of one partition, ascending by sort key, a page at a time. */
-  private async *queryAll(table: string, partition: string): AsyncGenerator<Item, void, undefined> {
-    let startKey: Item | undefined;
-    do {
-      const input: QueryCommandInput = {
-        TableName: table,
-        KeyConditionExpression: 'pk = :pk',
-        ExpressionAttributeValues: { ':pk': partition },
-        ScanIndexForward: true,
-        ...(startKey ? { ExclusiveStartKey: startKey } : {}),
-      };
-      const result = await this.client.send(new QueryCommand(input));
-      yield* result.Items ?? [];
-      startKey = result.LastEvaluatedKey;
-    } while (startKey);
+  private itemsOf(tableName: string, key: string): AsyncGenerator<Item, void, undefined> {
+    return itemsOf(this.client, { tableName, keyAttribute: 'pk', key, order: 'ascending' });
   }
 }
 

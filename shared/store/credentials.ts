@@ -1,9 +1,10 @@
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { AuthFailureCounter } from '#shared/domain/authentication.ts';
 import type { CredentialStore, StoredCredential } from '#shared/domain/credentials.ts';
 import { Conflict } from '#shared/domain/errors.ts';
 import { keys, withoutKeys } from './keys.ts';
+import { allItemsOf } from './partition.ts';
 import { TTL_ATTRIBUTE } from './table.ts';
 import { isConditionFailure } from './write-conflicts.ts';
 
@@ -45,23 +46,8 @@ export class DynamoCredentialStore implements CredentialStore {
 
   async listByOrganization(organizationId: string): Promise<StoredCredential[]> {
     const { gsi2pk } = keys.credentialByOrganization(organizationId, '', '');
-    const found: StoredCredential[] = [];
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const page = await this.client.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          IndexName: ORGANIZATION_INDEX,
-          KeyConditionExpression: 'gsi2pk = :pk',
-          ExpressionAttributeValues: { ':pk': gsi2pk },
-          ScanIndexForward: false,
-          ExclusiveStartKey: startKey,
-        }),
-      );
-      found.push(...(page.Items ?? []).map((item) => withoutKeys(item) as StoredCredential));
-      startKey = page.LastEvaluatedKey;
-    } while (startKey);
-    return found;
+    const items = await allItemsOf(this.client, { tableName: this.tableName, indexName: ORGANIZATION_INDEX, keyAttribute: 'gsi2pk', key: gsi2pk, order: 'descending' });
+    return items.map((item) => withoutKeys(item) as unknown as StoredCredential);
   }
 
   /** Marks it revoked (kept for the record) and takes it out of the organization's list, in one write. */

@@ -1,8 +1,9 @@
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { Conflict } from '#shared/domain/errors.ts';
 import type { MintRateLimiter, PublishableKey, PublishableKeyStore } from '#shared/domain/publishable-keys.ts';
 import { keys, withoutKeys } from './keys.ts';
+import { allItemsOf } from './partition.ts';
 import { isConditionFailure } from './write-conflicts.ts';
 import { TTL_ATTRIBUTE } from './table.ts';
 
@@ -68,25 +69,9 @@ export class DynamoPublishableKeyStore implements PublishableKeyStore {
     }
   }
 
-  private async queryAll(indexName: string, partitionAttribute: string, partitionKey: string): Promise<PublishableKey[]> {
-    const found: PublishableKey[] = [];
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const page = await this.client.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          IndexName: indexName,
-          KeyConditionExpression: '#pk = :pk',
-          ExpressionAttributeNames: { '#pk': partitionAttribute },
-          ExpressionAttributeValues: { ':pk': partitionKey },
-          ScanIndexForward: false,
-          ExclusiveStartKey: startKey,
-        }),
-      );
-      found.push(...(page.Items ?? []).map(toKey));
-      startKey = page.LastEvaluatedKey;
-    } while (startKey);
-    return found;
+  private async queryAll(indexName: string, keyAttribute: string, key: string): Promise<PublishableKey[]> {
+    const items = await allItemsOf(this.client, { tableName: this.tableName, indexName, keyAttribute, key, order: 'descending' });
+    return items.map(toKey);
   }
 }
 
