@@ -42,6 +42,18 @@ export interface MonitoringProps {
   readonly tableIndexNames: readonly string[];
 }
 
+/** A DynamoDB table on the dashboard, with its throttle alarm. */
+interface WatchedTable {
+  /** Prefix of its graphs' titles. */
+  readonly title: string;
+  /** Its throttle alarm's name (and, past ten metrics, `<name>-2`...). */
+  readonly alarmName: string;
+  readonly description: string;
+  readonly indexNames?: readonly string[];
+  /** The operations whose latency is graphed. */
+  readonly operations: readonly string[];
+}
+
 export interface WatchedFunction {
   /** Short, stable name used in alarm names and graph labels (a route's handler name, `authorizer`, `finalizer`...). */
   readonly name: string;
@@ -55,7 +67,7 @@ export interface WatchedFunction {
  *
  * Features plug in through the hooks: `watchFunction` for a function that is not
  * a route (routes are watched by the stack), `alarmOnQueueDepth` for a DLQ,
- * `alarmOnAccountUpdaterExportFailure` for the AU export.
+ * `alarmOnAccountUpdaterExportFailure` for the AU export, `watchHistoryTable` for its history.
  */
 export class Monitoring extends Construct {
   readonly topic: Topic;
@@ -101,7 +113,13 @@ export class Monitoring extends Construct {
     });
 
     this.watchApi(props.stage);
-    this.watchTable(props.table, props.tableIndexNames);
+    this.watchTable(props.table, {
+      title: 'DynamoDB',
+      alarmName: 'dynamodb-throttles',
+      description: 'DynamoDB throttled reads or writes on the table or an index. Runbook: docs/operations.md#dynamodb-throttles',
+      indexNames: props.tableIndexNames,
+      operations: ['GetItem', 'Query', 'PutItem', 'UpdateItem', 'TransactWriteItems'],
+    });
     this.dashboard.addWidgets(this.businessWidget(), this.authenticationWidget());
   }
 
@@ -260,26 +278,24 @@ export class Monitoring extends Construct {
   }
 
   /**
-   * Throttles on the Account Updater's history table: its shards are sized for
-   * one organization's run at the design rate (docs/account-updater.md), so a
-   * throttle means a run wrote faster, or less evenly, than that.
+   * The Account Updater's history table, watched like the paymethod table. Its
+   * shards are sized for one organization's run at the design rate
+   * (docs/account-updater.md), so a throttle means a run wrote faster, or less
+   * evenly, than that.
    */
-  alarmOnHistoryThrottles(table: ITable): void {
-    const throttles = (kind: 'Read' | 'Write') => table.metric(`${kind}ThrottleEvents`, { period: FIVE_MINUTES, statistic: 'Sum', dimensionsMap: { TableName: table.tableName } });
-    this.alarm('au-history-throttles', new MathExpression({
-      expression: 'FILL(reads, 0) + FILL(writes, 0)',
-      usingMetrics: { reads: throttles('Read'), writes: throttles('Write') },
-      period: FIVE_MINUTES,
-      label: 'Account Updater history: throttle events',
-    }), {
-      threshold: 1,
+  watchHistoryTable(table: ITable): void {
+    this.watchTable(table, {
+      title: 'Account Updater history',
+      alarmName: 'au-history-throttles',
       description: 'DynamoDB throttled the Account Updater history table. Runbook: docs/operations.md#au-history-throttles',
+      operations: ['BatchWriteItem', 'PutItem', 'Query'],
     });
   }
 
-  private watchTable(table: ITable, indexNames: readonly string[]): void {
+  /** Throttle alarms (reads and writes, the table and each index), consumed units and latency by operation. */
+  private watchTable(table: ITable, watch: WatchedTable): void {
     const throttleMetrics: Record<string, IMetric> = {};
-    const scopes: Array<Record<string, string>> = [{}, ...indexNames.map((index) => ({ GlobalSecondaryIndexName: index }))];
+    const scopes: Array<Record<string, string>> = [{}, ...(watch.indexNames ?? []).map((index) => ({ GlobalSecondaryIndexName: index }))];
     scopes.forEach((dimensions, index) => {
       for (const kind of ['Read', 'Write']) {
         throttleMetrics[`${kind.toLowerCase()}${index}`] = table.metric(`${kind}ThrottleEvents`, {
@@ -296,20 +312,20 @@ export class Monitoring extends Construct {
       expression: Object.keys(metrics).map((id) => `FILL(${id}, 0)`).join(' + '),
       usingMetrics: metrics,
       period: FIVE_MINUTES,
-      label: groups.length > 1 ? `DynamoDB throttle events (group ${group + 1})` : 'DynamoDB throttle events (table and indexes)',
+      label: `${watch.title}: throttle events${groups.length > 1 ? ` (group ${group + 1})` : scopes.length > 1 ? ' (table and indexes)' : ''}`,
     }));
-    throttleGroups.forEach((throttles, group) => this.alarm(group === 0 ? 'dynamodb-throttles' : `dynamodb-throttles-${group + 1}`, throttles, {
+    throttleGroups.forEach((throttles, group) => this.alarm(group === 0 ? watch.alarmName : `${watch.alarmName}-${group + 1}`, throttles, {
       threshold: 1,
-      description: 'DynamoDB throttled reads or writes on the table or an index. Runbook: docs/operations.md#dynamodb-throttles',
+      description: watch.description,
     }));
     const consumed = (kind: 'Read' | 'Write') =>
       table.metric(`Consumed${kind}CapacityUnits`, { period: FIVE_MINUTES, statistic: 'Sum', label: `${kind} units` });
     this.dashboard.addWidgets(
-      new GraphWidget({ title: 'DynamoDB: consumed capacity units', left: [consumed('Read'), consumed('Write')], width: 8 }),
-      new GraphWidget({ title: 'DynamoDB: throttle events', left: throttleGroups, width: 8 }),
+      new GraphWidget({ title: `${watch.title}: consumed capacity units`, left: [consumed('Read'), consumed('Write')], width: 8 }),
+      new GraphWidget({ title: `${watch.title}: throttle events`, left: throttleGroups, width: 8 }),
       new GraphWidget({
-        title: 'DynamoDB: average latency by operation (ms)',
-        left: ['GetItem', 'Query', 'PutItem', 'UpdateItem', 'TransactWriteItems'].map((operation) => table.metric('SuccessfulRequestLatency', {
+        title: `${watch.title}: average latency by operation (ms)`,
+        left: watch.operations.map((operation) => table.metric('SuccessfulRequestLatency', {
           period: FIVE_MINUTES,
           statistic: 'Average',
           dimensionsMap: { TableName: table.tableName, Operation: operation },

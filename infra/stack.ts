@@ -157,7 +157,7 @@ export class PaymentsApiStack extends Stack {
     ]);
     monitoring.alarmOnQueueDepth(accountUpdater.deadLetterQueue, { name: 'au-dlq' });
     monitoring.alarmOnAccountUpdaterExportFailure(accountUpdater.exportFunction);
-    monitoring.alarmOnHistoryThrottles(accountUpdater.historyTable);
+    monitoring.watchHistoryTable(accountUpdater.historyTable);
 
     if (environment.wafRateLimit) {
       new ApiRateLimit(this, 'RateLimit', { stage: api.deploymentStage, responseEnvironment: environment.responseEnvironment, ...environment.wafRateLimit });

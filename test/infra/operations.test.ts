@@ -164,6 +164,18 @@ describe('operations (fixture routes, dev)', () => {
     for (const name of Object.keys(BUSINESS_METRICS)) expect(body).toContain(`MetricName=\\\\\\"${name}\\\\\\"`);
   });
 
+  it('graphs both tables the same way: consumed units, throttles and latency, each under its own table name', () => {
+    const [dashboard] = Object.values(resourcesOfType(template, 'AWS::CloudWatch::Dashboard'));
+    const body = JSON.stringify(dashboard!.Properties.DashboardBody);
+    const tables = Object.keys(resourcesOfType(template, 'AWS::DynamoDB::Table'));
+    expect(tables).toHaveLength(2);
+    for (const title of ['DynamoDB', 'Account Updater history']) {
+      for (const graph of ['consumed capacity units', 'throttle events', 'average latency by operation (ms)']) expect(body).toContain(`${title}: ${graph}`);
+    }
+    // Every table's name appears in the dashboard's metrics (as a reference the template resolves).
+    for (const table of tables) expect(body).toContain(`{"Ref":"${table}"}`);
+  });
+
   it('reserves concurrency only where the environment says so', () => {
     const reserved = synthesize(settings('dev', { reservedConcurrency: { 'paymethods-create': 5 } }), fixtures);
     for (const [id, fn] of Object.entries(resourcesOfType(reserved, 'AWS::Lambda::Function'))) {
