@@ -4,8 +4,9 @@
  * 1. Starts the local runtime as a user does (`npm start`).
  * 2. Writes BENCH_ROWS/10 + BENCH_ROWS + BENCH_ROWS/10 cards (and the raw
  *    runs' own) of one organization straight into its table with
- *    BatchWrite, in the repository's layout, each number sealed by the real
- *    vault.
+ *    BatchWrite, in the repository's layout, each as the API creates one:
+ *    its number sealed by the real vault, its fingerprint, and its
+ *    duplicate-scope entry.
  * 3. Interleaved, each in a child process so that its peak RSS is its own,
  *    after one floor run that warms DynamoDB Local up and is not counted:
  *    the two floors (below: the raw single conditional UpdateItem, and the
@@ -61,15 +62,19 @@ const { values } = parseArgs({ options: { phase: { type: 'string' }, file: { typ
 const token = (index: number) => `mth_bench${String(index).padStart(17, '0')}`;
 const locationOf = (index: number) => `loc_bench${index % LOCATIONS}`;
 const createdAt = (index: number) => new Date(Date.UTC(2025, 0, 1) + index * 1000).toISOString();
-/** The card as seeded (version 1); the raw phase updates it without reading it, as it knows it. */
-function seededRecord(index: number) {
+/**
+ * The card as seeded (version 1), as the API creates one: with its number's
+ * fingerprint (and, in the table, its duplicate-scope entry). The raw phase
+ * updates it without reading it, as it knows it.
+ */
+function seededRecord(index: number, fingerprint: string) {
   const last4 = cardNumber(index).slice(-4);
   return {
     paymethod_token: token(index),
     organization_id: ORG,
     location_id: locationOf(index),
     paymethod_type: 'card' as const,
-    card: { card_type: 'visa' as const, name_on_card: 'Bench Card', last_4_account_number: last4, masked_account_number: `****${last4}`, expire_month: 12, expire_year: 2031 },
+    card: { card_type: 'visa' as const, name_on_card: 'Bench Card', last_4_account_number: last4, masked_account_number: `****${last4}`, expire_month: 12, expire_year: 2031, fingerprint },
     is_default: false,
     created_at: createdAt(index),
     updated_at: createdAt(index),
@@ -193,7 +198,7 @@ async function prepareRawWrites(first: number, count: number, mix: boolean): Pro
   const calls: CardChange[][] = [];
   const newNumbers: CardChange[] = [];
   for (let index = first; index < first + count; index += 1) {
-    const current = seededRecord(index);
+    const current = seededRecord(index, await fingerprinter.fingerprint(ORG, { kind: 'card', accountNumber: cardNumber(index) }));
     const source = { file_id: 'raw', line: index + 2, run_id: 'raw', before: { card: current.card }, applied_lines: [index + 2] };
     if (mix && index % 4 === 0) {
       const number = cardNumber(index, '5');
@@ -393,9 +398,10 @@ async function main(): Promise<void> {
     // Seeding is set-up, not measured: a client of its own with patient timeouts, so a loaded machine slows it down
     // instead of failing it (the service's clients give up after 2 s of silence).
     const dynamo = DynamoDBDocumentClient.from(new DynamoDBClient({ maxAttempts: 10, requestHandler: { connectionTimeout: 10_000, socketTimeout: 60_000 } }));
-    const { paymethodItem } = await import('#shared/store/paymethods.ts');
+    const { duplicateScopeOf, paymethodItem } = await import('#shared/store/paymethods.ts');
+    const { keys } = await import('#shared/store/keys.ts');
     const { batchDeps } = await import('#shared/wiring/account-updater.ts');
-    const { vault } = batchDeps();
+    const { vault, fingerprinter } = batchDeps();
     const table = env.TABLE_NAME!;
 
     // 1. Seed: [0, SMALL) for the small file, [SMALL, SMALL + ROWS) for the large file, SMALL more for the
@@ -411,11 +417,14 @@ async function main(): Promise<void> {
     let next = 0;
     const seedWorker = async () => {
       for (let first = next; first < total; first = next) {
-        next += 25;
+        next += 12;
         const requests = [];
-        for (let index = first; index < Math.min(first + 25, total); index += 1) {
-          const record = seededRecord(index);
+        // 12 cards and their duplicate-scope entries to a BatchWriteItem (its limit is 25 items).
+        for (let index = first; index < Math.min(first + 12, total); index += 1) {
+          const fingerprint = await fingerprinter.fingerprint(ORG, { kind: 'card', accountNumber: cardNumber(index) });
+          const record = seededRecord(index, fingerprint);
           requests.push({ PutRequest: { Item: paymethodItem(record, await vault.seal(cardNumber(index), { organizationId: ORG, recordToken: record.paymethod_token })) } });
+          requests.push({ PutRequest: { Item: { ...keys.duplicateScope(ORG, duplicateScopeOf(record), fingerprint), tokens: new Set([record.paymethod_token]) } } });
         }
         let pending: typeof requests = requests;
         while (pending.length > 0) {
