@@ -21,7 +21,9 @@
  *    gives the Account Updater's functions, as `npm run au:apply` does.
  * 4. Re-applies the large file (every row skipped) and exports the month.
  * 5. Measures the write units of one applied row (DynamoDB Local's consumed
- *    capacity, per index) and of the former transaction per row, and prints
+ *    capacity, per index): a new expiry on a card never updated and on one
+ *    updated before, a new number, the files' mix; and of the former
+ *    transaction per row. Prints
  *    the partition-key arithmetic for 1,000,000 rows in AWS, with this run's
  *    CPU per row on a chunk function's share of a vCPU.
  *
@@ -319,11 +321,13 @@ async function arithmetic(cpuMsPerRow: number) {
  * in the history table) and the former transaction per row (the same update
  * and a history put in the paymethod table, in one TransactWriteItems).
  */
-async function writeUnits(table: string, historyTable: string, freshIndex: number, updatedIndex: number) {
+async function writeUnits(table: string, historyTable: string, freshIndex: number, updatedIndex: number, newNumberIndex: number) {
   const { DynamoDBClient } = await import('@aws-sdk/client-dynamodb');
   const { DynamoDBDocumentClient, PutCommand, TransactWriteCommand } = await import('@aws-sdk/lib-dynamodb');
   const { DynamoPaymethodStore } = await import('#shared/store/paymethods.ts');
   const { keys } = await import('#shared/store/keys.ts');
+  const { batchDeps } = await import('#shared/wiring/account-updater.ts');
+  const { vault, fingerprinter } = batchDeps();
   type Consumed = { CapacityUnits?: number; Table?: { CapacityUnits?: number }; GlobalSecondaryIndexes?: Record<string, { CapacityUnits?: number }> };
   const units = (consumed: Consumed[]) => ({
     total: consumed.reduce((sum, entry) => sum + (entry.CapacityUnits ?? 0), 0),
@@ -359,6 +363,27 @@ async function writeUnits(table: string, historyTable: string, freshIndex: numbe
   };
   const neverUpdated = await applyOnce(freshIndex);
   const updatedBefore = await applyOnce(updatedIndex);
+  // A new number: the card (new sealed number and fingerprint, its gsi7 entry moved) and its duplicate-scope
+  // entries, in one transaction, which DynamoDB bills twice for each item it writes (the indexes once).
+  const found = (await store.findCards([token(newNumberIndex)])).get(token(newNumberIndex))!;
+  const number = cardNumber(newNumberIndex, '5');
+  const renumbered = {
+    ...found.paymethod.card!,
+    last_4_account_number: number.slice(-4),
+    masked_account_number: `****${number.slice(-4)}`,
+    au_code: 'new' as const,
+    au_description: 'New account number',
+    au_updated_date: now,
+    fingerprint: await fingerprinter.fingerprint(ORG, { kind: 'card', accountNumber: number }),
+  };
+  const secret = await vault.seal(number, { organizationId: ORG, recordToken: token(newNumberIndex) });
+  consumed.length = 0;
+  const [renumberedOutcome] = await store.applyAccountUpdates([
+    { current: found.paymethod, card: renumbered, secret, source: { file_id: 'units', line: 2, run_id: 'units', before: { card: found.paymethod.card!, ...(found.secret ? { secret: found.secret } : {}) } } },
+  ]);
+  if (renumberedOutcome !== 'applied') throw new Error('the measured new number did not apply');
+  const newNumber = { cardUpdate: units(consumed), historyPut: neverUpdated.historyPut };
+  const rowTotal = (row: { cardUpdate: { total: number }; historyPut: { total: number } }) => row.cardUpdate.total + row.historyPut.total;
   // The former pattern: the card's update and its history item in one transaction (DynamoDB bills each item twice).
   const later = new Date(Date.now() + 1000).toISOString();
   consumed.length = 0;
@@ -383,7 +408,12 @@ async function writeUnits(table: string, historyTable: string, freshIndex: numbe
       ],
     }),
   );
-  return { now: { neverUpdatedCard: neverUpdated, cardUpdatedBefore: updatedBefore }, formerTransactionPerRow_cardUpdatedBefore: units(consumed) };
+  return {
+    now: { neverUpdatedCard: neverUpdated, cardUpdatedBefore: updatedBefore, newNumberNeverUpdatedCard: newNumber },
+    // The files' mix (one row in four a new number) on cards never updated: the mean of a row, history included.
+    filesMixPerRowNeverUpdated: (3 * rowTotal(neverUpdated) + rowTotal(newNumber)) / 4,
+    formerTransactionPerRow_cardUpdatedBefore: units(consumed),
+  };
 }
 
 async function main(): Promise<void> {
@@ -483,7 +513,7 @@ async function main(): Promise<void> {
     const rawRate = mean(floors.raw);
     const mixRate = mean(floors.mix);
     progress(`apply ${Math.round(applyRate)} rows/s; raw ${floors.raw.map((run) => Math.round(run.perSecond)).join('/')} per s, ratio ${(applyRate / rawRate).toFixed(2)}; same-mix ${floors.mix.map((run) => Math.round(run.perSecond)).join('/')} per s, ratio ${(applyRate / mixRate).toFixed(2)}; peak RSS ${Math.round(applySmall.peakRssMb)} / ${Math.round(applyLarge.peakRssMb)} MB, live heap (peak) ${Math.round(applySmall.liveHeap?.peak ?? 0)} / ${Math.round(applyLarge.liveHeap?.peak ?? 0)} MB`);
-    const writeUnitsPerRow = await writeUnits(table, env.AU_HISTORY_TABLE_NAME!, unitsFirst, SMALL);
+    const writeUnitsPerRow = await writeUnits(table, env.AU_HISTORY_TABLE_NAME!, unitsFirst, SMALL, unitsFirst + 1);
     progress(`write units per row: ${JSON.stringify(writeUnitsPerRow)}`);
     // BENCH_REAPPLY=0 leaves out the re-apply and the export (a shared machine's time budget).
     const withReapply = process.env.BENCH_REAPPLY !== '0';
