@@ -72,7 +72,7 @@ export async function runAccountUpdaterLocally(input: EngineInput, options: Engi
 }
 
 async function applyBatches(definition: StateMachineDefinition, run: RunInput, chunk: (event: BatchEvent) => Promise<unknown>, options: EngineOptions): Promise<number> {
-  const map = definition.States[STATE.apply] as { ItemBatcher: { MaxItemsPerBatch: number }; ToleratedFailurePercentage: number; ItemProcessor: StateMachineDefinition & { ProcessorConfig?: unknown } };
+  const map = definition.States[STATE.apply] as { ItemBatcher: { MaxItemsPerBatch: number; MaxInputBytesPerBatch: number }; ToleratedFailurePercentage: number; ItemProcessor: StateMachineDefinition & { ProcessorConfig?: unknown } };
   const { ProcessorConfig: _distributed, ...processor } = map.ItemProcessor;
   // Validated once by the unit test (asl-validator); validating on every run would compile its JSON schemas each time (seconds).
   const machine = new StateMachine(processor as unknown as ConstructorParameters<typeof StateMachine>[0], { validationOptions: { noValidate: true } });
@@ -105,12 +105,23 @@ async function applyBatches(definition: StateMachineDefinition, run: RunInput, c
     inFlight.add(task);
   };
   let items: BatchItem[] = [];
+  // A batch's input as JSON, `{"Items":[...],"BatchInput":{"run":...}}`: the run, the brackets, and each item and its comma.
+  const emptyBatchBytes = Buffer.byteLength(JSON.stringify({ Items: [], BatchInput: { run } }));
+  let bytes = emptyBatchBytes;
   // Ranged reads: the loop below pauses while its batches run, longer than a streaming GET may stay silent.
   for await (const row of readUpdateFile(s3RangedObjectSource(s3, run.bucket, run.key)())) {
-    items.push(batchItem(row));
-    if (items.length < map.ItemBatcher.MaxItemsPerBatch) continue;
+    const item = batchItem(row);
+    const itemBytes = Buffer.byteLength(JSON.stringify(item)) + 1;
+    // A batch ends at MaxItemsPerBatch items, or before the item that would take it past MaxInputBytesPerBatch.
+    const full = items.length >= map.ItemBatcher.MaxItemsPerBatch || (items.length > 0 && bytes + itemBytes > map.ItemBatcher.MaxInputBytesPerBatch);
+    if (!full) {
+      items.push(item);
+      bytes += itemBytes;
+      continue;
+    }
     launch(items);
-    items = [];
+    items = [item];
+    bytes = emptyBatchBytes + itemBytes;
     // The reader waits for a free slot: memory holds `concurrency` batches, whatever the file's size.
     while (inFlight.size >= concurrency) await Promise.race(inFlight);
     // Past the tolerated share of failed batches the Map fails; the merge still runs.

@@ -12,6 +12,13 @@ import { AU_HEADER } from '#shared/domain/account-updater/rows.ts';
 /** Rows per batch: one chunk invocation applies them in one to two seconds in AWS (8 conditional writes in flight). */
 export const BATCH_ROWS = 1_000;
 /**
+ * A batch's input at most (its items and the run), Step Functions' payload
+ * limit: a file of long rows (up to 8,192 characters each, csv.ts) is cut
+ * into more, smaller batches instead of failing them. The local engine cuts
+ * by the same two limits.
+ */
+export const MAX_BATCH_INPUT_BYTES = 256 * 1024;
+/**
  * Batches in flight in AWS: 6 batches x 8 writes in flight at ~10 ms a
  * conditional write is at most 4,800 rows/s for one organization, which the
  * write shards spread to at most ~700 writes/s per key. A chunk function's
@@ -72,7 +79,7 @@ export function accountUpdaterDefinition(resources: DefinitionResources): StateM
           Parameters: { 'Bucket.$': '$.run.bucket', 'Key.$': '$.run.key' },
         },
         ItemSelector: { 'index.$': '$$.Map.Item.Index', 'row.$': '$$.Map.Item.Value' },
-        ItemBatcher: { MaxItemsPerBatch: BATCH_ROWS, BatchInput: { 'run.$': '$.run' } },
+        ItemBatcher: { MaxItemsPerBatch: BATCH_ROWS, MaxInputBytesPerBatch: MAX_BATCH_INPUT_BYTES, BatchInput: { 'run.$': '$.run' } },
         MaxConcurrency: MAX_CONCURRENT_BATCHES,
         ToleratedFailurePercentage: TOLERATED_FAILURE_PERCENTAGE,
         ItemProcessor: {

@@ -171,6 +171,34 @@ describe('Account Updater engine: long error lists and the inbox', () => {
     expect(lines.slice(1)).toEqual(rows.map((row, index) => `${index + 2},${row.split(',')[0]},unknown token`));
   }, 600_000);
 
+  it("cuts a file of long rows into batches under Step Functions' input limit, and counts every row once", async () => {
+    const { s3 } = await import('#shared/aws/s3.ts');
+    const { S3BatchResults } = await import('#shared/aws/reports.ts');
+    const { runAccountUpdaterLocally } = await import('../../local/au-engine.ts');
+    const { MAX_BATCH_INPUT_BYTES, RUNS_PREFIX } = await import('#shared/account-updater/state-machine.ts');
+    // 100 rows of about 7 kB each (a sixth cell, which makes every one an error): 700 kB, three batches' worth.
+    const rows = Array.from({ length: 100 }, (_unused, index) => `mth_long${String(index).padStart(6, '0')},cls,,,,${'x'.repeat(7_000)}`);
+    const folder = `${RUNS_PREFIX}${unique('long')}/`;
+    await s3.send(new PutObjectCommand({ Bucket: environment.REPORTS_BUCKET!, Key: `${folder}long.csv`, Body: `${HEADER}\n${rows.join('\n')}\n` }));
+    const outcome = await runAccountUpdaterLocally({ bucket: environment.REPORTS_BUCKET!, key: `${folder}long.csv`, result_key: `${folder}summary.json` }, { functionsDir: FUNCTIONS_DIR });
+    if (!('run' in outcome)) throw new Error(`refused: ${outcome.refused}`);
+    expect(outcome.failedBatches).toBe(0);
+    const batches: Array<{ first_line: number; last_line: number }> = [];
+    for await (const result of new S3BatchResults(s3, environment.REPORTS_BUCKET!).list(outcome.run.run_id)) batches.push(result);
+    // Each batch holds as many of these rows as fit: no more than the limit allows, and the lines follow on.
+    const fit = Math.floor(MAX_BATCH_INPUT_BYTES / 7_000);
+    expect(batches.length).toBeGreaterThanOrEqual(Math.ceil(101 / fit));
+    expect(batches.map((batch) => batch.last_line - batch.first_line + 1).every((size) => size <= fit)).toBe(true);
+    expect(batches.map((batch) => [batch.first_line, batch.last_line])).toEqual(
+      batches.map((batch, index) => [index === 0 ? 1 : batches[index - 1]!.last_line + 1, batch.last_line]),
+    );
+    expect(batches.at(-1)!.last_line).toBe(101);
+    const { Body } = await s3.send(new GetObjectCommand({ Bucket: environment.REPORTS_BUCKET!, Key: `${folder}summary.json` }));
+    const summary = JSON.parse(await Body!.transformToString('utf8')) as { applied: number; skipped: number; error_count: number; errors: Array<{ reason: string }> };
+    expect(summary).toMatchObject({ applied: 0, skipped: 0, error_count: 100 });
+    expect(new Set(summary.errors.map((error) => error.reason))).toEqual(new Set(['wrong column count: expected 5, got 6']));
+  }, 120_000);
+
   it('applies a file created under au-inbox/ and writes its summary under au-results/', async () => {
     const { s3 } = await import('#shared/aws/s3.ts');
     const organizationId = unique('org_inbox');
