@@ -36,7 +36,10 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { ACCOUNT_UPDATER_FUNCTION_SIZING } from '#shared/function-sizing.ts';
+import type { BatchDeps } from '#shared/domain/account-updater/apply.ts';
 import type { CardChange } from '#shared/domain/account-updater/ports.ts';
+import type { CardDetails } from '#shared/domain/paymethods/model.ts';
+import type { SealedSecret } from '#shared/domain/vault.ts';
 import { lambdaHeapFlags } from '../local/lambda-context.ts';
 import { median, REPO_ROOT, startRuntimeForBench } from './support.ts';
 
@@ -93,6 +96,31 @@ function cardNumber(index: number, prefix = '4'): string {
     sum += digit;
   }
   return `${body}${(10 - (sum % 10)) % 10}`;
+}
+
+/**
+ * A new number for card `index` as a row of the file brings it: the card with
+ * its new last four, fingerprint and code, and the number sealed for it.
+ */
+async function newNumberFor(
+  { vault, fingerprinter }: Pick<BatchDeps, 'vault' | 'fingerprinter'>,
+  index: number,
+  card: CardDetails,
+  appliedAt: string,
+): Promise<{ card: CardDetails; secret: SealedSecret }> {
+  const number = cardNumber(index, '5');
+  return {
+    card: {
+      ...card,
+      last_4_account_number: number.slice(-4),
+      masked_account_number: `****${number.slice(-4)}`,
+      au_code: 'new',
+      au_description: 'New account number',
+      au_updated_date: appliedAt,
+      fingerprint: await fingerprinter.fingerprint(ORG, { kind: 'card', accountNumber: number }),
+    },
+    secret: await vault.seal(number, { organizationId: ORG, recordToken: token(index) }),
+  };
 }
 
 /** Child phases: run one step and print its time and this process's peak RSS. */
@@ -184,7 +212,8 @@ async function watchLiveHeap(): Promise<() => LiveHeap> {
  * - `raw-mix`: the same write for the files' mix of rows, where every fourth
  *   row brings a new number: that row's card gets its new sealed number and
  *   fingerprint, and its duplicate-scope entry moves in the same commit (a
- *   two-item transaction, docs/vault.md), NEW_NUMBER_GROUP such rows sharing
+ *   transaction of the card and both duplicate-scope items,
+ *   docs/data-model.md), NEW_NUMBER_GROUP such rows sharing
  *   one call, as the apply step writes them.
  */
 async function prepareRawWrites(first: number, count: number, mix: boolean): Promise<() => Promise<number>> {
@@ -203,9 +232,7 @@ async function prepareRawWrites(first: number, count: number, mix: boolean): Pro
     const current = seededRecord(index, await fingerprinter.fingerprint(ORG, { kind: 'card', accountNumber: cardNumber(index) }));
     const source = { file_id: 'raw', line: index + 2, run_id: 'raw', before: { card: current.card }, applied_lines: [index + 2] };
     if (mix && index % 4 === 0) {
-      const number = cardNumber(index, '5');
-      const card = { ...current.card, last_4_account_number: number.slice(-4), masked_account_number: `****${number.slice(-4)}`, au_code: 'new' as const, au_description: 'New account number', au_updated_date: now, fingerprint: await fingerprinter.fingerprint(ORG, { kind: 'card', accountNumber: number }) };
-      newNumbers.push({ current, card, secret: await vault.seal(number, { organizationId: ORG, recordToken: current.paymethod_token }), source });
+      newNumbers.push({ current, ...(await newNumberFor({ vault, fingerprinter }, index, current.card, now)), source });
       if (newNumbers.length === NEW_NUMBER_GROUP) calls.push(newNumbers.splice(0));
     } else {
       calls.push([{ current, card: { ...current.card, expire_month: 6, expire_year: 2033, au_code: 'exp' as const, au_description: 'New expiration date', au_updated_date: now }, source }]);
@@ -327,7 +354,6 @@ async function writeUnits(table: string, historyTable: string, freshIndex: numbe
   const { DynamoPaymethodStore } = await import('#shared/store/paymethods.ts');
   const { keys } = await import('#shared/store/keys.ts');
   const { batchDeps } = await import('#shared/wiring/account-updater.ts');
-  const { vault, fingerprinter } = batchDeps();
   type Consumed = { CapacityUnits?: number; Table?: { CapacityUnits?: number }; GlobalSecondaryIndexes?: Record<string, { CapacityUnits?: number }> };
   const units = (consumed: Consumed[]) => ({
     total: consumed.reduce((sum, entry) => sum + (entry.CapacityUnits ?? 0), 0),
@@ -366,20 +392,10 @@ async function writeUnits(table: string, historyTable: string, freshIndex: numbe
   // A new number: the card (new sealed number and fingerprint, its gsi7 entry moved) and its duplicate-scope
   // entries, in one transaction, which DynamoDB bills twice for each item it writes (the indexes once).
   const found = (await store.findCards([token(newNumberIndex)])).get(token(newNumberIndex))!;
-  const number = cardNumber(newNumberIndex, '5');
-  const renumbered = {
-    ...found.paymethod.card!,
-    last_4_account_number: number.slice(-4),
-    masked_account_number: `****${number.slice(-4)}`,
-    au_code: 'new' as const,
-    au_description: 'New account number',
-    au_updated_date: now,
-    fingerprint: await fingerprinter.fingerprint(ORG, { kind: 'card', accountNumber: number }),
-  };
-  const secret = await vault.seal(number, { organizationId: ORG, recordToken: token(newNumberIndex) });
+  const renumbered = await newNumberFor(batchDeps(), newNumberIndex, found.paymethod.card!, now);
   consumed.length = 0;
   const [renumberedOutcome] = await store.applyAccountUpdates([
-    { current: found.paymethod, card: renumbered, secret, source: { file_id: 'units', line: 2, run_id: 'units', before: { card: found.paymethod.card!, ...(found.secret ? { secret: found.secret } : {}) } } },
+    { current: found.paymethod, ...renumbered, source: { file_id: 'units', line: 2, run_id: 'units', before: { card: found.paymethod.card!, ...(found.secret ? { secret: found.secret } : {}) } } },
   ]);
   if (renumberedOutcome !== 'applied') throw new Error('the measured new number did not apply');
   const newNumber = { cardUpdate: units(consumed), historyPut: neverUpdated.historyPut };
@@ -428,8 +444,7 @@ async function main(): Promise<void> {
     // Seeding is set-up, not measured: a client of its own with patient timeouts, so a loaded machine slows it down
     // instead of failing it (the service's clients give up after 2 s of silence).
     const dynamo = DynamoDBDocumentClient.from(new DynamoDBClient({ maxAttempts: 10, requestHandler: { connectionTimeout: 10_000, socketTimeout: 60_000 } }));
-    const { duplicateScopeOf, paymethodItem } = await import('#shared/store/paymethods.ts');
-    const { keys } = await import('#shared/store/keys.ts');
+    const { duplicateScopeItem, paymethodItem } = await import('#shared/store/paymethods.ts');
     const { batchDeps } = await import('#shared/wiring/account-updater.ts');
     const { vault, fingerprinter } = batchDeps();
     const table = env.TABLE_NAME!;
@@ -454,7 +469,7 @@ async function main(): Promise<void> {
           const fingerprint = await fingerprinter.fingerprint(ORG, { kind: 'card', accountNumber: cardNumber(index) });
           const record = seededRecord(index, fingerprint);
           requests.push({ PutRequest: { Item: paymethodItem(record, await vault.seal(cardNumber(index), { organizationId: ORG, recordToken: record.paymethod_token })) } });
-          requests.push({ PutRequest: { Item: { ...keys.duplicateScope(ORG, duplicateScopeOf(record), fingerprint), tokens: new Set([record.paymethod_token]) } } });
+          requests.push({ PutRequest: { Item: duplicateScopeItem(record)! } });
         }
         let pending: typeof requests = requests;
         while (pending.length > 0) {

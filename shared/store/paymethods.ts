@@ -65,6 +65,21 @@ export function duplicateScopeOf(record: Pick<Paymethod, 'location_id' | 'custom
   return record.location_id ? `LOC#${record.location_id}` : 'ORG';
 }
 
+/** The duplicate-scope item's string set of paymethod tokens. */
+const DUPLICATE_SCOPE_TOKENS = 'tokens';
+
+/** The duplicate-scope item's key for the record's fingerprint; undefined for records without one. */
+function duplicateScopeKey(record: ScopedRecord): Item | undefined {
+  const fingerprint = fingerprintOf(record);
+  return fingerprint ? keys.duplicateScope(record.organization_id, duplicateScopeOf(record), fingerprint) : undefined;
+}
+
+/** The duplicate-scope item of a record alone in its set; exported only for benchmarks that seed tables in bulk, like paymethodItem. */
+export function duplicateScopeItem(record: ScopedRecord): Item | undefined {
+  const key = duplicateScopeKey(record);
+  return key ? { ...key, [DUPLICATE_SCOPE_TOKENS]: new Set([record.paymethod_token]) } : undefined;
+}
+
 /**
  * Adds the record to (or removes it from) the set of paymethods holding its fingerprint
  * in its duplicate scope; undefined for records without a fingerprint (vendors, or
@@ -72,15 +87,15 @@ export function duplicateScopeOf(record: Pick<Paymethod, 'location_id' | 'custom
  * the write fail when the set already has a member: the atomic duplicate check.
  */
 export function duplicateScopeWrite(tableName: string, record: ScopedRecord, change: 'ADD' | 'DELETE', refuseIfTaken = false): TransactItem | undefined {
-  const fingerprint = fingerprintOf(record);
-  if (!fingerprint) return undefined;
+  const key = duplicateScopeKey(record);
+  if (!key) return undefined;
   return {
     Update: {
       TableName: tableName,
-      Key: keys.duplicateScope(record.organization_id, duplicateScopeOf(record), fingerprint),
+      Key: key,
       UpdateExpression: `${change} #tokens :token`,
       ...(refuseIfTaken ? { ConditionExpression: 'attribute_not_exists(#tokens)' } : {}),
-      ExpressionAttributeNames: { '#tokens': 'tokens' },
+      ExpressionAttributeNames: { '#tokens': DUPLICATE_SCOPE_TOKENS },
       ExpressionAttributeValues: { ':token': new Set([record.paymethod_token]) },
     },
   };
@@ -579,9 +594,8 @@ export class DynamoPaymethodStore implements PaymethodRepository, CardUpdates {
 
   /** A paymethod already holding `record`'s fingerprint in its duplicate scope (strongly consistent), if any. */
   private async duplicateOf(record: Paymethod): Promise<string | undefined> {
-    const fingerprint = fingerprintOf(record) as string;
-    const item = await this.getItem(keys.duplicateScope(record.organization_id, duplicateScopeOf(record), fingerprint), true);
-    const tokens = [...((item?.tokens as Set<string> | undefined) ?? [])].sort();
+    const item = await this.getItem(duplicateScopeKey(record)!, true);
+    const tokens = [...((item?.[DUPLICATE_SCOPE_TOKENS] as Set<string> | undefined) ?? [])].sort();
     return tokens[0];
   }
 
