@@ -17,6 +17,8 @@ export interface ServiceResources {
   readonly table: ITable;
   /** Its global secondary indexes, named in grants one by one rather than as `index/*`. */
   readonly tableIndexNames: readonly string[];
+  /** While an upgrade withholds new indexes: which retired index the functions read in place of each (table-indexes.ts). */
+  readonly tableIndexStandIns?: string;
   readonly documents: IBucket;
   readonly vaultKey: IKey;
   /** HMAC key the paymethod fingerprint keys are derived from (docs/vault.md). */
@@ -64,6 +66,7 @@ const DOCUMENT_ACTIONS: Record<DocumentUsage, { s3: string[]; prefixes: string[]
 export function bindRoute(fn: LambdaFunction, access: FunctionAccess, resources: ServiceResources): void {
   setFunctionEnvironment(fn, access, {
     tableName: resources.table.tableName,
+    ...(resources.tableIndexStandIns ? { tableIndexStandIns: resources.tableIndexStandIns } : {}),
     vaultKeyId: resources.vaultKey.keyArn,
     documentsBucket: resources.documents.bucketName,
     // Objects are written with SSE-KMS under the vault key; the bucket policy refuses anything else.

@@ -31,6 +31,8 @@ export interface AccountUpdaterProps {
   readonly projectRoot: string;
   readonly functionsDir: string;
   readonly table: ITable;
+  /** While an upgrade withholds new indexes: the retired ones the functions read in their place (table-indexes.ts). */
+  readonly tableIndexStandIns?: string;
   /** The paymethod vault key: the chunk function seals new numbers with it (and opens stored ones to compare). */
   readonly vaultKey: IKey;
   /** New numbers get a new fingerprint. */
@@ -212,6 +214,7 @@ export class AccountUpdater extends Construct {
     });
     setFunctionEnvironment(fn, BACKGROUND_FUNCTION_ACCESS[handler]!, {
       tableName: props.table.tableName,
+      ...(props.tableIndexStandIns ? { tableIndexStandIns: props.tableIndexStandIns } : {}),
       auHistoryTableName: this.historyTable.tableName,
       reportsBucket: this.reports.bucketName,
       vaultKeyId: props.vaultKey.keyArn,

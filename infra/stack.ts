@@ -1,4 +1,4 @@
-import { CfnOutput, Duration, Stack } from 'aws-cdk-lib';
+import { Annotations, CfnOutput, Duration, Stack } from 'aws-cdk-lib';
 import type { StackProps } from 'aws-cdk-lib';
 import { AttributeType, BillingMode, ProjectionType, StreamViewType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
 import { AccountRootPrincipal, ArnPrincipal } from 'aws-cdk-lib/aws-iam';
@@ -16,7 +16,7 @@ import type { S3Trigger, StreamTrigger } from '#shared/events.ts';
 import { routes as routeTable } from '#shared/http/routes.ts';
 import type { RouteDefinition } from '#shared/http/routes.ts';
 import { UPLOAD_OBJECT_PREFIX } from '#shared/names.ts';
-import { GLOBAL_SECONDARY_INDEXES, TABLE_KEY, TABLE_STREAM_VIEW, TTL_ATTRIBUTE } from '#shared/store/table.ts';
+import { TABLE_KEY, TABLE_STREAM_VIEW, TTL_ATTRIBUTE } from '#shared/store/table.ts';
 import { AccountUpdater } from './account-updater.ts';
 import { DomainEvents } from './domain-events.ts';
 import { PaymentsRestApi } from './api.ts';
@@ -25,6 +25,8 @@ import type { EnvironmentSettings } from './environments.ts';
 import { grantKeyUsage, scopedKey } from './keys.ts';
 import { Monitoring } from './monitoring.ts';
 import { applyNagSuppressions } from './nag.ts';
+import { tableIndexes } from './table-indexes.ts';
+import type { TableIndexes } from './table-indexes.ts';
 import { ApiRateLimit } from './waf.ts';
 
 export interface PaymentsApiStackProps extends StackProps {
@@ -43,9 +45,6 @@ export interface PaymentsApiStackProps extends StackProps {
 const EVENTS_ITERATOR_AGE_ALARM_MS = 60_000;
 
 const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
-/** The same index list the local runtime creates: shared/store/table.ts. */
-const GSI_NAMES = GLOBAL_SECONDARY_INDEXES.map((index) => index.indexName);
-
 export class PaymentsApiStack extends Stack {
   readonly api: PaymentsRestApi;
   /** Alarm topic, dashboard and the hooks features use (watchFunction, alarmOnQueueDepth, alarmOnAccountUpdaterExportFailure). */
@@ -59,7 +58,13 @@ export class PaymentsApiStack extends Stack {
     super(scope, id, props);
     const { environment } = props;
 
-    const table = createTable(this, environment);
+    // An upgrade of a deployed stack withholds new indexes and retains retired ones (docs/operations.md, "Upgrading: indexes").
+    const indexes = tableIndexes({ withheld: this.node.tryGetContext('withheldIndexes'), retained: this.node.tryGetContext('retainedIndexes') });
+    for (const index of indexes.unserved) {
+      Annotations.of(this).addWarningV2('payments:unservedIndex', `${index} is withheld and the index it replaces is not retained: lists that read it answer 500 until a deploy creates it`);
+    }
+    const tableIndexNames = indexes.indexes.map((index) => index.indexName);
+    const table = createTable(this, environment, indexes.indexes);
     // Key policies name the roles that may use each key (see keys.ts): no account-wide usage.
     const vaultKey = scopedKey(this, 'VaultKey', {
       description: `Payments ${environment.name}: wraps account-number data keys and encrypts documents`,
@@ -103,7 +108,8 @@ export class PaymentsApiStack extends Stack {
     });
     const resources = {
       table,
-      tableIndexNames: GSI_NAMES,
+      tableIndexNames,
+      ...(indexes.standIns ? { tableIndexStandIns: indexes.standIns } : {}),
       documents,
       vaultKey,
       fingerprintKey,
@@ -132,7 +138,7 @@ export class PaymentsApiStack extends Stack {
       environment,
       stage: api.deploymentStage,
       table,
-      tableIndexNames: GSI_NAMES,
+      tableIndexNames,
     });
     monitoring.watchRoutes(restApi.routeFunctions.map(({ route }) => route.handler));
     monitoring.watchFunctions([
@@ -148,7 +154,16 @@ export class PaymentsApiStack extends Stack {
     this.documents = documents;
     this.vaultKey = vaultKey;
 
-    const accountUpdater = new AccountUpdater(this, 'AccountUpdater', { environment, projectRoot: PROJECT_ROOT, functionsDir, table, vaultKey, fingerprintKey, accessLogs });
+    const accountUpdater = new AccountUpdater(this, 'AccountUpdater', {
+      environment,
+      projectRoot: PROJECT_ROOT,
+      functionsDir,
+      table,
+      ...(indexes.standIns ? { tableIndexStandIns: indexes.standIns } : {}),
+      vaultKey,
+      fingerprintKey,
+      accessLogs,
+    });
     monitoring.watchFunctions([
       { name: 'au-check', fn: accountUpdater.checkFunction },
       { name: 'au-chunk', fn: accountUpdater.chunkFunction },
@@ -228,9 +243,11 @@ function grantCredentialIssuers(key: Key, environment: EnvironmentSettings): voi
  * AWS managed encryption: account numbers are already envelope-encrypted with the
  * vault key before they reach the table, so a customer key here would add KMS
  * grants to every function and cost per request without protecting more; key use
- * still shows in CloudTrail, unlike the AWS owned default.
+ * still shows in CloudTrail, unlike the AWS owned default. The indexes are the
+ * current ones unless an upgrade withholds or retains some (table-indexes.ts); the
+ * local runtime creates the current ones from the same list (shared/store/table.ts).
  */
-function createTable(scope: Construct, environment: EnvironmentSettings): Table {
+function createTable(scope: Construct, environment: EnvironmentSettings, indexes: TableIndexes['indexes']): Table {
   const table = new Table(scope, 'Table', {
     partitionKey: { name: TABLE_KEY.partitionKey, type: AttributeType.STRING },
     sortKey: { name: TABLE_KEY.sortKey, type: AttributeType.STRING },
@@ -243,11 +260,7 @@ function createTable(scope: Construct, environment: EnvironmentSettings): Table 
     deletionProtection: environment.deletionProtection,
     removalPolicy: environment.removalPolicy,
   });
-  // CloudFormation creates or deletes one GSI per stack update: upgrading a stack that predates several
-  // indexes deploys with `-c withheldIndexes=<names>` first (docs/operations.md, "Upgrading: paymethod list indexes").
-  const withheld = new Set(String(scope.node.tryGetContext('withheldIndexes') ?? '').split(',').filter(Boolean));
-  for (const index of GLOBAL_SECONDARY_INDEXES) {
-    if (withheld.has(index.indexName)) continue;
+  for (const index of indexes) {
     table.addGlobalSecondaryIndex({
       indexName: index.indexName,
       partitionKey: { name: index.partitionKey, type: AttributeType.STRING },

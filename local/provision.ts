@@ -1,6 +1,7 @@
 import { CreateTableCommand, DescribeTableCommand, UpdateTableCommand, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBClient, KeySchemaElement } from '@aws-sdk/client-dynamodb';
-import { AU_HISTORY_TABLE_KEY, GLOBAL_SECONDARY_INDEXES, TABLE_KEY, TABLE_STREAM_VIEW, TTL_ATTRIBUTE } from '#shared/store/table.ts';
+import type { IndexDefinition } from '#shared/store/table.ts';
+import { AU_HISTORY_TABLE_KEY, GLOBAL_SECONDARY_INDEXES, RETIRED_INDEXES, TABLE_KEY, TABLE_STREAM_VIEW, TTL_ATTRIBUTE } from '#shared/store/table.ts';
 
 const STREAM = { StreamEnabled: true, StreamViewType: TABLE_STREAM_VIEW } as const;
 
@@ -72,7 +73,7 @@ function required(streamArn: string | undefined): string {
   return streamArn;
 }
 
-function indexDefinition(index: (typeof GLOBAL_SECONDARY_INDEXES)[number]) {
+function indexDefinition(index: IndexDefinition) {
   return {
     IndexName: index.indexName,
     KeySchema: keySchema(index),
@@ -83,7 +84,9 @@ function indexDefinition(index: (typeof GLOBAL_SECONDARY_INDEXES)[number]) {
 /**
  * A table kept in LOCAL_DATA_DIR from before an index existed gets it now
  * (paymethods written before gsi8/gsi9 get their keys from
- * `npm run migrate:list-indexes`).
+ * `npm run migrate:list-indexes`), and loses the retired indexes its
+ * successors replace (DynamoDB Local has no one-index-per-update limit to
+ * upgrade around, and the functions never read a retired index here).
  */
 async function addMissingIndexes(client: DynamoDBClient, tableName: string, existing: Set<string | undefined>): Promise<void> {
   for (const index of GLOBAL_SECONDARY_INDEXES) {
@@ -98,5 +101,16 @@ async function addMissingIndexes(client: DynamoDBClient, tableName: string, exis
         GlobalSecondaryIndexUpdates: [{ Create: indexDefinition(index) }],
       }),
     );
+  }
+  const retired: string[] = RETIRED_INDEXES.filter((index) => existing.has(index.indexName)).map((index) => index.indexName);
+  for (const indexName of retired) {
+    await client.send(new UpdateTableCommand({ TableName: tableName, GlobalSecondaryIndexUpdates: [{ Delete: { IndexName: indexName } }] }));
+  }
+  // DynamoDB Local deletes in the background: the runtime starts on the table it declares, not on one still changing.
+  for (let waited = 0; retired.length > 0; waited += 100) {
+    const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
+    if (!(Table?.GlobalSecondaryIndexes ?? []).some((index) => retired.includes(index.IndexName as string))) return;
+    if (waited >= 60_000) throw new Error(`DynamoDB Local did not delete ${retired.join(', ')} within a minute`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }

@@ -4,7 +4,7 @@
  * Moves paymethod items written before the location and organization lists
  * got their own indexes (gsi8, gsi9) to those indexes, and out of gsi1/gsi2.
  * Run once after the deploy that created gsi9 (docs/operations.md,
- * "Upgrading: paymethod list indexes"); running it again finds nothing to do.
+ * "Upgrading: indexes"); running it again finds nothing to do.
  * Prints {"scanned", "migrated"}.
  */
 import { parseArgs } from 'node:util';

@@ -16,6 +16,7 @@ import { currentContainer } from './container.ts';
 export const ENVIRONMENT_VARIABLES = {
   environmentName: 'ENVIRONMENT_NAME',
   tableName: 'TABLE_NAME',
+  tableIndexStandIns: 'TABLE_INDEX_STAND_INS',
   auHistoryTableName: 'AU_HISTORY_TABLE_NAME',
   documentsBucket: 'DOCUMENTS_BUCKET',
   documentsKmsKeyId: 'DOCUMENTS_KMS_KEY_ID',
@@ -64,6 +65,10 @@ export const config = {
   },
   get tableName(): string {
     return required('tableName');
+  },
+  /** Retired indexes read in place of successors not built yet ("gsi10=gsi4,..."); set only while a stack is upgraded (store/table.ts). */
+  get tableIndexStandIns(): string | undefined {
+    return settings().tableIndexStandIns;
   },
   get auHistoryTableName(): string {
     return required('auHistoryTableName');

@@ -51,6 +51,8 @@ export function accessFor(route: RouteDefinition): FunctionAccess {
  */
 export interface FunctionResources {
   readonly tableName?: string;
+  /** Only while a deployed stack's indexes are upgraded: which retired index stands in for which successor. */
+  readonly tableIndexStandIns?: string;
   readonly auHistoryTableName?: string;
   readonly vaultKeyId?: string;
   readonly fingerprintKeyId?: string;
@@ -71,6 +73,7 @@ export function functionEnvironment(access: FunctionAccess, resources: FunctionR
     return value;
   };
   if (access.table) environment[NAMES.tableName] = needs(resources.tableName, 'table');
+  if (access.table && resources.tableIndexStandIns) environment[NAMES.tableIndexStandIns] = resources.tableIndexStandIns;
   if (access.auHistory) environment[NAMES.auHistoryTableName] = needs(resources.auHistoryTableName, 'auHistory');
   if (access.vault?.length) environment[NAMES.vaultKeyId] = needs(resources.vaultKeyId, 'vault');
   if (access.fingerprint) environment[NAMES.fingerprintKeyId] = needs(resources.fingerprintKeyId, 'fingerprint');

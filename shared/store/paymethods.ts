@@ -16,8 +16,8 @@ import type { PagedList } from './page-boundaries.ts';
 import { PageBoundaries, collect } from './page-boundaries.ts';
 import { AU_SOURCE_ATTRIBUTE, PAYMETHOD_ENTITY, SECRET_ATTRIBUTE, paymethodFromItem } from './records.ts';
 import { cancellationReasons, isConditionFailure } from './write-conflicts.ts';
-import type { IndexName } from './table.ts';
-import { GLOBAL_SECONDARY_INDEXES, indexProjection, TABLE_KEY } from './table.ts';
+import type { IndexName, IndexStandIns, RetiredIndexName } from './table.ts';
+import { GLOBAL_SECONDARY_INDEXES, indexProjection, parseIndexStandIns, RETIRED_INDEXES, TABLE_KEY } from './table.ts';
 
 type Item = Record<string, unknown>;
 type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
@@ -145,7 +145,7 @@ export function planQuery(query: PaymethodQuery): QueryPlan {
   // The fingerprint's partition is the narrowest; on other indexes it filters on its own index key.
   const byFingerprint = query.fingerprint === undefined ? undefined : keys.paymethodByFingerprint(org, query.fingerprint, '', '').gsi7pk;
   if (byFingerprint !== undefined && query.auUpdatedFrom === undefined && query.auUpdatedTo === undefined) {
-    return plan('gsi7', byFingerprint, extra([['location_id', query.locationId], ['customer_token', query.customerToken], ['customer_id', query.customerId], ...type]));
+    return plan('gsi13', byFingerprint, extra([['location_id', query.locationId], ['customer_token', query.customerToken], ['customer_id', query.customerId], ...type]));
   }
   if (byFingerprint !== undefined) type.push(['gsi7pk', byFingerprint]);
   if (query.auUpdatedFrom !== undefined || query.auUpdatedTo !== undefined) {
@@ -154,12 +154,12 @@ export function planQuery(query: PaymethodQuery): QueryPlan {
     const filters = extra([['customer_token', query.customerToken], ['customer_id', query.customerId], ...type]);
     const location = query.locationId;
     const shards = auShards().map((shard) => auReportPartition(org, location, shard));
-    return { ...plan(location ? 'gsi5' : 'gsi4', auReportPartition(org, location, undefined), filters, range), shards };
+    return { ...plan(location ? 'gsi11' : 'gsi10', auReportPartition(org, location, undefined), filters, range), shards };
   }
   if (query.customerToken) {
     return plan('gsi3', keys.paymethodByCustomer(org, query.customerToken, '', '').gsi3pk, extra([['location_id', query.locationId], ['customer_id', query.customerId], ...type]));
   }
-  if (query.customerId) return plan('gsi6', keys.paymethodByCustomerId(org, query.customerId, '', '').gsi6pk, extra([['location_id', query.locationId], ...type]));
+  if (query.customerId) return plan('gsi12', keys.paymethodByCustomerId(org, query.customerId, '', '').gsi6pk, extra([['location_id', query.locationId], ...type]));
   if (query.locationId) return plan('gsi8', keys.paymethodByLocation(org, query.locationId, '', '').gsi8pk, extra(type));
   return plan('gsi9', keys.paymethodByOrganization(org, '', '').gsi9pk, extra(type));
 }
@@ -172,10 +172,20 @@ function duplicatePaymethod(record: Paymethod, existing: string): Conflict {
 export class DynamoPaymethodStore implements PaymethodRepository, CardUpdates {
   private readonly pageBoundaries: PageBoundaries;
 
+  private readonly indexStandIns: IndexStandIns;
+
+  /**
+   * @param indexStandIns retired indexes to read in place of successors the
+   * table does not have yet, as TABLE_INDEX_STAND_INS names them: only while
+   * a deployed stack is upgraded (table.ts `RETIRED_INDEXES`). The plan, and
+   * so every cursor, keeps the successor's name.
+   */
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,
+    indexStandIns?: string,
   ) {
+    this.indexStandIns = parseIndexStandIns(indexStandIns);
     this.pageBoundaries = new PageBoundaries(client, tableName);
   }
 
@@ -424,7 +434,9 @@ export class DynamoPaymethodStore implements PaymethodRepository, CardUpdates {
 
   async list(query: PaymethodQuery, page: PageRequest): Promise<Page<Paymethod>> {
     const plan = planQuery(query);
-    const fingerprint = queryFingerprint([plan.index, plan.partition, plan.from, plan.to, plan.filters]);
+    // A successor orders its partitions as the index it replaced (the same keys): a cursor issued before the upgrade still holds.
+    const sortedLike = RETIRED_INDEXES.find((retired) => retired.successor === plan.index)?.indexName ?? plan.index;
+    const fingerprint = queryFingerprint([sortedLike, plan.partition, plan.from, plan.to, plan.filters]);
     // A write-sharded index (the Account Updater report) merges its shards; a bare page_index skips there.
     if (plan.shards) {
       const position = page.cursor === undefined ? undefined : decodeCursor(page.cursor, fingerprint, page.pageIndex);
@@ -464,7 +476,7 @@ export class DynamoPaymethodStore implements PaymethodRepository, CardUpdates {
   private async pageOf(collected: Item[], page: PageRequest, plan: QueryPlan, fingerprint: string): Promise<Page<Paymethod>> {
     const entries = collected.slice(0, page.pageSize);
     let items = entries;
-    if (indexProjection(plan.index) !== 'ALL') {
+    if (indexProjection(this.physicalIndex(plan.index)) !== 'ALL') {
       const tokenOf = (item: Item) => item.paymethod_token as string;
       const byToken = new Map((await this.getPaymethodItems(entries.map(tokenOf), false)).map((item) => [tokenOf(item), item]));
       items = entries.flatMap((entry): Item[] => {
@@ -540,7 +552,7 @@ export class DynamoPaymethodStore implements PaymethodRepository, CardUpdates {
     });
     const input: QueryCommandInput = {
       TableName: this.tableName,
-      IndexName: plan.index,
+      IndexName: this.physicalIndex(plan.index),
       KeyConditionExpression: keyCondition,
       ...(filters.length > 0 ? { FilterExpression: filters.join(' AND ') } : {}),
       ExpressionAttributeNames: names,
@@ -550,6 +562,11 @@ export class DynamoPaymethodStore implements PaymethodRepository, CardUpdates {
       ...(startKey ? { ExclusiveStartKey: startKey } : {}),
     };
     return this.client.send(new QueryCommand(input));
+  }
+
+  /** The index a plan's Query reads: its own, or a retired one standing in for it (same keys, ALL). */
+  private physicalIndex(index: IndexName): IndexName | RetiredIndexName {
+    return this.indexStandIns[index] ?? index;
   }
 
   private async getItem(key: Item, consistent = false): Promise<Item | undefined> {

@@ -21,6 +21,24 @@ export const PAYMETHOD_LIST_PROJECTION = ['paymethod_token', 'paymethod_type'] a
 /** `ALL`, or the non-key attributes an index carries (INCLUDE). */
 export type IndexProjection = 'ALL' | readonly string[];
 
+/**
+ * What the Account Updater report indexes hold besides the keys: the token
+ * (the page's items are read from the table with one BatchGetItem) and what
+ * the report filters on. An applied row still moves its entry (the sort key
+ * is the date), but the entry stays under 1 KB: one write unit, not the
+ * card's two.
+ */
+export const AU_REPORT_PROJECTION = ['paymethod_token', 'paymethod_type', 'customer_token', 'customer_id', 'gsi7pk'] as const;
+
+/** The merchant customer id list's: the token and its filters. No Account Updater row writes it. */
+export const CUSTOMER_ID_PROJECTION = ['paymethod_token', 'paymethod_type', 'location_id'] as const;
+
+/**
+ * The fingerprint list's: the token and its filters. Only a new number (a
+ * new fingerprint) moves the entry; other applied rows leave it alone.
+ */
+export const FINGERPRINT_PROJECTION = ['paymethod_token', 'paymethod_type', 'location_id', 'customer_token', 'customer_id'] as const;
+
 export const GLOBAL_SECONDARY_INDEXES = [
   // Documents (organization), publishable keys (location).
   { indexName: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk', projection: 'ALL' },
@@ -28,22 +46,68 @@ export const GLOBAL_SECONDARY_INDEXES = [
   { indexName: 'gsi2', partitionKey: 'gsi2pk', sortKey: 'gsi2sk', projection: 'ALL' },
   // Documents (organization + resource), paymethods (customer).
   { indexName: 'gsi3', partitionKey: 'gsi3pk', sortKey: 'gsi3sk', projection: 'ALL' },
-  // Sparse: only items that carry the attributes are indexed (cards touched by
-  // the Account Updater, paymethods with a merchant customer_id).
-  { indexName: 'gsi4', partitionKey: 'gsi4pk', sortKey: 'gsi4sk', projection: 'ALL' },
-  { indexName: 'gsi5', partitionKey: 'gsi5pk', sortKey: 'gsi5sk', projection: 'ALL' },
-  { indexName: 'gsi6', partitionKey: 'gsi6pk', sortKey: 'gsi6sk', projection: 'ALL' },
-  // Sparse: card and echeck paymethods that carry a fingerprint, one partition per organization and fingerprint.
-  { indexName: 'gsi7', partitionKey: 'gsi7pk', sortKey: 'gsi7sk', projection: 'ALL' },
   // Paymethod lists of a location and of an organization: keys and immutable members only.
   { indexName: 'gsi8', partitionKey: 'gsi8pk', sortKey: 'gsi8sk', projection: PAYMETHOD_LIST_PROJECTION },
   { indexName: 'gsi9', partitionKey: 'gsi9pk', sortKey: 'gsi9sk', projection: PAYMETHOD_LIST_PROJECTION },
-] as const satisfies ReadonlyArray<{ indexName: string; partitionKey: string; sortKey: string; projection: IndexProjection }>;
+  // Over the keys of the ALL indexes they replaced (RETIRED_INDEXES), so DynamoDB fills them from the
+  // items as they are: sparse, like those. The Account Updater report (organization, location).
+  { indexName: 'gsi10', partitionKey: 'gsi4pk', sortKey: 'gsi4sk', projection: AU_REPORT_PROJECTION },
+  { indexName: 'gsi11', partitionKey: 'gsi5pk', sortKey: 'gsi5sk', projection: AU_REPORT_PROJECTION },
+  // Paymethods with a merchant customer_id.
+  { indexName: 'gsi12', partitionKey: 'gsi6pk', sortKey: 'gsi6sk', projection: CUSTOMER_ID_PROJECTION },
+  // Card and echeck paymethods that carry a fingerprint, one partition per organization and fingerprint.
+  { indexName: 'gsi13', partitionKey: 'gsi7pk', sortKey: 'gsi7sk', projection: FINGERPRINT_PROJECTION },
+] as const satisfies ReadonlyArray<IndexDefinition>;
+
+/**
+ * Indexes the table no longer declares, each replaced by its `successor`
+ * over the same keys with a narrower projection. A stack deployed before
+ * keeps them while it is upgraded (`-c retainedIndexes=`), and reads them in
+ * place of successors not built yet (docs/operations.md, "Upgrading:
+ * indexes").
+ */
+export const RETIRED_INDEXES = [
+  { indexName: 'gsi4', partitionKey: 'gsi4pk', sortKey: 'gsi4sk', projection: 'ALL', successor: 'gsi10' },
+  { indexName: 'gsi5', partitionKey: 'gsi5pk', sortKey: 'gsi5sk', projection: 'ALL', successor: 'gsi11' },
+  { indexName: 'gsi6', partitionKey: 'gsi6pk', sortKey: 'gsi6sk', projection: 'ALL', successor: 'gsi12' },
+  { indexName: 'gsi7', partitionKey: 'gsi7pk', sortKey: 'gsi7sk', projection: 'ALL', successor: 'gsi13' },
+] as const satisfies ReadonlyArray<IndexDefinition & { successor: IndexName }>;
+
+export interface IndexDefinition {
+  readonly indexName: string;
+  readonly partitionKey: string;
+  readonly sortKey: string;
+  readonly projection: IndexProjection;
+}
 
 export type IndexName = (typeof GLOBAL_SECONDARY_INDEXES)[number]['indexName'];
+export type RetiredIndexName = (typeof RETIRED_INDEXES)[number]['indexName'];
 
-export function indexProjection(indexName: IndexName): IndexProjection {
-  return GLOBAL_SECONDARY_INDEXES.find((index) => index.indexName === indexName)!.projection;
+export function indexProjection(indexName: IndexName | RetiredIndexName): IndexProjection {
+  return [...GLOBAL_SECONDARY_INDEXES, ...RETIRED_INDEXES].find((index) => index.indexName === indexName)!.projection;
+}
+
+/**
+ * Which retired index a function reads in place of a successor the table
+ * does not have yet, in the form the stack passes it
+ * (`TABLE_INDEX_STAND_INS`, "gsi10=gsi4,gsi13=gsi7"; usually empty).
+ */
+export type IndexStandIns = Readonly<Partial<Record<IndexName, RetiredIndexName>>>;
+
+export function formatIndexStandIns(standIns: IndexStandIns): string {
+  return Object.entries(standIns).map(([successor, retired]) => `${successor}=${retired}`).join(',');
+}
+
+/** Only pairs RETIRED_INDEXES names: anything else is a deploy mistake, refused when first read. */
+export function parseIndexStandIns(value: string | undefined): IndexStandIns {
+  const standIns: Partial<Record<IndexName, RetiredIndexName>> = {};
+  for (const pair of (value ?? '').split(',').filter(Boolean)) {
+    const [successor, retired] = pair.split('=');
+    const known = RETIRED_INDEXES.find((index) => index.indexName === retired && index.successor === successor);
+    if (!known) throw new Error(`TABLE_INDEX_STAND_INS: ${pair} does not name a retired index and its successor`);
+    standIns[known.successor] = known.indexName;
+  }
+  return standIns;
 }
 
 /** The table's stream carries both images of every write: domain events are derived from them (docs/events.md). */

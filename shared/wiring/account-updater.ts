@@ -18,7 +18,7 @@ import { once } from './once.ts';
  */
 const historyLog = /* @__PURE__ */ once(() => new DynamoAccountUpdaterStore(dynamo, { history: config.auHistoryTableName }));
 const history = /* @__PURE__ */ once(() => new DynamoAccountUpdaterStore(dynamo, { history: config.auHistoryTableName, legacy: config.tableName }));
-const cards = /* @__PURE__ */ once(() => new DynamoPaymethodStore(dynamo, config.tableName));
+const cards = /* @__PURE__ */ once(() => new DynamoPaymethodStore(dynamo, config.tableName, config.tableIndexStandIns));
 const vault = /* @__PURE__ */ once(() => new KmsVault(kms, config.vaultKeyId));
 const fingerprinter = /* @__PURE__ */ once(() => new KmsFingerprinter(kms, config.fingerprintKeyId));
 const batchResults = /* @__PURE__ */ once(() => new S3BatchResults(s3, config.reportsBucket));

@@ -14,7 +14,7 @@ import { organizationStore } from './organizations.ts';
 
 export { idempotencyStore } from './idempotency.ts';
 
-export const paymethodStore = /* @__PURE__ */ once(() => new DynamoPaymethodStore(dynamo, config.tableName));
+export const paymethodStore = /* @__PURE__ */ once(() => new DynamoPaymethodStore(dynamo, config.tableName, config.tableIndexStandIns));
 export const oneTimeTokenStore = /* @__PURE__ */ once(() => new DynamoOneTimeTokenStore(dynamo, config.tableName));
 export const vault = /* @__PURE__ */ once((): Vault => new KmsVault(kms, config.vaultKeyId));
 export const fingerprinter = /* @__PURE__ */ once((): Fingerprinter => new KmsFingerprinter(kms, config.fingerprintKeyId));

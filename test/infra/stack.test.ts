@@ -92,7 +92,8 @@ describe('PaymentsApiStack (fixture routes, dev)', () => {
       Projection: index.projection === 'ALL' ? { ProjectionType: 'ALL' } : { ProjectionType: 'INCLUDE', NonKeyAttributes: [...index.projection] },
     }));
     // The paymethod list indexes carry keys and immutable members only (docs/data-model.md, "Paymethod lists").
-    expect(gsis.filter((index) => index.Projection.ProjectionType === 'INCLUDE').map((index) => index.IndexName)).toEqual(['gsi8', 'gsi9']);
+    // So do the report, customer_id and fingerprint indexes: keys, the token and what their lists filter on.
+    expect(gsis.filter((index) => index.Projection.ProjectionType === 'INCLUDE').map((index) => index.IndexName)).toEqual(['gsi8', 'gsi9', 'gsi10', 'gsi11', 'gsi12', 'gsi13']);
     // The paymethod table, and the Account Updater's history table (below).
     template.resourceCountIs('AWS::DynamoDB::Table', 2);
     template.hasResource('AWS::DynamoDB::Table', {

@@ -9,10 +9,12 @@ import { call, MERCHANT, useRuntimeEnvironment } from '../support/api.ts';
 import { createCard, customerPath, locationPath, resultsOf, unique } from '../support/paymethods.ts';
 
 /**
- * The location and organization lists read keys-only indexes (gsi8, gsi9)
- * and then the page's items: an Account Updater write touches none of their
+ * The location and organization lists read keys-only indexes (gsi8, gsi9),
+ * the report, customer_id and fingerprint lists indexes that carry only what
+ * they filter on (gsi10 to gsi13), and then the page's items: an Account
+ * Updater expiry touches none of the list, customer_id or fingerprint
  * entries, yet every list shows what it changed; items stored before the
- * indexes existed are listed once migrated.
+ * list indexes existed are listed once migrated.
  */
 type Consumed = { GlobalSecondaryIndexes?: Record<string, { CapacityUnits?: number }> };
 
@@ -66,16 +68,20 @@ describe('paymethod list indexes', () => {
     const token = made.paymethod_token as string;
 
     const touched = await accountUpdate(token, { expire_month: 7, expire_year: 2034 });
-    expect(touched).not.toContain('gsi8');
-    expect(touched).not.toContain('gsi9');
-    expect(touched).toContain('gsi4'); // the report index: its key is new
+    // Neither the lists nor the customer_id and fingerprint indexes carry anything an expiry changes.
+    for (const untouched of ['gsi8', 'gsi9', 'gsi12', 'gsi13']) expect(touched).not.toContain(untouched);
+    expect(touched).toEqual(expect.arrayContaining(['gsi10', 'gsi11'])); // the report indexes: the card's keys are new
 
+    const fingerprint = (made.card as { fingerprint: string }).fingerprint;
+    const filter = (expression: string) => `filter=${encodeURIComponent(expression)}`;
     const lists = [
       `${locationPath(org, loc)}/paymethods`,
       `${locationPath(org, loc)}/paymethods?paymethod_type=card`,
       customerPath(org, loc, cst),
       `/v3/organizations/${org}/paymethods?location_id=${loc}`,
       `/v3/organizations/${org}/paymethods?location_id=${loc}&paymethod_type=card`,
+      // The same card number: both cards share the fingerprint.
+      `${locationPath(org, loc)}/paymethods?${filter(`fingerprint eq '${fingerprint}'`)}`,
     ];
     for (const path of lists) {
       const answer = await call(path);
@@ -87,6 +93,24 @@ describe('paymethod list indexes', () => {
       expect(results[1]?.card, path).not.toHaveProperty('au_code');
     }
     expect(resultsOf(await call(`${locationPath(org, loc)}/paymethods?paymethod_type=echeck`))).toEqual([]);
+
+    // Lists that hold only the updated card: by merchant customer id, and the Account Updater report.
+    const today = new Date().toISOString().slice(0, 10);
+    const range = `start_au_updated_date eq '${today}' and end_au_updated_date eq '${today}'`;
+    const report = filter(range);
+    for (const path of [
+      `/v3/organizations/${org}/paymethods?customer_id=CID-LIST`,
+      // The organization is shared with other suites: narrowed by this test's own customer id and location.
+      `/v3/organizations/${org}/paymethods?customer_id=CID-LIST&${report}`,
+      `/v3/organizations/${org}/paymethods?location_id=${loc}&${report}`,
+      `${locationPath(org, loc)}/paymethods?${filter(`${range} and fingerprint eq '${fingerprint}'`)}`,
+      `${customerPath(org, loc, cst)}?${report}`,
+    ]) {
+      const answer = await call(path);
+      expect(answer.status, `${path}: ${answer.text}`).toBe(200);
+      expect(resultsOf(answer).map((item) => item.paymethod_token), path).toEqual([token]);
+      expect(resultsOf(answer)[0]?.card, path).toMatchObject({ expire_month: 7, expire_year: 2034, au_code: 'exp' });
+    }
   });
 
   describe('the organization list', () => {

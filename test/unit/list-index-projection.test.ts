@@ -3,7 +3,10 @@ import { describe, expect, it } from 'vitest';
 import type { Paymethod } from '#shared/domain/paymethods/model.ts';
 import { LEGACY_PAYMETHOD_LIST_KEY_ATTRIBUTES } from '#shared/store/keys.ts';
 import { DynamoPaymethodStore, paymethodItemKeys, planQuery } from '#shared/store/paymethods.ts';
-import { GLOBAL_SECONDARY_INDEXES, indexProjection } from '#shared/store/table.ts';
+import type { PaymethodQuery } from '#shared/domain/paymethods/ports.ts';
+import { encodeCursor, queryFingerprint } from '#shared/store/cursor.ts';
+import { GLOBAL_SECONDARY_INDEXES, RETIRED_INDEXES, indexProjection, parseIndexStandIns } from '#shared/store/table.ts';
+import type { IndexName, RetiredIndexName } from '#shared/store/table.ts';
 
 /**
  * The organization and location lists must never carry what the Account
@@ -90,5 +93,82 @@ describe('paymethod list indexes', () => {
     const itemKeys = Object.keys(paymethodItemKeys(card));
     expect(itemKeys).toEqual(expect.arrayContaining(['gsi8pk', 'gsi8sk', 'gsi9pk', 'gsi9sk']));
     for (const legacy of LEGACY_PAYMETHOD_LIST_KEY_ATTRIBUTES) expect(itemKeys).not.toContain(legacy);
+  });
+});
+
+describe('report, customer_id and fingerprint indexes', () => {
+  const narrowed = ['gsi10', 'gsi11', 'gsi12', 'gsi13'] as const;
+  const carried = (name: IndexName | RetiredIndexName): readonly string[] => {
+    const index = [...GLOBAL_SECONDARY_INDEXES, ...RETIRED_INDEXES].find((candidate) => candidate.indexName === name)!;
+    return [index.partitionKey, index.sortKey, ...(index.projection === 'ALL' ? [] : index.projection)];
+  };
+
+  it('replace ALL indexes over the same keys, so DynamoDB fills them from the items as they are', () => {
+    expect(RETIRED_INDEXES.map((retired) => retired.successor)).toEqual([...narrowed]);
+    for (const retired of RETIRED_INDEXES) {
+      const successor = GLOBAL_SECONDARY_INDEXES.find((index) => index.indexName === retired.successor)!;
+      expect([successor.partitionKey, successor.sortKey], successor.indexName).toEqual([retired.partitionKey, retired.sortKey]);
+      expect(successor.projection, successor.indexName).not.toBe('ALL');
+      expect(successor.projection, successor.indexName).toContain('paymethod_token');
+    }
+  });
+
+  it('carry every attribute any list filters on: every combination of filters, on every index that serves one', () => {
+    const optional: Array<Partial<PaymethodQuery>> = [
+      { locationId: 'loc_1' },
+      { customerToken: 'cst_1' },
+      { customerId: 'C-1' },
+      { paymethodType: 'card' },
+      { fingerprint: 'fp_1' },
+      { auUpdatedFrom: '2026-05-01' },
+    ];
+    const served = new Set<string>();
+    for (let mask = 0; mask < 1 << optional.length; mask += 1) {
+      const query = Object.assign({ organizationId: 'org_1' }, ...optional.filter((_part, bit) => mask & (1 << bit))) as PaymethodQuery;
+      const plan = planQuery(query);
+      served.add(plan.index);
+      if (indexProjection(plan.index) === 'ALL') continue;
+      for (const filter of plan.filters) expect(carried(plan.index), `${plan.index} ${JSON.stringify(query)}`).toContain(filter.attribute);
+    }
+    expect([...served].sort()).toEqual(['gsi10', 'gsi11', 'gsi12', 'gsi13', 'gsi3', 'gsi8', 'gsi9']);
+  });
+
+  it('take no write from an expiry, and the customer_id index none from a new number', async () => {
+    const expiry = await attributesTheAccountUpdaterWrites();
+    for (const name of ['gsi12', 'gsi13'] as const) {
+      expect([...expiry.set, ...expiry.removed].filter((attribute) => carried(name).includes(attribute)), name).toEqual([]);
+    }
+    const newNumber = await attributesTheAccountUpdaterWrites({ before: 'fp_before', after: 'fp_after' });
+    expect([...newNumber.set, ...newNumber.removed].filter((attribute) => carried('gsi12').includes(attribute))).toEqual([]);
+    expect(newNumber.set).toContain('gsi7pk'); // the fingerprint entry moves, as it must
+  });
+
+  it('are read through a retired index standing in while an upgrade withholds them, with the same cursors', async () => {
+    const entry = { ...paymethodItemKeys(card), pk: `MTH#${card.paymethod_token}`, sk: 'MTH', entity: 'paymethod', ...card, gsi7pk: 'FP#org_1#fp_1', gsi7sk: `${card.created_at}#${card.paymethod_token}` };
+    const sent: Array<{ name: string; input: Record<string, unknown> }> = [];
+    const client = {
+      send: async (command: { constructor: { name: string }; input: Record<string, unknown> }) => {
+        sent.push({ name: command.constructor.name, input: command.input });
+        return command.constructor.name === 'QueryCommand' ? { Items: [entry, { ...entry, paymethod_token: 'mth_projection000000000001' }] } : { Responses: { table: [entry] } };
+      },
+    } as unknown as DynamoDBDocumentClient;
+    const query: PaymethodQuery = { organizationId: 'org_1', fingerprint: 'fp_1' };
+    const upgrading = await new DynamoPaymethodStore(client, 'table', 'gsi13=gsi7').list(query, { pageSize: 1, pageIndex: 0 });
+    expect(sent.map(({ name, input }) => [name, input.IndexName])).toEqual([['QueryCommand', 'gsi7']]); // ALL: the entries are the records
+    sent.length = 0;
+    const upgraded = await new DynamoPaymethodStore(client, 'table').list(query, { pageSize: 1, pageIndex: 0 });
+    expect(sent.map(({ name, input }) => [name, input.IndexName])).toEqual([['QueryCommand', 'gsi13'], ['BatchGetCommand', undefined]]);
+    expect(upgraded.items.map((item) => item.paymethod_token)).toEqual(upgrading.items.map((item) => item.paymethod_token));
+    expect(upgraded.nextCursor).toBe(upgrading.nextCursor);
+    // And the cursor the release before (reading gsi7 itself) gave for the same page.
+    const before = encodeCursor({ token: card.paymethod_token, sortValue: entry.gsi7sk, pageIndex: 1 }, queryFingerprint(['gsi7', 'FP#org_1#fp_1', undefined, undefined, []]));
+    expect(upgraded.nextCursor).toBe(before);
+  });
+
+  it('take stand-ins only as a retired index and its own successor', () => {
+    expect(parseIndexStandIns('gsi10=gsi4,gsi13=gsi7')).toEqual({ gsi10: 'gsi4', gsi13: 'gsi7' });
+    expect(parseIndexStandIns(undefined)).toEqual({});
+    expect(() => parseIndexStandIns('gsi10=gsi5')).toThrow(/gsi10=gsi5/);
+    expect(() => parseIndexStandIns('gsi3=gsi4')).toThrow(/gsi3=gsi4/);
   });
 });

@@ -1,0 +1,116 @@
+import { App } from 'aws-cdk-lib';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { PaymentsApiStack } from '#infra/stack.ts';
+import { tableIndexes } from '#infra/table-indexes.ts';
+import { GLOBAL_SECONDARY_INDEXES, RETIRED_INDEXES } from '#shared/store/table.ts';
+import { fixtureRoutes } from './fixtures/routes.ts';
+import { settings } from './template-helpers.ts';
+
+const functionsDir = fileURLToPath(new URL('./fixtures/functions', import.meta.url));
+const cdkJson = JSON.parse(readFileSync(new URL('../../cdk.json', import.meta.url), 'utf8')) as { context: Record<string, unknown> };
+const operations = readFileSync(new URL('../../docs/operations.md', import.meta.url), 'utf8');
+
+const CURRENT = GLOBAL_SECONDARY_INDEXES.map((index) => index.indexName);
+const namesOf = (context: { withheld?: string; retained?: string }) => tableIndexes(context).indexes.map((index) => index.indexName).sort();
+
+/**
+ * The deploys docs/operations.md ("Upgrading: indexes") gives under one
+ * heading, as the context each passes: a stack upgraded by following them
+ * must change one index a deploy (CloudFormation's limit), never read an
+ * index the table lacks, and end with the current indexes.
+ */
+function documentedDeploys(heading: string): Array<{ withheld?: string; retained?: string }> {
+  const section = operations.slice(operations.indexOf(heading), operations.indexOf('\n### ', operations.indexOf(heading) + 1));
+  return [...section.matchAll(/`npx cdk deploy -c environment=prod([^`]*)`/g)].map(([, flags]) => ({
+    withheld: /-c withheldIndexes=(\S+)/.exec(flags!)?.[1],
+    retained: /-c retainedIndexes=(\S+)/.exec(flags!)?.[1],
+  }));
+}
+
+function expectOneIndexADeploy(from: string[], deploys: Array<{ withheld?: string; retained?: string }>): string[] {
+  let table = [...from].sort();
+  for (const [step, context] of deploys.entries()) {
+    const next = namesOf(context);
+    const changed = [...next.filter((name) => !table.includes(name)), ...table.filter((name) => !next.includes(name))];
+    expect(changed, `step ${step + 1}: ${JSON.stringify(context)}`).toHaveLength(1);
+    expect(tableIndexes(context).unserved, `step ${step + 1}`).toEqual([]);
+    table = next;
+  }
+  return table;
+}
+
+describe('the table indexes of one deploy', () => {
+  it('are the current ones, read as they are, unless an upgrade says otherwise', () => {
+    expect(tableIndexes({})).toEqual({ indexes: GLOBAL_SECONDARY_INDEXES, standIns: '', unserved: [] });
+  });
+
+  it('withhold current indexes and retain retired ones, reading a retained index in place of its withheld successor', () => {
+    const upgrading = tableIndexes({ withheld: 'gsi11,gsi13', retained: 'gsi4,gsi5,gsi7' });
+    expect(upgrading.indexes.map((index) => index.indexName)).toEqual(['gsi1', 'gsi2', 'gsi3', 'gsi8', 'gsi9', 'gsi10', 'gsi12', 'gsi4', 'gsi5', 'gsi7']);
+    expect(upgrading.standIns).toBe('gsi11=gsi5,gsi13=gsi7');
+    expect(upgrading.unserved).toEqual([]);
+    expect(upgrading.indexes.find((index) => index.indexName === 'gsi5')).toEqual({ indexName: 'gsi5', partitionKey: 'gsi5pk', sortKey: 'gsi5sk', projection: 'ALL' });
+    // A withheld successor with nothing retained in its place: its lists would have no index.
+    expect(tableIndexes({ withheld: 'gsi13' }).unserved).toEqual(['gsi13']);
+  });
+
+  it('refuse names that are not indexes to withhold or retain (a typo would delete or keep the wrong one)', () => {
+    expect(() => tableIndexes({ withheld: 'gsi4' })).toThrow(/withheldIndexes: gsi4/);
+    expect(() => tableIndexes({ retained: 'gsi10' })).toThrow(/retainedIndexes: gsi10/);
+    expect(() => tableIndexes({ withheld: 'gsi 9' })).toThrow(/withheldIndexes/);
+  });
+
+  it('follow the documented upgrade from the release before gsi10 to gsi13: one index a deploy, every list served', () => {
+    const previousRelease = [...CURRENT.filter((name) => !RETIRED_INDEXES.some((retired) => retired.successor === name)), ...RETIRED_INDEXES.map((retired) => retired.indexName)];
+    const deploys = documentedDeploys('### From the release before gsi10 to gsi13');
+    expect(deploys).toHaveLength(8);
+    expect(expectOneIndexADeploy(previousRelease, deploys)).toEqual([...CURRENT].sort());
+  });
+
+  it('follow the documented upgrade from a stack before gsi8 and gsi9, then the release after', () => {
+    const beforeLists = ['gsi1', 'gsi2', 'gsi3', 'gsi4', 'gsi5', 'gsi6', 'gsi7'];
+    const deploys = [...documentedDeploys('### From a stack before gsi8/gsi9'), ...documentedDeploys('### From the release before gsi10 to gsi13')];
+    expect(deploys).toHaveLength(10);
+    expect(expectOneIndexADeploy(beforeLists, deploys)).toEqual([...CURRENT].sort());
+  });
+});
+
+describe('a stack synthesized for an upgrade', () => {
+  const synthesize = (context: Record<string, string>) => {
+    const app = new App({ context: { ...cdkJson.context, 'aws:cdk:bundling-stacks': [], ...context } });
+    return new PaymentsApiStack(app, 'PaymentsApi-dev', { environment: settings('dev'), routes: fixtureRoutes, functionsDir });
+  };
+  const standInsOf = (template: Template) =>
+    Object.values(template.findResources('AWS::Lambda::Function')).map(
+      (fn) => (fn as { Properties: { Environment?: { Variables?: Record<string, unknown> } } }).Properties.Environment?.Variables?.TABLE_INDEX_STAND_INS,
+    );
+
+  it('keeps the retained indexes, grants Query on them, and tells the functions that read the table which stand in', () => {
+    const stack = synthesize({ withheldIndexes: 'gsi12,gsi13', retainedIndexes: 'gsi4,gsi5,gsi6,gsi7' });
+    const template = Template.fromStack(stack);
+    const [table] = Object.values(template.findResources('AWS::DynamoDB::Table', { Properties: { StreamSpecification: {} } })) as Array<{ Properties: { GlobalSecondaryIndexes: Array<{ IndexName: string; Projection: { ProjectionType: string } }> } }>;
+    expect(table!.Properties.GlobalSecondaryIndexes.map((index) => index.IndexName)).toEqual(['gsi1', 'gsi2', 'gsi3', 'gsi8', 'gsi9', 'gsi10', 'gsi11', 'gsi4', 'gsi5', 'gsi6', 'gsi7']);
+    expect(table!.Properties.GlobalSecondaryIndexes.find((index) => index.IndexName === 'gsi6')!.Projection.ProjectionType).toBe('ALL');
+
+    const standIns = standInsOf(template);
+    expect(standIns).toContain('gsi12=gsi6,gsi13=gsi7');
+    // Every function bound to the table gets it, as one set of variables goes with the table.
+    const tableReaders = Object.values(template.findResources('AWS::Lambda::Function')).filter((fn) => (fn as { Properties: { Environment?: { Variables?: Record<string, unknown> } } }).Properties.Environment?.Variables?.TABLE_NAME);
+    expect(tableReaders.length).toBeGreaterThan(5);
+    for (const fn of tableReaders) expect(JSON.stringify(fn)).toContain('"TABLE_INDEX_STAND_INS":"gsi12=gsi6,gsi13=gsi7"');
+
+    const policies = JSON.stringify(template.findResources('AWS::IAM::Policy'));
+    for (const name of ['gsi4', 'gsi7', 'gsi11']) expect(policies).toContain(`/index/${name}`);
+    expect(policies).not.toContain('/index/gsi12');
+    expect(Annotations.fromStack(stack).findWarning('*', Match.stringLikeRegexp('withheld'))).toEqual([]);
+  }, 120_000);
+
+  it('sets no stand-ins at all when nothing is withheld, and warns when a withheld index has nothing in its place', () => {
+    expect(standInsOf(Template.fromStack(synthesize({}))).filter(Boolean)).toEqual([]);
+    const unserved = synthesize({ withheldIndexes: 'gsi13' });
+    expect(Annotations.fromStack(unserved).findWarning('*', Match.stringLikeRegexp('gsi13 is withheld and the index it replaces is not retained'))).toHaveLength(1);
+  }, 120_000);
+});
