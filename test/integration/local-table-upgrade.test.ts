@@ -1,9 +1,10 @@
-import { CreateTableCommand, DeleteTableCommand, DescribeTableCommand, DynamoDBClient, PutItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
+import { DeleteTableCommand, DescribeTableCommand, DynamoDBClient, PutItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
-import { GLOBAL_SECONDARY_INDEXES, RETIRED_INDEXES, TABLE_KEY } from '#shared/store/table.ts';
+import { GLOBAL_SECONDARY_INDEXES, RETIRED_INDEXES } from '#shared/store/table.ts';
 import { ensureTable } from '../../local/provision.ts';
 import { useRuntimeEnvironment } from '../support/api.ts';
+import { createTableWithIndexes } from '../support/tables.ts';
 
 /**
  * A table kept in LOCAL_DATA_DIR by an earlier version of `npm start` is
@@ -21,20 +22,7 @@ describe('a local table from before gsi10 to gsi13', () => {
   it('gets the narrow indexes and loses the ALL ones they replace', async () => {
     // The layout of the release before: gsi1 to gsi9, gsi4 to gsi7 projecting ALL.
     const before = [...GLOBAL_SECONDARY_INDEXES.filter((index) => !RETIRED_INDEXES.some((retired) => retired.successor === index.indexName)), ...RETIRED_INDEXES];
-    const keyAttributes = [...new Set([TABLE_KEY.partitionKey, TABLE_KEY.sortKey, ...before.flatMap((index) => [index.partitionKey, index.sortKey])])];
-    await client.send(
-      new CreateTableCommand({
-        TableName: tableName,
-        BillingMode: 'PAY_PER_REQUEST',
-        AttributeDefinitions: keyAttributes.map((name) => ({ AttributeName: name, AttributeType: 'S' })),
-        KeySchema: [{ AttributeName: TABLE_KEY.partitionKey, KeyType: 'HASH' }, { AttributeName: TABLE_KEY.sortKey, KeyType: 'RANGE' }],
-        GlobalSecondaryIndexes: before.map((index) => ({
-          IndexName: index.indexName,
-          KeySchema: [{ AttributeName: index.partitionKey, KeyType: 'HASH' }, { AttributeName: index.sortKey, KeyType: 'RANGE' }],
-          Projection: index.projection === 'ALL' ? { ProjectionType: 'ALL' } : { ProjectionType: 'INCLUDE', NonKeyAttributes: [...index.projection] },
-        })),
-      }),
-    );
+    await createTableWithIndexes(client, tableName, before);
 
     // A card the Account Updater changed, stored before: its entries under gsi4 and gsi7.
     const item = { pk: { S: 'MTH#mth_upgrade' }, sk: { S: 'MTH' }, paymethod_token: { S: 'mth_upgrade' }, paymethod_type: { S: 'card' }, gsi4pk: { S: 'AU#org_1#S3' }, gsi4sk: { S: '2026-05-01T00:00:00.000Z#mth_upgrade' }, gsi7pk: { S: 'FP#org_1#fp_1' }, gsi7sk: { S: '2026-01-01T00:00:00.000Z#mth_upgrade' }, card: { M: { expire_year: { N: '2031' } } } };
