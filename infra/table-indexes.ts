@@ -25,8 +25,9 @@ export interface TableIndexes {
   readonly unserved: readonly IndexName[];
 }
 
-export function tableIndexes(context: { withheld?: string; retained?: string }): TableIndexes {
-  const names = (value: string | undefined) => (value ?? '').split(',').map((name) => name.trim()).filter(Boolean);
+/** Each context value is a comma-separated list (`-c withheldIndexes=gsi12,gsi13`), or a list in cdk.json. */
+export function tableIndexes(context: { withheld?: unknown; retained?: unknown }): TableIndexes {
+  const names = (value: unknown) => (Array.isArray(value) ? value.map(String) : String(value ?? '').split(',')).map((name) => name.trim()).filter(Boolean);
   const currentNames: readonly string[] = GLOBAL_SECONDARY_INDEXES.map((index) => index.indexName);
   const retiredNames: readonly string[] = RETIRED_INDEXES.map((index) => index.indexName);
   const withheld = new Set(names(context.withheld));

@@ -55,6 +55,8 @@ describe('the table indexes of one deploy', () => {
     expect(upgrading.indexes.find((index) => index.indexName === 'gsi5')).toEqual({ indexName: 'gsi5', partitionKey: 'gsi5pk', sortKey: 'gsi5sk', projection: 'ALL' });
     // A withheld successor with nothing retained in its place: its lists would have no index.
     expect(tableIndexes({ withheld: 'gsi13' }).unserved).toEqual(['gsi13']);
+    // Lists as cdk.json would hold them read the same as the command line's comma-separated values.
+    expect(tableIndexes({ withheld: ['gsi11', 'gsi13'], retained: ['gsi4', 'gsi5', 'gsi7'] })).toEqual(upgrading);
   });
 
   it('refuse names that are not indexes to withhold or retain (a typo would delete or keep the wrong one)', () => {
