@@ -58,10 +58,15 @@ export class PaymentsApiStack extends Stack {
     super(scope, id, props);
     const { environment } = props;
 
-    // An upgrade of a deployed stack withholds new indexes and retains retired ones (docs/operations.md, "Upgrading: indexes").
-    const indexes = tableIndexes({ withheld: this.node.tryGetContext('withheldIndexes'), retained: this.node.tryGetContext('retainedIndexes') });
+    // An upgrade of a deployed stack withholds new indexes, holds back reads of backfilling ones and retains
+    // retired ones (docs/operations.md, "Upgrading: indexes").
+    const indexes = tableIndexes({
+      withheld: this.node.tryGetContext('withheldIndexes'),
+      backfilling: this.node.tryGetContext('backfillingIndexes'),
+      retained: this.node.tryGetContext('retainedIndexes'),
+    });
     for (const index of indexes.unserved) {
-      Annotations.of(this).addWarningV2('payments:unservedIndex', `${index} is withheld and the index it replaces is not retained: lists that read it answer 500 until a deploy creates it`);
+      Annotations.of(this).addWarningV2('payments:unservedIndex', `${index} is withheld or backfilling and no index it replaces is retained: lists that read it answer 500 until it exists and is filled`);
     }
     const tableIndexNames = indexes.indexes.map((index) => index.indexName);
     const table = createTable(this, environment, indexes.indexes);

@@ -66,7 +66,7 @@ export const config = {
   get tableName(): string {
     return required('tableName');
   },
-  /** Retired indexes read in place of successors not built yet ("gsi10=gsi4,..."); set only while a stack is upgraded (store/table.ts). */
+  /** Retired indexes read in place of successors not built or not filled yet ("gsi10=gsi4,..."); set only while a stack is upgraded (store/table.ts). */
   get tableIndexStandIns(): string | undefined {
     return settings().tableIndexStandIns;
   },

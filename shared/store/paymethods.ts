@@ -176,7 +176,8 @@ export class DynamoPaymethodStore implements PaymethodRepository, CardUpdates {
 
   /**
    * @param indexStandIns retired indexes to read in place of successors the
-   * table does not have yet, as TABLE_INDEX_STAND_INS names them: only while
+   * table does not have or cannot serve yet (still being filled), as
+   * TABLE_INDEX_STAND_INS names them: only while
    * a deployed stack is upgraded (table.ts `RETIRED_INDEXES`). The plan, and
    * so every cursor, keeps the successor's name.
    */

@@ -63,8 +63,8 @@ export const GLOBAL_SECONDARY_INDEXES = [
  * Indexes the table no longer declares, each replaced by its `successor`
  * over the same keys with a narrower projection. A stack deployed before
  * keeps them while it is upgraded (`-c retainedIndexes=`), and reads them in
- * place of successors not built yet (docs/operations.md, "Upgrading:
- * indexes").
+ * place of successors not built or not filled yet (docs/operations.md,
+ * "Upgrading: indexes").
  */
 export const RETIRED_INDEXES = [
   { indexName: 'gsi4', partitionKey: 'gsi4pk', sortKey: 'gsi4sk', projection: 'ALL', successor: 'gsi10' },
@@ -89,7 +89,7 @@ export function indexProjection(indexName: IndexName | RetiredIndexName): IndexP
 
 /**
  * Which retired index a function reads in place of a successor the table
- * does not have yet, in the form the stack passes it
+ * does not have, or DynamoDB is still filling, in the form the stack passes it
  * (`TABLE_INDEX_STAND_INS`, "gsi10=gsi4,gsi13=gsi7"; usually empty).
  */
 export type IndexStandIns = Readonly<Partial<Record<IndexName, RetiredIndexName>>>;
