@@ -7,6 +7,7 @@
  * npm run --silent admin -- list-publishable-keys org_<id> [loc_<id>] [--stack <name>]
  * npm run --silent admin -- revoke-publishable-key pk_... [--stack <name>]
  * npm run --silent admin -- set-paypal-credentials --client-id <id> --stack <name>   (client secret on stdin)
+ * npm run --silent admin -- index-status [--wait] [--stack <name>]
  */
 import { parseArgs } from 'node:util';
 import { NotFound } from '#shared/domain/errors.ts';
@@ -21,7 +22,8 @@ const USAGE = `usage:
   admin create-publishable-key org_<id> loc_<id> --origin <https://origin> [--origin ...] [--mints-per-minute <n>] [--stack <name>]
   admin list-publishable-keys org_<id> [loc_<id>] [--stack <name>]
   admin revoke-publishable-key pk_... [--stack <name>]
-  admin set-paypal-credentials --client-id <id> --stack <name>   (the client secret on standard input)`;
+  admin set-paypal-credentials --client-id <id> --stack <name>   (the client secret on standard input)
+  admin index-status [--wait] [--stack <name>]   (exit 0 once every index of the table can be read, 3 while one cannot)`;
 
 /** Positional arguments after the command: how many are required, how many allowed. */
 const COMMANDS: Readonly<Record<string, { required: number; allowed: number }>> = {
@@ -33,7 +35,13 @@ const COMMANDS: Readonly<Record<string, { required: number; allowed: number }>> 
   'list-publishable-keys': { required: 1, allowed: 2 },
   'revoke-publishable-key': { required: 1, allowed: 1 },
   'set-paypal-credentials': { required: 0, allowed: 0 },
+  'index-status': { required: 0, allowed: 0 },
 };
+
+/** How often `index-status --wait` asks DynamoDB again. */
+const INDEX_STATUS_INTERVAL_MS = 15_000;
+/** `index-status` while an index cannot be read yet: distinct from a failure (1) and a usage error (2). */
+const INDEXES_NOT_READY = 3;
 
 let invoked: string | undefined;
 await runCli(
@@ -48,6 +56,7 @@ await runCli(
           origin: { type: 'string', multiple: true },
           'mints-per-minute': { type: 'string' },
           'client-id': { type: 'string' },
+          wait: { type: 'boolean' },
         },
       });
     } catch (error) {
@@ -58,6 +67,19 @@ await runCli(
     const shape = command === undefined ? undefined : COMMANDS[command];
     if (!command || !shape) throw new UsageError(command ? `unknown command ${command}\n${USAGE}` : USAGE);
     if (args.length < shape.required || args.length > shape.allowed) throw new UsageError(USAGE);
+    if (command !== 'index-status' && parsed.values.wait) throw new UsageError(`--wait belongs to index-status\n${USAGE}`);
+    if (command === 'index-status') {
+      await applyTarget(parsed.values.stack);
+      const { DynamoDBClient } = await import('@aws-sdk/client-dynamodb');
+      const { indexStatus, waitForIndexes } = await import('./index-status.ts');
+      const { config } = await import('#shared/config.ts');
+      const client = new DynamoDBClient({});
+      const status = parsed.values.wait
+        ? await waitForIndexes(client, config.tableName, { intervalMs: INDEX_STATUS_INTERVAL_MS, onPending: (pending) => process.stderr.write(`${JSON.stringify(pending)}\n`) })
+        : await indexStatus(client, config.tableName);
+      if (!status.ready) process.exitCode = INDEXES_NOT_READY;
+      return status;
+    }
     if (command === 'set-paypal-credentials') {
       const target = parsed.values.stack ? await applyTarget(parsed.values.stack) : undefined;
       const { setPaypalCredentials } = await import('./paypal-credentials.ts');

@@ -45,4 +45,17 @@ describe('admin CLI against the running local service', () => {
     expect(JSON.parse((await admin('create-credentials', 'nope')).stderr)).toMatchObject({ error: 'VALIDATION_ERROR' });
     expect((await admin('frobnicate', 'org_1')).code).toBe(2);
   });
+
+  it('reports the table\'s indexes, every one readable, and waits for nothing when all are', async () => {
+    const { GLOBAL_SECONDARY_INDEXES } = await import('#shared/store/table.ts');
+    for (const args of [['index-status'], ['index-status', '--wait']]) {
+      const answer = await admin(...args);
+      expect(answer.code, answer.stderr).toBe(0);
+      const status = JSON.parse(answer.stdout);
+      expect(status.ready).toBe(true);
+      expect(status.indexes.map((index: { index: string }) => index.index)).toEqual(GLOBAL_SECONDARY_INDEXES.map((index) => index.indexName));
+      for (const index of status.indexes) expect(index).toMatchObject({ status: 'ACTIVE', backfilling: false });
+    }
+    expect((await admin('list-credentials', 'org_100', '--wait')).code).toBe(2);
+  });
 });
