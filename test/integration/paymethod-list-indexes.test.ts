@@ -10,8 +10,8 @@ import { createCard, customerPath, locationPath, resultsOf, unique } from '../su
 
 /**
  * The location and organization lists read keys-only indexes (gsi8, gsi9),
- * the report, customer_id and fingerprint lists indexes that carry only what
- * they filter on (gsi10 to gsi13), and then the page's items: an Account
+ * the report, customer_id and fingerprint lists read indexes that carry only
+ * what they filter on (gsi10 to gsi13), and each then reads the page's items: an Account
  * Updater expiry touches none of the list, customer_id or fingerprint
  * entries, yet every list shows what it changed; items stored before the
  * list indexes existed are listed once migrated.
