@@ -66,7 +66,7 @@ const DOCUMENT_ACTIONS: Record<DocumentUsage, { s3: string[]; prefixes: string[]
 export function bindRoute(fn: LambdaFunction, access: FunctionAccess, resources: ServiceResources): void {
   setFunctionEnvironment(fn, access, {
     tableName: resources.table.tableName,
-    ...(resources.tableIndexStandIns ? { tableIndexStandIns: resources.tableIndexStandIns } : {}),
+    tableIndexStandIns: resources.tableIndexStandIns,
     vaultKeyId: resources.vaultKey.keyArn,
     documentsBucket: resources.documents.bucketName,
     // Objects are written with SSE-KMS under the vault key; the bucket policy refuses anything else.

@@ -214,7 +214,7 @@ export class AccountUpdater extends Construct {
     });
     setFunctionEnvironment(fn, BACKGROUND_FUNCTION_ACCESS[handler]!, {
       tableName: props.table.tableName,
-      ...(props.tableIndexStandIns ? { tableIndexStandIns: props.tableIndexStandIns } : {}),
+      tableIndexStandIns: props.tableIndexStandIns,
       auHistoryTableName: this.historyTable.tableName,
       reportsBucket: this.reports.bucketName,
       vaultKeyId: props.vaultKey.keyArn,

@@ -114,7 +114,7 @@ export class PaymentsApiStack extends Stack {
     const resources = {
       table,
       tableIndexNames,
-      ...(indexes.standIns ? { tableIndexStandIns: indexes.standIns } : {}),
+      tableIndexStandIns: indexes.standIns,
       documents,
       vaultKey,
       fingerprintKey,
@@ -164,7 +164,7 @@ export class PaymentsApiStack extends Stack {
       projectRoot: PROJECT_ROOT,
       functionsDir,
       table,
-      ...(indexes.standIns ? { tableIndexStandIns: indexes.standIns } : {}),
+      tableIndexStandIns: indexes.standIns,
       vaultKey,
       fingerprintKey,
       accessLogs,

@@ -1,5 +1,5 @@
 import { CreateTableCommand, DescribeTableCommand, UpdateTableCommand, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
-import type { DynamoDBClient, KeySchemaElement } from '@aws-sdk/client-dynamodb';
+import type { CreateTableCommandInput, DynamoDBClient, KeySchemaElement } from '@aws-sdk/client-dynamodb';
 import type { IndexDefinition } from '#shared/store/table.ts';
 import { AU_HISTORY_TABLE_KEY, GLOBAL_SECONDARY_INDEXES, RETIRED_INDEXES, TABLE_KEY, TABLE_STREAM_VIEW, TTL_ATTRIBUTE } from '#shared/store/table.ts';
 
@@ -22,19 +22,25 @@ export async function ensureTable(client: DynamoDBClient, tableName: string): Pr
   } catch (error) {
     if ((error as Error).name !== 'ResourceNotFoundException') throw error;
   }
-  const attributeNames = [TABLE_KEY.partitionKey, TABLE_KEY.sortKey, ...GLOBAL_SECONDARY_INDEXES.flatMap((index) => [index.partitionKey, index.sortKey])];
-  const { TableDescription } = await client.send(
-    new CreateTableCommand({
-      TableName: tableName,
-      BillingMode: 'PAY_PER_REQUEST',
-      StreamSpecification: STREAM,
-      AttributeDefinitions: attributeNames.map((name) => ({ AttributeName: name, AttributeType: 'S' })),
-      KeySchema: keySchema(TABLE_KEY),
-      GlobalSecondaryIndexes: GLOBAL_SECONDARY_INDEXES.map(indexDefinition),
-    }),
-  );
+  const { TableDescription } = await client.send(new CreateTableCommand({ ...recordsTableDefinition(tableName, GLOBAL_SECONDARY_INDEXES), StreamSpecification: STREAM }));
   await enableTtl(client, tableName);
   return { streamArn: required(TableDescription?.LatestStreamArn) };
+}
+
+/**
+ * The records' table keyed as the stack declares it, with the indexes given:
+ * the current ones here; a layout from before an upgrade, or retired indexes
+ * beside their successors, in tests.
+ */
+export function recordsTableDefinition(tableName: string, indexes: readonly IndexDefinition[]): CreateTableCommandInput {
+  const attributeNames = [...new Set([TABLE_KEY.partitionKey, TABLE_KEY.sortKey, ...indexes.flatMap((index) => [index.partitionKey, index.sortKey])])];
+  return {
+    TableName: tableName,
+    BillingMode: 'PAY_PER_REQUEST',
+    AttributeDefinitions: attributeNames.map((name) => ({ AttributeName: name, AttributeType: 'S' })),
+    KeySchema: keySchema(TABLE_KEY),
+    GlobalSecondaryIndexes: indexes.map(indexDefinition),
+  };
 }
 
 /** The Account Updater's history table, as the stack declares it: keys and TTL, no index, no stream. */

@@ -51,7 +51,7 @@ export function accessFor(route: RouteDefinition): FunctionAccess {
  */
 export interface FunctionResources {
   readonly tableName?: string;
-  /** Only while a deployed stack's indexes are upgraded: which retired index stands in for which successor. */
+  /** Which retired index stands in for which successor: empty (no variable) unless a deployed stack's indexes are upgraded. */
   readonly tableIndexStandIns?: string;
   readonly auHistoryTableName?: string;
   readonly vaultKeyId?: string;

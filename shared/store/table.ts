@@ -83,8 +83,10 @@ export interface IndexDefinition {
 export type IndexName = (typeof GLOBAL_SECONDARY_INDEXES)[number]['indexName'];
 export type RetiredIndexName = (typeof RETIRED_INDEXES)[number]['indexName'];
 
+const PROJECTIONS: ReadonlyMap<string, IndexProjection> = new Map([...GLOBAL_SECONDARY_INDEXES, ...RETIRED_INDEXES].map((index) => [index.indexName, index.projection]));
+
 export function indexProjection(indexName: IndexName | RetiredIndexName): IndexProjection {
-  return [...GLOBAL_SECONDARY_INDEXES, ...RETIRED_INDEXES].find((index) => index.indexName === indexName)!.projection;
+  return PROJECTIONS.get(indexName)!;
 }
 
 /**
