@@ -108,8 +108,7 @@ export function duplicateScopeMove(tableName: string, before: ScopedRecord, afte
   return [duplicateScopeWrite(tableName, before, 'DELETE'), duplicateScopeWrite(tableName, after, 'ADD')].filter((item): item is TransactItem => item !== undefined);
 }
 
-
-interface QueryPlan {
+export interface QueryPlan {
   index: IndexName;
   partitionAttribute: string;
   sortAttribute: string;
@@ -162,6 +161,23 @@ export function planQuery(query: PaymethodQuery): QueryPlan {
   if (query.customerId) return plan('gsi12', keys.paymethodByCustomerId(org, query.customerId, '', '').gsi6pk, extra([['location_id', query.locationId], ...type]));
   if (query.locationId) return plan('gsi8', keys.paymethodByLocation(org, query.locationId, '', '').gsi8pk, extra(type));
   return plan('gsi9', keys.paymethodByOrganization(org, '', '').gsi9pk, extra(type));
+}
+
+/**
+ * Whether an item, as the table holds it, answers the plan's Query: one of its
+ * partitions, its sort key within the range, every filter. An index lags its
+ * table, so a record read after its index entry may have moved (another
+ * customer_id, a later Account Updater date, a new fingerprint).
+ */
+export function answersPlan(item: Item, plan: QueryPlan): boolean {
+  const sortValue = item[plan.sortAttribute];
+  return (
+    (plan.shards ?? [plan.partition]).includes(item[plan.partitionAttribute] as string) &&
+    typeof sortValue === 'string' &&
+    (plan.from === undefined || sortValue >= plan.from) &&
+    (plan.to === undefined || sortValue <= plan.to) &&
+    plan.filters.every((filter) => item[filter.attribute] === filter.value)
+  );
 }
 
 function duplicatePaymethod(record: Paymethod, existing: string): Conflict {
@@ -472,7 +488,9 @@ export class DynamoPaymethodStore implements PaymethodRepository, CardUpdates {
    * immutable members only) the page's items are read from the table with one
    * BatchGetItem, eventually consistent like the index itself (half the read
    * units of a strongly consistent read), and kept in the index's order. An
-   * item deleted between the Query and the read is left out.
+   * item deleted between the Query and the read is left out, and so is one
+   * that no longer answers the query: a page never shows a record its
+   * filters exclude.
    */
   private async pageOf(collected: Item[], page: PageRequest, plan: QueryPlan, fingerprint: string): Promise<Page<Paymethod>> {
     const entries = collected.slice(0, page.pageSize);
@@ -482,7 +500,7 @@ export class DynamoPaymethodStore implements PaymethodRepository, CardUpdates {
       const byToken = new Map((await this.getPaymethodItems(entries.map(tokenOf), false)).map((item) => [tokenOf(item), item]));
       items = entries.flatMap((entry): Item[] => {
         const item = byToken.get(tokenOf(entry));
-        return item ? [item] : [];
+        return item && answersPlan(item, plan) ? [item] : [];
       });
     }
     const last = entries.at(-1);

@@ -1,8 +1,9 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Paymethod } from '#shared/domain/paymethods/model.ts';
 import { LEGACY_PAYMETHOD_LIST_KEY_ATTRIBUTES } from '#shared/store/keys.ts';
-import { DynamoPaymethodStore, paymethodItemKeys, planQuery } from '#shared/store/paymethods.ts';
+import { DynamoPaymethodStore, answersPlan, paymethodItem, paymethodItemKeys, planQuery } from '#shared/store/paymethods.ts';
 import type { PaymethodQuery } from '#shared/domain/paymethods/ports.ts';
 import { encodeCursor, queryFingerprint } from '#shared/store/cursor.ts';
 import { GLOBAL_SECONDARY_INDEXES, RETIRED_INDEXES, indexProjection, parseIndexStandIns } from '#shared/store/table.ts';
@@ -163,6 +164,82 @@ describe('report, customer_id and fingerprint indexes', () => {
     // And the cursor the release before (reading gsi7 itself) gave for the same page.
     const before = encodeCursor({ token: card.paymethod_token, sortValue: entry.gsi7sk, pageIndex: 1 }, queryFingerprint(['gsi7', 'FP#org_1#fp_1', undefined, undefined, []]));
     expect(upgraded.nextCursor).toBe(before);
+  });
+
+  /** A store whose index answers with `entries` and whose table then holds `items`: the index lagging its table. */
+  const lagging = (entries: Paymethod[], items: Paymethod[]) => {
+    const client = {
+      send: async (command: { constructor: { name: string } }) =>
+        command.constructor.name === 'QueryCommand'
+          ? { Items: entries.map((record) => paymethodItem(record, undefined)) }
+          : { Responses: { table: items.map((record) => paymethodItem(record, undefined)) } },
+    } as unknown as DynamoDBDocumentClient;
+    return new DynamoPaymethodStore(client, 'table');
+  };
+  const other = { ...card, paymethod_token: 'mth_projection000000000001', created_at: '2025-12-01T00:00:00.000Z' };
+
+  it.each([
+    ['a customer_id changed', { organizationId: 'org_1', customerId: 'C-1' }, { customer_id: 'C-2' }, {}],
+    ['a fingerprint changed by a new number', { organizationId: 'org_1', fingerprint: 'fp_1' }, { fingerprint: 'fp_2' }, { fingerprint: 'fp_1' }],
+    [
+      'an Account Updater date moved past the range',
+      { organizationId: 'org_1', auUpdatedFrom: '2026-05-01', auUpdatedTo: '2026-05-31' },
+      { au_updated_date: '2026-06-02T08:00:00.000Z' },
+      { au_updated_date: '2026-05-02T08:00:00.000Z' },
+    ],
+  ] as const)('leave out a record read after its index entry that no longer answers the query: %s', async (_case, query, change, cardAsIndexed) => {
+    const asIndexed = (record: Paymethod): Paymethod => ({ ...record, card: { ...record.card!, ...cardAsIndexed } });
+    const moved = (record: Paymethod): Paymethod => {
+      const { customer_id: customerId, ...cardChange } = change as { customer_id?: string } & Record<string, string>;
+      return { ...record, ...(customerId ? { customer_id: customerId } : {}), card: { ...record.card!, ...cardAsIndexed, ...cardChange } };
+    };
+    const entries = [asIndexed(card), asIndexed(other)];
+    const unchanged = await lagging(entries, entries).list(query, { pageSize: 2, pageIndex: 0 });
+    expect(unchanged.items.map((item) => item.paymethod_token)).toEqual([card.paymethod_token, other.paymethod_token]);
+    const page = await lagging(entries, [moved(card), asIndexed(other)]).list(query, { pageSize: 2, pageIndex: 0 });
+    expect(page.items.map((item) => item.paymethod_token)).toEqual([other.paymethod_token]);
+  });
+
+  it('answer a query with a record exactly when the record holds every member the query names', () => {
+    const month = (date: string) => ({ from: `${date.slice(0, 7)}-01`, to: `${date.slice(0, 7)}-28` });
+    const values = {
+      location_id: ['loc_1', 'loc_2'],
+      customer_token: ['cst_1', 'cst_2'],
+      customer_id: ['C-1', 'C-2'],
+      fingerprint: ['fp_1', 'fp_2'],
+      au_updated_date: ['2026-05-10T10:00:00.000Z', '2026-06-10T10:00:00.000Z'],
+    } as const;
+    type Member = keyof typeof values;
+    const members = Object.keys(values) as Member[];
+    const record = fc.record(Object.fromEntries(members.map((member) => [member, fc.option(fc.constantFrom(...values[member]), { nil: undefined })])) as { [M in Member]: fc.Arbitrary<string | undefined> });
+    const build = (held: Partial<Record<Member, string>>): Paymethod => ({
+      ...card,
+      location_id: held.location_id,
+      customer_token: held.customer_token,
+      customer_id: held.customer_id,
+      card: { ...card.card!, fingerprint: held.fingerprint, au_updated_date: held.au_updated_date },
+    });
+    const queryFor = (held: Partial<Record<Member, string>>, named: Member[]): PaymethodQuery => ({
+      organizationId: 'org_1',
+      ...(named.includes('location_id') ? { locationId: held.location_id } : {}),
+      ...(named.includes('customer_token') ? { customerToken: held.customer_token } : {}),
+      ...(named.includes('customer_id') ? { customerId: held.customer_id } : {}),
+      ...(named.includes('fingerprint') ? { fingerprint: held.fingerprint } : {}),
+      ...(named.includes('au_updated_date') && held.au_updated_date ? { auUpdatedFrom: month(held.au_updated_date).from, auUpdatedTo: month(held.au_updated_date).to } : {}),
+    });
+    fc.assert(
+      fc.property(record, fc.subarray(members), fc.nat(), (held, wanted, pick) => {
+        const named = wanted.filter((member) => held[member] !== undefined);
+        const plan = planQuery(queryFor(held, named));
+        expect(answersPlan(paymethodItem(build(held), undefined), plan)).toBe(true);
+        if (named.length === 0) return;
+        // The record moves away from one member the query names: to the other value, or to none.
+        const member = named[pick % named.length]!;
+        const away = pick % 2 === 0 ? values[member].find((value) => value !== held[member]) : undefined;
+        expect(answersPlan(paymethodItem(build({ ...held, [member]: away }), undefined), plan)).toBe(false);
+      }),
+      { numRuns: 500 },
+    );
   });
 
   it('take stand-ins only as a retired index and its own successor', () => {
