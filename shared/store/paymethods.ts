@@ -188,11 +188,11 @@ function duplicatePaymethod(record: Paymethod, existing: string): Conflict {
 export class DynamoPaymethodStore implements PaymethodRepository, CardUpdates {
   private readonly pageBoundaries: PageBoundaries;
 
-  private readonly indexStandIns: IndexStandIns;
+  private indexStandIns: IndexStandIns | undefined;
 
   /**
-   * @param indexStandIns retired indexes to read in place of successors the
-   * table does not have or cannot serve yet (still being filled), as
+   * @param indexStandInsSetting retired indexes to read in place of successors
+   * the table does not have or cannot serve yet (still being filled), as
    * TABLE_INDEX_STAND_INS names them: only while
    * a deployed stack is upgraded (table.ts `RETIRED_INDEXES`). The plan, and
    * so every cursor, keeps the successor's name.
@@ -200,9 +200,8 @@ export class DynamoPaymethodStore implements PaymethodRepository, CardUpdates {
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,
-    indexStandIns?: string,
+    private readonly indexStandInsSetting?: string,
   ) {
-    this.indexStandIns = parseIndexStandIns(indexStandIns);
     this.pageBoundaries = new PageBoundaries(client, tableName);
   }
 
@@ -585,6 +584,8 @@ export class DynamoPaymethodStore implements PaymethodRepository, CardUpdates {
 
   /** The index a plan's Query reads: its own, or a retired one standing in for it (same keys, ALL). */
   private physicalIndex(index: IndexName): IndexName | RetiredIndexName {
+    // Read at the first list, not in the constructor: a mistaken setting fails the lists, not every route.
+    this.indexStandIns ??= parseIndexStandIns(this.indexStandInsSetting);
     return this.indexStandIns[index] ?? index;
   }
 

@@ -103,9 +103,9 @@ export function formatIndexStandIns(standIns: IndexStandIns): string {
 /** Only pairs RETIRED_INDEXES names: anything else is a deploy mistake, refused when first read. */
 export function parseIndexStandIns(value: string | undefined): IndexStandIns {
   const standIns: Partial<Record<IndexName, RetiredIndexName>> = {};
-  for (const pair of (value ?? '').split(',').filter(Boolean)) {
-    const [successor, retired] = pair.split('=');
-    const known = RETIRED_INDEXES.find((index) => index.indexName === retired && index.successor === successor);
+  for (const pair of (value ?? '').split(',').map((part) => part.trim()).filter(Boolean)) {
+    const [successor, retired, ...rest] = pair.split('=').map((part) => part.trim());
+    const known = rest.length === 0 ? RETIRED_INDEXES.find((index) => index.indexName === retired && index.successor === successor) : undefined;
     if (!known) throw new Error(`TABLE_INDEX_STAND_INS: ${pair} does not name a retired index and its successor`);
     standIns[known.successor] = known.indexName;
   }

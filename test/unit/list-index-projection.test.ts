@@ -247,5 +247,16 @@ describe('report, customer_id and fingerprint indexes', () => {
     expect(parseIndexStandIns(undefined)).toEqual({});
     expect(() => parseIndexStandIns('gsi10=gsi5')).toThrow(/gsi10=gsi5/);
     expect(() => parseIndexStandIns('gsi3=gsi4')).toThrow(/gsi3=gsi4/);
+    expect(() => parseIndexStandIns('gsi10=gsi4=junk')).toThrow(/gsi10=gsi4=junk/);
+    expect(parseIndexStandIns(' gsi10 = gsi4 , gsi13=gsi7,')).toEqual({ gsi10: 'gsi4', gsi13: 'gsi7' });
+  });
+
+  it('refuse a mistaken stand-in setting in the lists alone: every other route still answers', async () => {
+    const client = {
+      send: async (command: { constructor: { name: string } }) => (command.constructor.name === 'GetCommand' ? { Item: paymethodItem(card, undefined) } : { Items: [] }),
+    } as unknown as DynamoDBDocumentClient;
+    const store = new DynamoPaymethodStore(client, 'table', 'gsi10=gsi5');
+    expect((await store.get(card.paymethod_token))?.paymethod_token).toBe(card.paymethod_token);
+    await expect(store.list({ organizationId: 'org_1', customerId: 'C-1' }, { pageSize: 1, pageIndex: 0 })).rejects.toThrow(/gsi10=gsi5/);
   });
 });
