@@ -14,7 +14,8 @@ const MAX_STORED_RESPONSE_BYTES = 64 * 1024;
  * `IDEM#<org>#<key>` items (the prefix keeps them apart from records in the
  * table's stream). A claim is one conditional put of an in-progress marker,
  * owned by the run that wrote it, that succeeds only when the key is free,
- * expired, or held by a run of the same request whose lease ran out;
+ * expired, held by a run of the same request whose lease ran out, or already
+ * this run's (the SDK's retry of a put that landed but lost its answer);
  * otherwise the item it collided with says whether to replay, answer 409 or
  * answer 422. Every later write to the key is conditional on the same owner,
  * so a run that lost its key cannot complete or release it. TTL (`expires_at`)
@@ -42,10 +43,12 @@ export class DynamoIdempotencyStore implements IdempotencyStore {
             lease_until: nowMs + claim.leaseMs,
             expires_at: Math.ceil((nowMs + claim.retentionMs) / 1000),
           },
+          // The last term is this very claim: when its first attempt landed and the answer was lost, the
+          // SDK's retry finds the marker it wrote itself, and must not take it for another request's.
           ConditionExpression:
-            'attribute_not_exists(pk) OR expires_at < :now_seconds OR (#status = :in_progress AND lease_until < :now_ms AND fingerprint = :fingerprint)',
-          ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: { ':now_seconds': Math.floor(nowMs / 1000), ':now_ms': nowMs, ':in_progress': 'in_progress', ':fingerprint': claim.fingerprint },
+            'attribute_not_exists(pk) OR expires_at < :now_seconds OR (#status = :in_progress AND lease_until < :now_ms AND fingerprint = :fingerprint) OR (#status = :in_progress AND #owner = :owner)',
+          ExpressionAttributeNames: { '#status': 'status', '#owner': 'owner' },
+          ExpressionAttributeValues: { ':now_seconds': Math.floor(nowMs / 1000), ':now_ms': nowMs, ':in_progress': 'in_progress', ':fingerprint': claim.fingerprint, ':owner': claim.owner },
         }),
       );
       return { kind: 'claimed' };

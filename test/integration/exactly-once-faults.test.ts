@@ -278,6 +278,25 @@ describe('exactly-once creates under stalled and dropped dependencies', () => {
     });
   });
 
+  it.each<[Route, Fault]>([
+    ['card', 'drop-after'],
+    ['document', 'drop-after'],
+  ])('%s create whose key claim landed but lost its answer (%s): the SDK retry is the same claim, not another request', async (route, fault) => {
+    const at = await target(route);
+    const key = unique('idem-');
+    let claims = 0;
+    // The claim is the first PutItem of a create; only its first attempt loses its answer.
+    proxies.dynamodb.set({ fault, match: ({ target: call }) => call === 'DynamoDB_20120810.PutItem' && claims++ === 0 });
+    const first = await create(at, key, 'dynamodb');
+    const struck = proxies.dynamodb.struck;
+    proxies.dynamodb.set(undefined);
+    expect(struck).toBe(1);
+    expect(first.status, JSON.stringify(first.body)).toBe(201);
+    expect(await recordsOf(at)).toEqual([first.id]);
+    const again = await create(at, key);
+    expect([again.status, again.id, again.headers['Idempotent-Replayed']]).toEqual([201, first.id, 'true']);
+  });
+
   it('every DynamoDB call stalling still answers 503 within the request deadline, and nothing is stored', async () => {
     const at = await target('card');
     const key = unique('idem-');
