@@ -393,12 +393,16 @@ export class DynamoPaymethodStore implements PaymethodRepository, CardUpdates {
       values[`:s${index}`] = value;
       return `#s${index} = :s${index}`;
     });
+    // A later line of a file that puts back the number from before it, on a card that had no fingerprint
+    // then, takes away the fingerprint the earlier line's number brought, and its filter key.
+    const fingerprintRemoved = fingerprintOf(current) !== undefined && card.fingerprint === undefined;
+    const removed = [...LEGACY_PAYMETHOD_LIST_KEY_ATTRIBUTES, ...(fingerprintRemoved ? Object.keys(keys.paymethodByFingerprint('', '', '', '')) : [])];
     const update = {
       TableName: this.tableName,
       Key: keys.paymethod(current.paymethod_token),
       // Never a list key: the location and organization lists (gsi8/gsi9) project nothing this write
       // changes, so it writes no entry of theirs; an item from before they existed leaves gsi1/gsi2 here.
-      UpdateExpression: `SET ${sets.join(', ')} REMOVE ${LEGACY_PAYMETHOD_LIST_KEY_ATTRIBUTES.join(', ')}`,
+      UpdateExpression: `SET ${sets.join(', ')} REMOVE ${removed.join(', ')}`,
       ConditionExpression: '#version = :expected AND #type = :card',
       ExpressionAttributeNames: names,
       ExpressionAttributeValues: values,

@@ -127,6 +127,37 @@ describe('Account Updater new numbers', () => {
     expectError(await post(customerPath(ORG, loc, cst), { card: { ...CARD, card_type: 'mast', account_number: OTHER_CARD_NUMBER }, fail_on_duplicate: true }), 409);
   });
 
+  it('undone by a later line take back, from a card not yet fingerprinted, the fingerprint, its filter key and its duplicate-scope entry', async () => {
+    // The domain decides the card the later line leaves (unit-tested); this is the store committing it.
+    useRuntimeEnvironment();
+    const loc = unique('loc_');
+    const cst = unique('cst_');
+    const token = await writeTheOldWay('card', loc, cst);
+    const other = await post(`${locationPath(ORG, unique('loc_'))}/paymethods`, { card: { ...CARD, card_type: 'mast', account_number: OTHER_CARD_NUMBER } }, { as });
+    const newFingerprint = fingerprintOf(other.body)!;
+    const { paymethodStore, vault } = await import('#shared/wiring/paymethods.ts');
+    const store = paymethodStore();
+    const appliedAt = new Date().toISOString();
+    const original = (await store.findCards([token])).get(token)!;
+    const before = { card: original.paymethod.card! };
+    const secret = await vault().seal(OTHER_CARD_NUMBER, { organizationId: ORG, recordToken: token });
+    const renumbered = { ...before.card, last_4_account_number: OTHER_CARD_NUMBER.slice(-4), masked_account_number: `****${OTHER_CARD_NUMBER.slice(-4)}`, fingerprint: newFingerprint, au_code: 'new' as const, au_description: 'New account number', au_updated_date: appliedAt };
+    expect(await store.applyAccountUpdates([{ current: original.paymethod, card: renumbered, secret, source: { file_id: 'f', line: 2, run_id: 'r', before } }])).toEqual(['applied']);
+    expectError(await post(customerPath(ORG, loc, cst), { card: { ...CARD, card_type: 'mast', account_number: OTHER_CARD_NUMBER }, fail_on_duplicate: true }, { as }), 409);
+
+    const renumberedCard = (await store.findCards([token])).get(token)!;
+    const { fingerprint: _undone, ...restored } = { ...renumberedCard.paymethod.card!, ...before.card, expire_month: 5, expire_year: 2033, au_code: 'exp' as const, au_description: 'New expiration date', au_updated_date: appliedAt };
+    const change = { current: renumberedCard.paymethod, card: restored, secret: original.secret!, source: { file_id: 'f', line: 3, run_id: 'r', before, applied_lines: [2, 3] } };
+    expect(await store.applyAccountUpdates([change])).toEqual(['applied']);
+
+    const after = await call(`${locationPath(ORG, loc)}/paymethods/${token}`, { as });
+    expect(after.body.card).toMatchObject({ masked_account_number: '****1111', expire_year: 2033 });
+    expect(fingerprintOf(after.body)).toBeUndefined();
+    const byUndone = await call(`${locationPath(ORG, loc)}/paymethods?filter=${encodeURIComponent(`fingerprint eq '${newFingerprint}'`)}`, { as });
+    expect(byUndone.body.results).toEqual([]);
+    expect((await post(customerPath(ORG, loc, cst), { card: { ...CARD, card_type: 'mast', account_number: OTHER_CARD_NUMBER }, fail_on_duplicate: true }, { as })).status).toBe(201);
+  });
+
   it('commit many at once: cards sharing a duplicate-scope entry, and a stale card, each settle on their own', async () => {
     useRuntimeEnvironment();
     const ORG = MERCHANT.organizationId;

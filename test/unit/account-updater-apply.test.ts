@@ -249,6 +249,17 @@ describe('applying an update file in batches', () => {
       expect(b.paymethod.card).toMatchObject({ last_4_account_number: '1111', expire_month: 12, expire_year: 2030, au_code: 'new' });
       expect(b.source?.before.secret).toBeUndefined();
     }
+    // A line that undoes an earlier line's new number gives the card back its fingerprint from before the file,
+    // or none for a card not yet fingerprinted: never the one of the number undone.
+    for (const fingerprint of ['fp_before_the_file', undefined]) {
+      const undone = new FakeStore();
+      await card(undone, 'mth_f', 'org_1', fingerprint ? { fingerprint } : {});
+      await run(file(HEADER, 'mth_f,new,5555555555554444,,', 'mth_f,exp,,5,2033'), undone, { batchSize: 1 });
+      const restored = undone.records.get('mth_f')!;
+      expect(restored.source?.applied_lines).toEqual([2, 3]);
+      expect(restored.paymethod.card).toMatchObject({ last_4_account_number: '1111', expire_month: 5 });
+      expect(restored.paymethod.card!.fingerprint).toBe(fingerprint);
+    }
     // A row that keeps the number writes no copy of it.
     const store = new FakeStore();
     await card(store, 'mth_c');

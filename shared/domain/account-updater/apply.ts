@@ -228,6 +228,9 @@ class Batch {
     };
     // A new number is a new account: its fingerprint (and so its duplicate scope entry) changes with it.
     if (numberChanged) card.fingerprint = await this.deps.fingerprinter.fingerprint(paymethod.organization_id, { kind: 'card', accountNumber: row.accountNumber! });
+    // Otherwise the number is the one from before the file, and so is its fingerprint, or its lack of one
+    // (a card not yet fingerprinted): never the fingerprint of a number an earlier line gave the card.
+    else if (before.card.fingerprint === undefined) delete card.fingerprint;
     const binding = { organizationId: paymethod.organization_id, recordToken: paymethod.paymethod_token };
     const secret = numberChanged ? await this.deps.vault.seal(row.accountNumber!, binding) : previous ? before.secret : undefined;
     await this.markMonth(paymethod.organization_id);
