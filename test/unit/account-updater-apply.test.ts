@@ -34,6 +34,8 @@ class FakeStore implements CardUpdates, AccountUpdateLog {
   readonly history = new Map<string, AccountUpdateRecord>();
   readonly months = new Set<string>();
   conflictsLeft = 0;
+  /** Lines of the same run, lower than the write's, that commit just before it: duplicate lines racing in other batches. */
+  linesAhead: number[] = [];
   async findCards(tokens: readonly string[]) {
     return new Map(tokens.filter((token) => this.records.has(token)).map((token) => [token, structuredClone(this.records.get(token)!)]));
   }
@@ -48,6 +50,11 @@ class FakeStore implements CardUpdates, AccountUpdateLog {
     if (this.conflictsLeft > 0) {
       this.conflictsLeft -= 1;
       stored.paymethod.version += 1;
+    }
+    const ahead = this.linesAhead.shift();
+    if (ahead !== undefined) {
+      stored.paymethod.version += 1;
+      stored.source = { ...change.source, line: ahead, applied_lines: [ahead] };
     }
     if (stored.paymethod.version !== change.current.version) return 'conflict' as const;
     this.records.set(change.current.paymethod_token, {
@@ -300,6 +307,23 @@ describe('applying an update file in batches', () => {
     store.conflictsLeft = 5;
     const lost = await run(file(HEADER, 'mth_a,exp,,5,2033'), store);
     expect(lost.errors).toEqual([{ line: 2, paymethod_token: 'mth_a', reason: 'the card changed while the file was being applied; apply the file again' }]);
+  });
+
+  it('lets the highest duplicate line win however many lower lines of the file commit before it', async () => {
+    const store = new FakeStore();
+    await card(store, 'mth_a');
+    // Line 8's batch; lines 2 to 6 of the same card are in other batches of the run, and each commits between
+    // line 8's read and its write: more races than attempts, each the file's own progress.
+    store.linesAhead = [2, 3, 4, 5, 6];
+    const context: RunContext = { file_id: 'file_dup', run_id: 'run_dup', applied_at: '2026-05-15T12:00:00.000Z' };
+    const result = await applyBatch([{ line: 8, fields: ['mth_a', 'exp', '', '9', '2033'] }], context, { cards: store, log: store, vault, fingerprinter, concurrency: 4 });
+    expect(result).toMatchObject({ applied: 1, errors: [] });
+    expect(store.linesAhead).toEqual([]);
+    expect(store.records.get('mth_a')).toMatchObject({ paymethod: { card: { expire_month: 9, expire_year: 2033 } }, source: { line: 8, applied_lines: [6, 8] } });
+    // A change from outside still uses an attempt up each time.
+    store.conflictsLeft = 3;
+    const outside = await applyBatch([{ line: 9, fields: ['mth_a', 'exp', '', '10', '2033'] }], context, { cards: store, log: store, vault, fingerprinter, concurrency: 4 });
+    expect(outside.errors.map((error) => error.reason)).toEqual(['the card changed while the file was being applied; apply the file again']);
   });
 
   it('writes history in groups while rows still commit; a failed write stops the batch only once nothing it sent is in flight', async () => {

@@ -48,6 +48,8 @@ interface Commit {
   row: UpdateRow;
   change: CardChange;
   attempt: number;
+  /** The line of this run the card held when read, if any: a conflict after another one is the file's own progress. */
+  readAfterLine: number | undefined;
 }
 
 /**
@@ -238,7 +240,7 @@ class Batch {
     // The number from before the file goes into the source only when this line replaces it: most rows then write no copy of it.
     const sourceBefore = numberChanged && numberBefore ? { ...before, secret: numberBefore } : before;
     const source: UpdateSource = { file_id: this.run.file_id, line: row.line, run_id: this.run.run_id, before: sourceBefore, applied_lines: appliedLines };
-    const commit: Commit = { row, change: { current: paymethod, card, ...(secret ? { secret } : {}), source }, attempt };
+    const commit: Commit = { row, change: { current: paymethod, card, ...(secret ? { secret } : {}), source }, attempt, readAfterLine: sameRun ? previous.line : undefined };
     if (numberChanged) {
       this.newNumbers.push(commit);
       if (this.newNumbers.length >= NEW_NUMBER_GROUP) await this.commitNewNumbers(false);
@@ -265,10 +267,15 @@ class Batch {
       this.noteReplaced(row.paymethodToken, change.source);
       return this.commitCounted(row, change.current, change.card);
     }
-    // Changed (or deleted) since it was read: read it again and decide again.
-    if (attempt >= MAX_ATTEMPTS) return this.fail(row, 'the card changed while the file was being applied; apply the file again');
-    const again = await this.deps.cards.findCards([row.paymethodToken]);
-    return this.applyRow(row, again.get(row.paymethodToken), attempt + 1);
+    // Changed (or deleted) since it was read: read it again and decide again. When what changed it was another
+    // line of this run, the file made progress, and that costs no attempt: however many duplicate lines race,
+    // the highest still wins (each race commits one of them). Anything else (an API update) uses one up.
+    const again = (await this.deps.cards.findCards([row.paymethodToken])).get(row.paymethodToken);
+    const source = again?.source;
+    const byThisRun = source !== undefined && source.file_id === this.run.file_id && source.run_id === this.run.run_id && source.line !== commit.readAfterLine;
+    const next = byThisRun ? attempt : attempt + 1;
+    if (next > MAX_ATTEMPTS) return this.fail(row, 'the card changed while the file was being applied; apply the file again');
+    return this.applyRow(row, again, next);
   }
 
   private async commitCounted(row: UpdateRow, paymethod: Paymethod, card: CardDetails): Promise<void> {
