@@ -417,6 +417,23 @@ describe('applying an update file in batches', () => {
     expect(csv[1_205]).toBe('1206,mth_missing1204,unknown token');
   });
 
+  it('never writes out a card number sent as a token, and writes no live formula into the errors file', async () => {
+    const store = new FakeStore();
+    const hostile = ['4111111111111111,new,,,', '"4111 1111 1111 1111",cls,,,', '"=HYPERLINK(""http://x.example/"",""a"")",cls,,,', '@SUM(A1),cls,,,', 'mth_a-4111-1111-1111-1111,cls,,,'];
+    const lines = [HEADER, ...hostile, ...Array.from({ length: 1_000 }, (_unused, index) => `mth_missing${index},cls,,,`)];
+    const summary = await run(file(...lines), store);
+    expect(summary.errors.slice(0, 5).map((error) => error.paymethod_token)).toEqual(['[digits withheld]', '[digits withheld]', '=HYPERLINK("http://x.example/","a")', '@SUM(A1)', 'mth_a-[digits withheld]']);
+    const csv = written.get(summary.errors_key!)!;
+    expect(csv).not.toMatch(/4111/);
+    expect(csv.split('\r\n').slice(1, 6)).toEqual([
+      '2,[digits withheld],unknown token',
+      '3,[digits withheld],unknown token',
+      `4,"'=HYPERLINK(""http://x.example/"",""a"")",unknown token`,
+      "5,'@SUM(A1),unknown token",
+      '6,mth_a-[digits withheld],unknown token',
+    ]);
+  });
+
   it('refuses an empty file, a wrong header, non-UTF-8 and broken quoting as a whole, before writing anything', async () => {
     for (const [source, code] of [
       [file(''), 'EMPTY_FILE'],

@@ -56,7 +56,7 @@ export function isHeader(record: SourceRow): boolean {
  */
 export function parseRow(record: SourceRow, now: Date): { row: UpdateRow } | { error: RowError } {
   const token = (record.fields[0] ?? '').trim();
-  const fail = (reason: string) => ({ error: { line: record.line, paymethod_token: token, reason } });
+  const fail = (reason: string) => ({ error: { line: record.line, paymethod_token: echoedCell(token), reason } });
   if (record.error) return fail(`malformed row: ${record.error}`);
   if (record.fields.length !== AU_HEADER.length) return fail(`wrong column count: expected ${AU_HEADER.length}, got ${record.fields.length}`);
 
@@ -87,6 +87,15 @@ export function parseRow(record: SourceRow, now: Date): { row: UpdateRow } | { e
       ...(typeof year === 'number' ? { expireYear: year } : {}),
     },
   };
+}
+
+/**
+ * The first cell as an error names it: as sent, except a run of 12 or more
+ * digits (a card number in the wrong column, say), which never reaches the
+ * summary, the errors file or a log.
+ */
+function echoedCell(cell: string): string {
+  return cell.replace(/\d(?:[ -]?\d){11,}/g, '[digits withheld]');
 }
 
 export function pastExpiry(month: number, year: number): string {
