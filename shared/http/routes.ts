@@ -120,7 +120,8 @@ export const routes: readonly RouteDefinition[] = [
     method: 'PUT',
     path: '/v3/organizations/{organization_id}/locations/{location_id}/paymethods/{paymethod_token}',
     auth: 'secret',
-    access: { table: 'write' },
+    // An echeck's new routing number: its number is opened to compute its fingerprint again.
+    access: { table: 'write', vault: ['decrypt'], fingerprint: true },
     summary: 'Partially update a paymethod (customer move, echeck, billing address, card expiry)',
   },
   {

@@ -210,6 +210,14 @@ export class DynamoPaymethodStore implements PaymethodRepository, CardUpdates {
     return item ? paymethodFromItem(item) : undefined;
   }
 
+  async sealedNumber(paymethodToken: string): Promise<SealedSecret | undefined> {
+    // The number never changes once sealed (an update cannot send one), so any copy of the item will do.
+    const result = await this.client.send(
+      new GetCommand({ TableName: this.tableName, Key: keys.paymethod(paymethodToken), ProjectionExpression: '#secret', ExpressionAttributeNames: { '#secret': SECRET_ATTRIBUTE } }),
+    );
+    return result.Item?.[SECRET_ATTRIBUTE] as SealedSecret | undefined;
+  }
+
   async create(
     record: NewPaymethod,
     secret: SealedSecret | undefined,

@@ -24,7 +24,7 @@ export const billingAgreements = /* @__PURE__ */ once(
 export const clock = (): Date => new Date();
 
 export const readDeps = () => ({ paymethods: paymethodStore() });
-export const writeDeps = () => ({ paymethods: paymethodStore(), clock });
+export const updateDeps = () => ({ paymethods: paymethodStore(), clock, vault: vault(), fingerprinter: fingerprinter() });
 export const createDeps = () => ({
   paymethods: paymethodStore(),
   oneTimeTokens: oneTimeTokenStore(),

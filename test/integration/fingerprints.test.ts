@@ -115,6 +115,27 @@ describe('fail_on_duplicate', () => {
     await created(`${locationPath(ORG, unique('loc_'))}/paymethods`, { card: CARD, fail_on_duplicate: true });
   });
 
+  it('follows an echeck whose routing number an update changes: another account, another fingerprint', async () => {
+    const loc = unique('loc_');
+    const path = customerPath(ORG, loc, unique('cst_'));
+    const echeck = await created(path, { echeck: ECHECK });
+    const token = String(echeck.paymethod_token);
+    const moved = await call(`${locationPath(ORG, loc)}/paymethods/${token}`, { method: 'PUT', body: { echeck: { account_holder: 'Ann Lee', routing_number: '011000015' } } });
+    expect(moved.status, moved.text).toBe(200);
+    const newAccount = await created(`${locationPath(ORG, unique('loc_'))}/paymethods`, { echeck: { ...ECHECK, routing_number: '011000015' } });
+    // What a create of the same routing and account number computes, on the update's answer and on a read.
+    expect(fingerprintOf(moved.body)).toBe(fingerprintOf(newAccount));
+    expect(fingerprintOf((await call(`${locationPath(ORG, loc)}/paymethods/${token}`)).body)).toBe(fingerprintOf(newAccount));
+    // The fingerprint filter and the duplicate check follow: the old account is free, the new one taken.
+    expect(resultsOf(await call(`${locationPath(ORG, loc)}/paymethods${byFingerprint(fingerprintOf(echeck)!)}`))).toEqual([]);
+    expect(resultsOf(await call(`${locationPath(ORG, loc)}/paymethods${byFingerprint(fingerprintOf(newAccount)!)}`)).map((found) => found.paymethod_token)).toEqual([token]);
+    await created(path, { echeck: ECHECK, fail_on_duplicate: true });
+    expectError(await post(path, { echeck: { ...ECHECK, routing_number: '011000015' }, fail_on_duplicate: true }), 409, ['echeck.account_number']);
+    // The same routing number sent again changes nothing.
+    const same = await call(`${locationPath(ORG, loc)}/paymethods/${token}`, { method: 'PUT', body: { echeck: { account_holder: 'Ann B. Lee', routing_number: '011000015' } } });
+    expect(fingerprintOf(same.body)).toBe(fingerprintOf(newAccount));
+  });
+
   it('lets a duplicate in again once the first is deleted, and follows a paymethod moved to another customer', async () => {
     const loc = unique('loc_');
     const [cstA, cstB] = [unique('cst_'), unique('cst_')];

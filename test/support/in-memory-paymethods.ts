@@ -69,6 +69,10 @@ export class InMemoryPaymethods implements PaymethodRepository {
     return found && structuredClone(found.paymethod);
   }
 
+  async sealedNumber(paymethodToken: string): Promise<SealedSecret | undefined> {
+    return this.records.get(paymethodToken)?.secret;
+  }
+
   async create(record: NewPaymethod, secret: SealedSecret | undefined, options: { consumeOneTimeToken?: string; now: Date }): Promise<Paymethod> {
     if (options.consumeOneTimeToken) this.oneTimeTokens.consume(options.consumeOneTimeToken, options.now);
     const paymethod: Paymethod = { ...record, is_default: record.customer_token !== undefined && !this.defaultOf(record.organization_id, record.customer_token), version: 1 };

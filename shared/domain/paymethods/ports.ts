@@ -48,6 +48,8 @@ export interface PaymethodRepository {
     secret: SealedSecret | undefined,
     options: { consumeOneTimeToken?: string; now: Date; completion?: IdempotencyCompletion<Paymethod>; failOnDuplicate?: boolean },
   ): Promise<Paymethod>;
+  /** The record's sealed account number; undefined for a vendor paymethod or an unknown token. */
+  sealedNumber(paymethodToken: string): Promise<SealedSecret | undefined>;
   /** Writes `next` over `current` (optimistic lock on its version), keeping both customers' defaults coherent. */
   update(current: Paymethod, next: Paymethod): Promise<Paymethod>;
   /** Removes the record and its ciphertext; the customer's newest remaining paymethod becomes the default. */

@@ -1,4 +1,6 @@
 import { InvalidRequest } from '../errors.ts';
+import type { Vault } from '../vault.ts';
+import type { Fingerprinter } from './fingerprints.ts';
 import type { Paymethod } from './model.ts';
 import type { PaymethodRepository } from './ports.ts';
 import type { PaymethodAddress } from './read.ts';
@@ -8,6 +10,9 @@ import { assertExpiryCurrentOrFuture, parseBody, updateBodySchema } from './vali
 export interface UpdatePaymethodDeps {
   paymethods: PaymethodRepository;
   clock: () => Date;
+  /** An echeck's new routing number is a new account: its fingerprint is computed again from the sealed number. */
+  vault: Pick<Vault, 'open'>;
+  fingerprinter: Fingerprinter;
 }
 
 /**
@@ -30,6 +35,15 @@ export async function updatePaymethod(address: PaymethodAddress, body: Record<st
   if (echeck) {
     if (!current.echeck) throw wrongKind('echeck', current);
     next.echeck = { ...current.echeck, ...echeck };
+    // The fingerprint names the routing and account number together: another routing number is another
+    // account, and the repository moves the record's duplicate-scope entry and fingerprint key with it.
+    if (next.echeck.routing_number !== current.echeck.routing_number) {
+      const sealed = await deps.paymethods.sealedNumber(current.paymethod_token);
+      if (sealed) {
+        const accountNumber = await deps.vault.open(sealed, { organizationId: current.organization_id, recordToken: current.paymethod_token });
+        next.echeck.fingerprint = await deps.fingerprinter.fingerprint(current.organization_id, { kind: 'echeck', routingNumber: next.echeck.routing_number, accountNumber });
+      }
+    }
   }
   return deps.paymethods.update(current, next);
 }
