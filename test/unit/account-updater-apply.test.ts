@@ -284,6 +284,15 @@ describe('applying an update file in batches', () => {
     expect(summary.notes.map((note) => note.line)).toEqual([2, 3, 4, 6]);
   });
 
+  it('counts a line its failed batch applied, and a later line then replaced, once: as not applied', async () => {
+    const store = new FakeStore();
+    for (const token of ['mth_a', 'mth_b', 'mth_c']) await card(store, token);
+    // Batch 1 (the header and line 2) commits, then fails for good; line 5, in batch 3, replaces line 2.
+    const summary = await run(file(HEADER, 'mth_a,cls,,,', 'mth_b,cls,,,', 'mth_c,cls,,,', 'mth_a,con,,,'), store, { batchSize: 2, loseFirstResultOf: [0] });
+    expect(summary).toMatchObject({ applied: 3, skipped: 0, error_count: 1, notes: [] });
+    expect(summary.errors.map((error) => error.line)).toEqual([2]);
+  });
+
   it('changes nothing when the same file is applied again, duplicates included', async () => {
     const store = new FakeStore();
     await card(store, 'mth_a');

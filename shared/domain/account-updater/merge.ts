@@ -48,11 +48,14 @@ export async function mergeRun(input: MergeInput, deps: { results: BatchResults;
   let noteCount = 0;
   const replaced = new Map<number, RowNote>();
   const skippedAsSuperseded = new Set<number>();
+  /** Lines of batches that failed for good: counted as errors, whatever they did before failing. */
+  const failedRanges: Array<{ from: number; to: number }> = [];
   const lastLineOf = new Map<string, number>();
   const noteSuperseded = (token: string, by: number) => lastLineOf.set(token, Math.max(by, lastLineOf.get(token) ?? 0));
 
   for await (const item of withGaps(deps.results.list(input.run_id), input.records)) {
     if ('missing' in item) {
+      failedRanges.push(item.missing);
       errorCount += item.missing.to - item.missing.from + 1;
       for (let line = item.missing.from; line <= item.missing.to && errors.length < LISTED_ERRORS; line += 1) errors.push(notApplied(line));
       continue;
@@ -75,9 +78,10 @@ export async function mergeRun(input: MergeInput, deps: { results: BatchResults;
       noteSuperseded(note.paymethod_token, Number(SUPERSEDED.exec(note.reason)?.[1] ?? 0));
     }
   }
-  // Lines applied and later replaced by a later line of the same token, and not already counted so by their own batch.
+  // Lines applied and later replaced by a later line of the same token, and not already counted so by their own
+  // batch, nor as errors with a batch that failed after applying them.
   for (const [line, note] of replaced) {
-    if (skippedAsSuperseded.has(line)) continue;
+    if (skippedAsSuperseded.has(line) || failedRanges.some((range) => line >= range.from && line <= range.to)) continue;
     applied -= 1;
     skipped += 1;
     noteCount += 1;
