@@ -13,8 +13,9 @@ const MAX_RECORD_CHARS = 8_192;
 
 /**
  * Reads an update file as rows, streaming (csv-parse): RFC 4180 with a UTF-8
- * byte order mark, CRLF or LF line endings, quoted fields and blank lines
- * (skipped). `line` counts records, the header being 1: the number the Step
+ * byte order mark, CRLF or LF line endings (mixed in one file too: every
+ * newline ends a record, as for the Step Functions CSV reader), quoted fields
+ * and blank lines (skipped). `line` counts records, the header being 1: the number the Step
  * Functions CSV reader gives the same row in AWS (its item index + 1).
  *
  * Bytes that are not UTF-8 and broken quoting stop the read with an
@@ -24,7 +25,9 @@ const MAX_RECORD_CHARS = 8_192;
  * before anything is written.
  */
 export async function* readUpdateFile(source: AsyncIterable<Uint8Array | string>): AsyncGenerator<SourceRow> {
-  const parser = parse({ bom: true, relax_column_count: true, skip_empty_lines: true, max_record_size: MAX_RECORD_CHARS });
+  // Both endings, always: left to discover it, the parser keeps the first line's ending, and a later line
+  // with the other one would merge with the next row.
+  const parser = parse({ bom: true, relax_column_count: true, skip_empty_lines: true, max_record_size: MAX_RECORD_CHARS, record_delimiter: ['\r\n', '\n'] });
   const input = Readable.from(decoded(source));
   input.on('error', (error) => parser.destroy(error));
   input.pipe(parser);

@@ -443,6 +443,18 @@ describe('applying an update file in batches', () => {
     ]);
   });
 
+  it('reads a file whose lines end with CRLF and LF mixed, each line a row, a quoted newline kept in its field', async () => {
+    const store = new FakeStore();
+    for (const token of ['mth_a', 'mth_b', 'mth_c', 'mth_d']) await card(store, token);
+    const text = `${HEADER}\r\nmth_a,cls,,,\nmth_b,con,,,\r\n"mth_c\r\n",cls,,,\nmth_d,exp,,4,2033\n`;
+    const source: UpdateFileSource = () => (async function* () { yield Buffer.from(text); })();
+    const rows: SourceRow[] = [];
+    for await (const row of readUpdateFile(source())) rows.push(row);
+    expect(rows.map((row) => [row.line, row.fields.length])).toEqual([[1, 5], [2, 5], [3, 5], [4, 5], [5, 5]]);
+    const summary = await run(source, store);
+    expect(summary).toMatchObject({ applied: 4, error_count: 0 });
+  });
+
   it('refuses an empty file, a wrong header, non-UTF-8 and broken quoting as a whole, before writing anything', async () => {
     for (const [source, code] of [
       [file(''), 'EMPTY_FILE'],
