@@ -140,8 +140,8 @@ export class AccountUpdater extends Construct {
 
     // Cards: read in batches, each applied row one conditional UpdateItem (a transaction of updates when a new number moves its duplicate scope).
     chunk.addToRolePolicy(new PolicyStatement({ actions: ['dynamodb:BatchGetItem', 'dynamodb:UpdateItem'], resources: [table] }));
-    // History items in batches, and the month marker.
-    chunk.addToRolePolicy(new PolicyStatement({ actions: ['dynamodb:BatchWriteItem', 'dynamodb:PutItem'], resources: [history] }));
+    // History items in batches, and the month marker; a re-applied file reads which of its items are missing.
+    chunk.addToRolePolicy(new PolicyStatement({ actions: ['dynamodb:BatchWriteItem', 'dynamodb:PutItem', 'dynamodb:BatchGetItem'], resources: [history] }));
     // Sealing (GenerateDataKey) and opening (Decrypt), only under the vault's own encryption context.
     grantKeyUsage(props.vaultKey, chunk, ['kms:GenerateDataKey', 'kms:Decrypt'], {
       StringEquals: { 'kms:EncryptionContext:purpose': VAULT_ENCRYPTION_PURPOSE },

@@ -1,4 +1,4 @@
-import { BatchWriteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, BatchWriteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { AccountUpdateHistory, AccountUpdateLog, AccountUpdateRecord } from '#shared/domain/account-updater/ports.ts';
 import { AU_SHARDS, auHistoryPartition, auShards, keys, withoutKeys } from './keys.ts';
@@ -45,12 +45,34 @@ export class DynamoAccountUpdaterStore implements AccountUpdateLog, AccountUpdat
 
   /** Unconditional puts: the key is the update's identity, so a retried batch writes the same items again. */
   async record(updates: ReadonlyArray<{ line: number; update: AccountUpdateRecord }>): Promise<void> {
-    const items = updates.map(({ line, update }) => ({
-      ...keys.auHistory(update.organization_id, update.au_updated_date.slice(0, 7), update.au_updated_date, update.paymethod_token, line),
-      entity: 'au-history',
-      ...update,
-      [TTL_ATTRIBUTE]: expiry(),
-    }));
+    await this.put(updates.map(historyItem));
+  }
+
+  /**
+   * A BatchGetItem of the keys (100 a request), then puts of the missing
+   * ones. Nothing else writes these keys by then: the run that applied the
+   * rows has ended, and a run of the same file writes only missing items.
+   */
+  async restore(updates: ReadonlyArray<{ line: number; update: AccountUpdateRecord }>): Promise<void> {
+    const table = this.tables.history;
+    const items = updates.map(historyItem);
+    const missing: Item[] = [];
+    for (let first = 0; first < items.length; first += 100) {
+      const wanted = new Map(items.slice(first, first + 100).map((item) => [`${String(item.pk)}|${String(item.sk)}`, item]));
+      let pending: Item[] = [...wanted.values()].map(({ pk, sk }) => ({ pk, sk }));
+      for (let attempt = 1; pending.length > 0; attempt += 1) {
+        if (attempt > MAX_BATCH_WRITE_ATTEMPTS) throw new Error(`BatchGetItem left ${pending.length} keys unprocessed after ${MAX_BATCH_WRITE_ATTEMPTS} attempts`);
+        if (attempt > 1) await backoff(attempt);
+        const result = await this.client.send(new BatchGetCommand({ RequestItems: { [table]: { Keys: pending, ProjectionExpression: 'pk, sk', ConsistentRead: true } } }));
+        for (const found of result.Responses?.[table] ?? []) wanted.delete(`${String(found.pk)}|${String(found.sk)}`);
+        pending = (result.UnprocessedKeys?.[table]?.Keys ?? []) as Item[];
+      }
+      missing.push(...wanted.values());
+    }
+    await this.put(missing);
+  }
+
+  private async put(items: readonly Item[]): Promise<void> {
     const table = this.tables.history;
     for (let first = 0; first < items.length; first += 25) {
       let pending = items.slice(first, first + 25).map((Item) => ({ PutRequest: { Item } }));
@@ -99,6 +121,15 @@ export class DynamoAccountUpdaterStore implements AccountUpdateLog, AccountUpdat
   private itemsOf(tableName: string, key: string): AsyncGenerator<Item, void, undefined> {
     return itemsOf(this.client, { tableName, keyAttribute: 'pk', key, order: 'ascending' });
   }
+}
+
+function historyItem({ line, update }: { line: number; update: AccountUpdateRecord }): Item {
+  return {
+    ...keys.auHistory(update.organization_id, update.au_updated_date.slice(0, 7), update.au_updated_date, update.paymethod_token, line),
+    entity: 'au-history',
+    ...update,
+    [TTL_ATTRIBUTE]: expiry(),
+  };
 }
 
 /** Items of several ascending streams, ascending by sort key (ties: the earlier stream first). */

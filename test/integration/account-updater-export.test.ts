@@ -126,3 +126,45 @@ describe('Account Updater monthly export', () => {
     expect((await npmScript('au:export')).code).toBe(2);
   });
 });
+
+describe('Account Updater history restore', () => {
+  it('writes back the missing items of a re-applied file, over BatchGetItem groups, and leaves present ones as they are', async () => {
+    const environment = useRuntimeEnvironment();
+    const { dynamo } = await import('#shared/aws/dynamodb.ts');
+    const { keys } = await import('#shared/store/keys.ts');
+    const { DeleteCommand, UpdateCommand } = await import('@aws-sdk/lib-dynamodb');
+    const { batchDeps, exportDeps } = await import('#shared/wiring/account-updater.ts');
+    const log = batchDeps().log;
+    const organizationId = unique('org_restore');
+    const month = '2030-02';
+    const date = '2030-02-03T04:05:06.789Z';
+    const entries = Array.from({ length: 130 }, (_unused, index) => ({
+      line: index + 2,
+      update: {
+        organization_id: organizationId,
+        paymethod_token: `mth_restore${String(index).padStart(4, '0')}`,
+        au_code: 'exp' as const,
+        au_description: 'New expiration date',
+        au_updated_date: date,
+        last_4_account_number: '1111',
+        expire_month: 12,
+        expire_year: 2031,
+      },
+    }));
+    await log.markMonth(month, organizationId);
+    await log.record(entries);
+    const keyOf = (entry: (typeof entries)[number]) => keys.auHistory(organizationId, month, date, entry.update.paymethod_token, entry.line);
+    // Lost: one item in each group of 100; changed since (as a later export would not): another.
+    for (const lost of [entries[5]!, entries[120]!]) await dynamo.send(new DeleteCommand({ TableName: environment.AU_HISTORY_TABLE_NAME, Key: keyOf(lost) }));
+    await dynamo.send(new UpdateCommand({ TableName: environment.AU_HISTORY_TABLE_NAME, Key: keyOf(entries[7]!), UpdateExpression: 'SET expire_month = :month', ExpressionAttributeValues: { ':month': 1 } }));
+
+    await log.restore(entries);
+    const stored = [];
+    for await (const update of exportDeps().history.updatesOf(organizationId, month)) stored.push(update);
+    expect(stored).toHaveLength(130);
+    const byToken = new Map(stored.map((update) => [update.paymethod_token, update]));
+    expect(byToken.get(entries[5]!.update.paymethod_token)).toMatchObject({ expire_month: 12 });
+    expect(byToken.get(entries[120]!.update.paymethod_token)).toMatchObject({ expire_month: 12 });
+    expect(byToken.get(entries[7]!.update.paymethod_token)).toMatchObject({ expire_month: 1 });
+  });
+});

@@ -70,6 +70,12 @@ class FakeStore implements CardUpdates, AccountUpdateLog {
   async record(updates: ReadonlyArray<{ line: number; update: AccountUpdateRecord }>) {
     for (const { line, update } of updates) this.history.set(`${update.au_updated_date}#${update.paymethod_token}#${line}`, update);
   }
+  async restore(updates: ReadonlyArray<{ line: number; update: AccountUpdateRecord }>) {
+    for (const { line, update } of updates) {
+      const key = `${update.au_updated_date}#${update.paymethod_token}#${line}`;
+      if (!this.history.has(key)) this.history.set(key, update);
+    }
+  }
   /** What the export reads: per date and token only the highest line. */
   exported(): AccountUpdateRecord[] {
     const last = new Map<string, AccountUpdateRecord>();
@@ -306,6 +312,22 @@ describe('applying an update file in batches', () => {
     expect(second).toEqual({ applied: 0, skipped: 3, errors: [], error_count: 0, notes: [{ line: 3, paymethod_token: 'mth_b', reason: 'superseded by line 4' }] });
     expect([...store.records.values()].map((stored) => [stored.paymethod, stored.source])).toEqual(before);
     expect(store.exported()).toHaveLength(2);
+  });
+
+  it('puts back, when the file is applied again, a history item its first run failed to write, and no other', async () => {
+    const store = new FakeStore();
+    for (const token of ['mth_a', 'mth_b', 'mth_c']) await card(store, token);
+    const updates = file(HEADER, 'mth_a,exp,,4,2032', 'mth_b,cls,,,', 'mth_c,new,5555555555554444,,');
+    await run(updates, store);
+    const written = structuredClone([...store.history.entries()]);
+    // The first run's last attempt died between mth_b's card and its history item.
+    const lost = [...store.history.keys()].find((key) => key.includes('mth_b'))!;
+    store.history.delete(lost);
+    // An API update since (an expiry) is not written into the items still there.
+    store.records.get('mth_a')!.paymethod.card!.expire_month = 9;
+    const again = await run(updates, store, { at: '2026-05-20T08:00:00.000Z' });
+    expect(again).toMatchObject({ applied: 0, skipped: 3, error_count: 0 });
+    expect([...store.history.entries()].sort()).toEqual(written.sort());
   });
 
   it('reads the card again after a lost race and decides again', async () => {

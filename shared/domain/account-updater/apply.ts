@@ -34,6 +34,8 @@ export const WRITES_IN_FLIGHT = 8;
 const LOOKUP_SIZE = 100;
 /** History items sent together: one BatchWriteItem (DynamoDB's limit). */
 const HISTORY_GROUP = 25;
+/** History items of a re-applied file checked together: one BatchGetItem (DynamoDB's limit). */
+const RESTORE_GROUP = 100;
 /**
  * Rows with a new number committed together. Each such commit moves the
  * card's duplicate-scope entry too, a transaction of two or three items;
@@ -98,6 +100,8 @@ class Batch {
   private newNumbers: Commit[] = [];
   /** Committed rows whose history item is not yet sent. */
   private history: Array<{ line: number; update: AccountUpdateRecord }> = [];
+  /** Rows a run of this file applied before, whose history item is written again if missing. */
+  private restoring: Array<{ line: number; update: AccountUpdateRecord }> = [];
   private readonly historyWrites: Array<Promise<void>> = [];
   private readonly markedMonths = new Map<string, Promise<void>>();
   private readonly now: Date;
@@ -161,10 +165,19 @@ class Batch {
   }
 
   private flushHistory(): void {
-    if (this.history.length === 0) return;
-    const group = this.history;
-    this.history = [];
-    this.historyWrites.push(this.deps.log.record(group));
+    if (this.history.length > 0) {
+      const group = this.history;
+      this.history = [];
+      this.historyWrites.push(this.deps.log.record(group));
+    }
+    this.flushRestoring();
+  }
+
+  private flushRestoring(): void {
+    if (this.restoring.length === 0) return;
+    const group = this.restoring;
+    this.restoring = [];
+    this.historyWrites.push(this.deps.log.restore(group));
   }
 
   private async applyRow(row: UpdateRow, found: StoredCard | undefined, attempt = 1): Promise<void> {
@@ -186,6 +199,11 @@ class Batch {
     if (previous && previous.line === row.line) {
       if (!sameRun) {
         this.skipped += 1; // this file was applied before: nothing left to change
+        // But the run that applied it may have failed between the card and its history item: put back a missing one.
+        if (current.au_updated_date) {
+          this.restoring.push(historyEntry(row, paymethod, current, current.au_updated_date));
+          if (this.restoring.length >= RESTORE_GROUP) this.flushRestoring();
+        }
         return;
       }
       // A retried batch: this run already committed the row; count it and (re)write its history.
@@ -281,21 +299,7 @@ class Batch {
   private async commitCounted(row: UpdateRow, paymethod: Paymethod, card: CardDetails): Promise<void> {
     await this.markMonth(paymethod.organization_id);
     this.applied += 1;
-    this.history.push({
-      line: row.line,
-      update: {
-        organization_id: paymethod.organization_id,
-        ...(paymethod.location_id ? { location_id: paymethod.location_id } : {}),
-        ...(paymethod.customer_token ? { customer_token: paymethod.customer_token } : {}),
-        paymethod_token: paymethod.paymethod_token,
-        au_code: row.code,
-        au_description: AU_CODES[row.code],
-        au_updated_date: this.run.applied_at,
-        last_4_account_number: card.last_4_account_number,
-        expire_month: card.expire_month,
-        expire_year: card.expire_year,
-      },
-    });
+    this.history.push(historyEntry(row, paymethod, card, this.run.applied_at));
   }
 
   /**
@@ -334,4 +338,23 @@ class Batch {
     this.skipped += 1;
     this.notes.push({ line: row.line, paymethod_token: row.paymethodToken, reason });
   }
+}
+
+/** A row's history item: the card's columns as the row left them, on the date it was applied. */
+function historyEntry(row: UpdateRow, paymethod: Paymethod, card: CardDetails, appliedAt: string): { line: number; update: AccountUpdateRecord } {
+  return {
+    line: row.line,
+    update: {
+      organization_id: paymethod.organization_id,
+      ...(paymethod.location_id ? { location_id: paymethod.location_id } : {}),
+      ...(paymethod.customer_token ? { customer_token: paymethod.customer_token } : {}),
+      paymethod_token: paymethod.paymethod_token,
+      au_code: row.code,
+      au_description: AU_CODES[row.code],
+      au_updated_date: appliedAt,
+      last_4_account_number: card.last_4_account_number,
+      expire_month: card.expire_month,
+      expire_year: card.expire_year,
+    },
+  };
 }

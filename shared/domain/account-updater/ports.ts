@@ -77,6 +77,12 @@ export interface AccountUpdateLog {
   markMonth(month: string, organizationId: string): Promise<void>;
   /** Writes the history items of applied rows, keyed by date, token and source line. */
   record(updates: ReadonlyArray<{ line: number; update: AccountUpdateRecord }>): Promise<void>;
+  /**
+   * Writes those of these history items that are missing, and leaves the
+   * others as they are: a run that failed between a card and its history
+   * item is repaired by applying the file again.
+   */
+  restore(updates: ReadonlyArray<{ line: number; update: AccountUpdateRecord }>): Promise<void>;
 }
 
 /** What the monthly export reads; both in a stable order, without Scan. */
