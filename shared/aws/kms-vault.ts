@@ -2,6 +2,7 @@ import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { DecryptCommand, GenerateDataKeyCommand } from '@aws-sdk/client-kms';
 import type { KMSClient } from '@aws-sdk/client-kms';
 import type { SealedSecret, Vault, VaultBinding } from '#shared/domain/vault.ts';
+import { UnreadableSecret } from '#shared/domain/vault.ts';
 import { VAULT_ENCRYPTION_PURPOSE } from '#shared/names.ts';
 
 /**
@@ -72,13 +73,17 @@ export class KmsVault implements Vault {
   }
 
   async open(sealed: SealedSecret, binding: VaultBinding): Promise<string> {
-    if (sealed.v !== SCHEME_VERSION) throw new Error(`unknown vault scheme version ${String(sealed.v)}`);
+    if (sealed.v !== SCHEME_VERSION) throw new UnreadableSecret(`unknown scheme version ${String(sealed.v)}`);
     const dataKey = await this.openingKeyFor(sealed, binding.organizationId);
-    const decipher = createDecipheriv('aes-256-gcm', dataKey, Buffer.from(sealed.iv));
-    decipher.setAAD(additionalData(binding));
-    decipher.setAuthTag(Buffer.from(sealed.tag));
-    // A wrong binding or tampered bytes make final() throw: the value never opens elsewhere.
-    return Buffer.concat([decipher.update(Buffer.from(sealed.ciphertext)), decipher.final()]).toString('utf8');
+    try {
+      const decipher = createDecipheriv('aes-256-gcm', dataKey, Buffer.from(sealed.iv));
+      decipher.setAAD(additionalData(binding));
+      decipher.setAuthTag(Buffer.from(sealed.tag));
+      // A wrong binding or tampered bytes make final() throw: the value never opens elsewhere.
+      return Buffer.concat([decipher.update(Buffer.from(sealed.ciphertext)), decipher.final()]).toString('utf8');
+    } catch {
+      throw new UnreadableSecret('it does not authenticate (changed, or bound to another record)');
+    }
   }
 
   private async sealingKeyFor(organizationId: string): Promise<CachedKey> {
@@ -101,15 +106,22 @@ export class KmsVault implements Vault {
     const cacheKey = openingCacheKey(organizationId, sealed.encrypted_data_key);
     const cached = this.openingKeys.get(cacheKey);
     if (cached && now - cached.createdAt < this.maxKeyAgeMs) return cached.plaintext;
-    const decrypted = await this.kms.send(
-      new DecryptCommand({ CiphertextBlob: sealed.encrypted_data_key, KeyId: sealed.key_id, EncryptionContext: encryptionContext(organizationId) }),
-    );
+    const decrypted = await this.kms
+      .send(new DecryptCommand({ CiphertextBlob: sealed.encrypted_data_key, KeyId: sealed.key_id, EncryptionContext: encryptionContext(organizationId) }))
+      .catch((error: unknown) => {
+        // KMS's answers about the wrapped key itself; throttling, access and availability pass as they are.
+        if (error instanceof Error && PERMANENT_DECRYPT_ERRORS.has(error.name)) throw new UnreadableSecret(`KMS refused its data key (${error.name})`);
+        throw error;
+      });
     if (!decrypted.Plaintext) throw new Error('KMS Decrypt returned no key');
     const plaintext = Buffer.from(decrypted.Plaintext);
     remember(this.openingKeys, cacheKey, { plaintext, createdAt: now }, this.maxCachedKeys);
     return plaintext;
   }
 }
+
+/** Decrypt errors that describe the ciphertext, not the moment: no retry changes them. */
+const PERMANENT_DECRYPT_ERRORS = new Set(['InvalidCiphertextException', 'IncorrectKeyException']);
 
 /** Non-secret ids only: the context is visible in CloudTrail. */
 function encryptionContext(organizationId: string): Record<string, string> {

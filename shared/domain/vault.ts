@@ -27,5 +27,18 @@ export interface SealedSecret {
 
 export interface Vault {
   seal(plaintext: string, binding: VaultBinding): Promise<SealedSecret>;
+  /** UnreadableSecret when the value can never be opened as stored; any other error may pass. */
   open(sealed: SealedSecret, binding: VaultBinding): Promise<string>;
+}
+
+/**
+ * A sealed value that no retry will open: its bytes were changed, it is bound
+ * to another record, or the key service refuses its wrapped key as invalid.
+ * A property of the stored record, not of the moment.
+ */
+export class UnreadableSecret extends Error {
+  constructor(reason: string) {
+    super(`the sealed value cannot be opened: ${reason}`);
+    this.name = 'UnreadableSecret';
+  }
 }

@@ -12,6 +12,7 @@ import type { SourceRow } from '#shared/domain/account-updater/rows.ts';
 import { InvalidRequest } from '#shared/domain/errors.ts';
 import type { Paymethod } from '#shared/domain/paymethods/model.ts';
 import type { SealedSecret, Vault, VaultBinding } from '#shared/domain/vault.ts';
+import { UnreadableSecret } from '#shared/domain/vault.ts';
 
 /** A vault that "seals" by binding the plaintext to its ids, so a wrong binding cannot open it. */
 class FakeVault implements Vault {
@@ -22,7 +23,7 @@ class FakeVault implements Vault {
   async open(sealed: SealedSecret, binding: VaultBinding): Promise<string> {
     this.opened += 1;
     const [org, token, plaintext] = Buffer.from(sealed.ciphertext).toString().split('|');
-    if (org !== binding.organizationId || token !== binding.recordToken) throw new Error('binding mismatch');
+    if (org !== binding.organizationId || token !== binding.recordToken) throw new UnreadableSecret('binding mismatch');
     return plaintext!;
   }
 }
@@ -328,6 +329,21 @@ describe('applying an update file in batches', () => {
     const again = await run(updates, store, { at: '2026-05-20T08:00:00.000Z' });
     expect(again).toMatchObject({ applied: 0, skipped: 3, error_count: 0 });
     expect([...store.history.entries()].sort()).toEqual(written.sort());
+  });
+
+  it('reports a card whose sealed number cannot be opened as its row\'s error; the rest of the batch applies, in every run', async () => {
+    const store = new FakeStore();
+    for (const token of ['mth_a', 'mth_b', 'mth_c']) await card(store, token);
+    // mth_b's sealed number is bound to another record (as if its bytes were damaged).
+    store.records.get('mth_b')!.secret = await vault.seal('4111111111111111', { organizationId: 'org_1', recordToken: 'mth_elsewhere' });
+    const updates = file(HEADER, 'mth_a,new,4111111111111111,5,2033', 'mth_b,new,4111111111111111,,', 'mth_c,cls,,,');
+    for (const at of ['2026-05-15T12:00:00.000Z', '2026-05-16T12:00:00.000Z']) {
+      const summary = await run(updates, store, { at });
+      expect(summary.errors).toEqual([{ line: 3, paymethod_token: 'mth_b', reason: 'the stored number cannot be opened to compare with the new one; nothing was changed' }]);
+    }
+    expect(store.records.get('mth_a')!.paymethod.card).toMatchObject({ expire_month: 5, expire_year: 2033 });
+    expect(store.records.get('mth_b')!.paymethod.card!.au_code).toBeUndefined();
+    expect(store.records.get('mth_c')!.paymethod.card!.au_code).toBe('cls');
   });
 
   it('reads the card again after a lost race and decides again', async () => {

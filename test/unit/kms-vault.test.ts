@@ -3,6 +3,7 @@ import { DecryptCommand, GenerateDataKeyCommand, KMSClient } from '@aws-sdk/clie
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it } from 'vitest';
 import { KmsVault } from '#shared/aws/kms-vault.ts';
+import { UnreadableSecret } from '#shared/domain/vault.ts';
 
 const KEY_ARN = 'arn:aws:kms:us-east-1:000000000000:key/vault';
 const dataKey = randomBytes(32);
@@ -35,10 +36,23 @@ describe('KMS envelope vault', () => {
     stubKms();
     const vault = new KmsVault(new KMSClient({ region: 'us-east-1' }), KEY_ARN);
     const sealed = await vault.seal('4111111111111111', { organizationId: 'org_1', recordToken: 'mth_a' });
-    await expect(vault.open(sealed, { organizationId: 'org_1', recordToken: 'mth_other' })).rejects.toThrow();
-    await expect(vault.open(sealed, { organizationId: 'org_2', recordToken: 'mth_a' })).rejects.toThrow();
+    await expect(vault.open(sealed, { organizationId: 'org_1', recordToken: 'mth_other' })).rejects.toThrow(UnreadableSecret);
+    await expect(vault.open(sealed, { organizationId: 'org_2', recordToken: 'mth_a' })).rejects.toThrow(UnreadableSecret);
     const tampered = { ...sealed, ciphertext: Buffer.from(sealed.ciphertext).map((byte, index) => (index === 0 ? byte ^ 1 : byte)) };
-    await expect(vault.open(tampered, { organizationId: 'org_1', recordToken: 'mth_a' })).rejects.toThrow();
+    await expect(vault.open(tampered, { organizationId: 'org_1', recordToken: 'mth_a' })).rejects.toThrow(UnreadableSecret);
+  });
+
+  it('tells a wrapped key KMS refuses as invalid (never to open) from a KMS that is throttled or down (try again)', async () => {
+    stubKms();
+    const sealed = await new KmsVault(new KMSClient({ region: 'us-east-1' }), KEY_ARN).seal('4111111111111111', { organizationId: 'org_1', recordToken: 'mth_a' });
+    const refuse = (name: string) => Object.assign(new Error(name), { name });
+    kms.on(DecryptCommand).rejectsOnce(refuse('InvalidCiphertextException')).rejectsOnce(refuse('ThrottlingException'));
+    // Fresh vaults: nothing cached, every open asks KMS.
+    const open = () => new KmsVault(new KMSClient({ region: 'us-east-1', maxAttempts: 1 }), KEY_ARN).open(sealed, { organizationId: 'org_1', recordToken: 'mth_a' });
+    await expect(open()).rejects.toThrow(UnreadableSecret);
+    const throttled = await open().catch((error: unknown) => error);
+    expect(throttled).not.toBeInstanceOf(UnreadableSecret);
+    expect((throttled as Error).name).toBe('ThrottlingException');
   });
 
   it('unwraps a stored data key once per container, then renews the sealing key after its use budget', async () => {

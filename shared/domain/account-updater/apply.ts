@@ -2,6 +2,7 @@ import type { CardDetails, Paymethod } from '../paymethods/model.ts';
 import { isExpiryCurrentOrFuture, lastFour, masked } from '../paymethods/rules.ts';
 import type { Fingerprinter } from '../paymethods/fingerprints.ts';
 import type { SealedSecret, Vault } from '../vault.ts';
+import { UnreadableSecret } from '../vault.ts';
 import type { AccountUpdateLog, AccountUpdateRecord, BatchResult, CardChange, CardUpdates, RowNote, StoredCard, UpdateSource } from './ports.ts';
 import type { SourceRow, UpdateRow } from './rows.ts';
 import { AU_CODES, parseRow, pastExpiry } from './rows.ts';
@@ -228,7 +229,14 @@ class Batch {
     const year = row.expireYear ?? before.card.expire_year;
     if ((row.expireMonth !== undefined || row.expireYear !== undefined) && !isExpiryCurrentOrFuture(month, year, this.now)) return this.fail(row, pastExpiry(month, year));
 
-    const numberChanged = row.accountNumber !== undefined && (await this.differsFromStored(row.accountNumber, paymethod, before.card, numberBefore));
+    let numberChanged: boolean;
+    try {
+      numberChanged = row.accountNumber !== undefined && (await this.differsFromStored(row.accountNumber, paymethod, before.card, numberBefore));
+    } catch (error) {
+      // One card's damaged sealed number is that row's error: it would fail every retry of the batch, and every run.
+      if (error instanceof UnreadableSecret) return this.fail(row, 'the stored number cannot be opened to compare with the new one; nothing was changed');
+      throw error;
+    }
     const changed = numberChanged || month !== current.expire_month || year !== current.expire_year || current.au_code !== row.code;
     // After an earlier line of this file, this later line takes over even when it changes nothing more.
     if (!changed && !previous) {
