@@ -59,7 +59,7 @@ class FakeStore implements CardUpdates, AccountUpdateLog {
     }
     if (stored.paymethod.version !== change.current.version) return 'conflict' as const;
     this.records.set(change.current.paymethod_token, {
-      paymethod: { ...stored.paymethod, card: change.card, version: stored.paymethod.version + 1 },
+      paymethod: { ...stored.paymethod, card: change.card, updated_at: change.card.au_updated_date!, version: stored.paymethod.version + 1 },
       ...(change.secret ?? stored.secret ? { secret: change.secret ?? stored.secret! } : {}),
       source: change.source,
     });
@@ -344,6 +344,26 @@ describe('applying an update file in batches', () => {
     expect(store.records.get('mth_a')!.paymethod.card).toMatchObject({ expire_month: 5, expire_year: 2033 });
     expect(store.records.get('mth_b')!.paymethod.card!.au_code).toBeUndefined();
     expect(store.records.get('mth_c')!.paymethod.card!.au_code).toBe('cls');
+  });
+
+  it('lets a later line of the file build on an API update made after an earlier line, not undo it', async () => {
+    const store = new FakeStore();
+    await card(store, 'mth_a');
+    const context: RunContext = { file_id: 'file_api', run_id: 'run_api', applied_at: '2026-05-15T12:00:00.000Z' };
+    const deps = { cards: store, log: store, vault, fingerprinter, concurrency: 4 };
+    await applyBatch([{ line: 2, fields: ['mth_a', 'exp', '', '1', '2031'] }], context, deps);
+    // The merchant changes the expiry through the API (which keeps the Account Updater's source line).
+    const stored = store.records.get('mth_a')!;
+    stored.paymethod = { ...stored.paymethod, card: { ...stored.paymethod.card!, expire_month: 9, expire_year: 2033 }, updated_at: '2026-05-15T12:05:00.000Z', version: stored.paymethod.version + 1 };
+    const later = await applyBatch([{ line: 3, fields: ['mth_a', 'con', '', '', ''] }], context, deps);
+    expect(later).toMatchObject({ applied: 1, errors: [] });
+    expect(store.records.get('mth_a')!.paymethod.card).toMatchObject({ au_code: 'con', expire_month: 9, expire_year: 2033 });
+    // Without an update in between, a later line still starts from the card as it was before the file.
+    const plain = new FakeStore();
+    await card(plain, 'mth_a');
+    await applyBatch([{ line: 2, fields: ['mth_a', 'exp', '', '1', '2031'] }], context, { ...deps, cards: plain, log: plain });
+    await applyBatch([{ line: 3, fields: ['mth_a', 'con', '', '', ''] }], context, { ...deps, cards: plain, log: plain });
+    expect(plain.records.get('mth_a')!.paymethod.card).toMatchObject({ au_code: 'con', expire_month: 12, expire_year: 2030 });
   });
 
   it('reads the card again after a lost race and decides again', async () => {

@@ -213,8 +213,11 @@ class Batch {
     }
     if (current.suppress_account_updater === true) return this.skip(row, 'suppressed: suppress_account_updater is true');
 
-    // An earlier line of this file changed the card: this later line starts again from the card as it was before the file.
-    const before = previous?.before ?? {
+    // An earlier line of this file changed the card: this later line starts again from the card as it was before
+    // the file. Unless the card was updated since that line (the API moves updated_at past the line's
+    // au_updated_date): the merchant's change is then the card's new starting point, and nothing before it is undone.
+    const updatedSince = previous !== undefined && paymethod.updated_at !== current.au_updated_date;
+    const before = (updatedSince ? undefined : previous?.before) ?? {
       card: {
         last_4_account_number: current.last_4_account_number,
         masked_account_number: current.masked_account_number,

@@ -49,7 +49,9 @@ export interface CardUpdates {
   findCards(tokens: readonly string[]): Promise<Map<string, StoredCard>>;
   /**
    * Commits each change on its own: a conditional write (version as read,
-   * still a card), 'conflict' when it changed or went away. A new number's
+   * still a card) that also sets the record's updated_at to the card's
+   * au_updated_date (so a later update through the API shows as one),
+   * 'conflict' when it changed or went away. A new number's
    * commit also moves the card's duplicate-scope entry, a transaction; such
    * changes passed together share transactions, so they are worth sending
    * together.
