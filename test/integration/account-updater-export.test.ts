@@ -154,7 +154,7 @@ describe('Account Updater history restore', () => {
     await log.markMonth(month, organizationId);
     await log.record(entries);
     const keyOf = (entry: (typeof entries)[number]) => keys.auHistory(organizationId, month, date, entry.update.paymethod_token, entry.line);
-    // Lost: one item in each group of 100; changed since (as a later export would not): another.
+    // Lost: one item in each group of 100. Another differs from what the restore would write: it must stay as it is.
     for (const lost of [entries[5]!, entries[120]!]) await dynamo.send(new DeleteCommand({ TableName: environment.AU_HISTORY_TABLE_NAME, Key: keyOf(lost) }));
     await dynamo.send(new UpdateCommand({ TableName: environment.AU_HISTORY_TABLE_NAME, Key: keyOf(entries[7]!), UpdateExpression: 'SET expire_month = :month', ExpressionAttributeValues: { ':month': 1 } }));
 
