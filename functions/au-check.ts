@@ -6,6 +6,7 @@ import { s3 } from '#shared/aws/s3.ts';
 import { errorsKeyOf, inboxFile } from '#shared/domain/account-updater/inbox.ts';
 import { InvalidRequest } from '#shared/domain/errors.ts';
 import { injectLambdaContext, logger } from '#shared/log/logger.ts';
+import { checkDeps } from '#shared/wiring/account-updater.ts';
 
 /** The state machine's first step; `organization_id`/`result_key` are given by `au:apply`, derived from the key otherwise. */
 interface CheckEvent {
@@ -34,7 +35,10 @@ export const handler = middy<CheckEvent, { run: RunInput } | { refused: string }
     try {
       const checked = await checkUpdateFile(s3ObjectSource(s3, event.bucket, event.key));
       const scope = inbox.organizationId ? { organization_id: inbox.organizationId } : {};
-      const run = { bucket: event.bucket, key: event.key, run_id: event.run_id, applied_at: new Date(event.started_at).toISOString(), ...checked, ...scope, result_key: inbox.resultKey, errors_key: errorsKeyOf(inbox.resultKey) };
+      const appliedAt = new Date(event.started_at).toISOString();
+      // Recorded only for a file that passed the check: a refused file was never applied.
+      const firstAppliedAt = await checkDeps().files.firstApplied(checked.file_id, appliedAt);
+      const run = { bucket: event.bucket, key: event.key, run_id: event.run_id, applied_at: appliedAt, first_applied_at: firstAppliedAt, ...checked, ...scope, result_key: inbox.resultKey, errors_key: errorsKeyOf(inbox.resultKey) };
       return { run };
     } catch (error) {
       if (!(error instanceof InvalidRequest)) throw error;

@@ -136,6 +136,8 @@ export class AccountUpdater extends Construct {
     const objects = (prefix: string) => this.reports.arnForObjects(`${prefix}*`);
     check.addToRolePolicy(new PolicyStatement({ actions: ['s3:GetObject'], resources: [objects(INBOX), objects(RUNS_PREFIX)] }));
     check.addToRolePolicy(new PolicyStatement({ actions: ['s3:PutObject'], resources: [objects(RESULTS), objects(RUNS_PREFIX)] }));
+    // When each file was first applied (a put if absent, else a read).
+    check.addToRolePolicy(new PolicyStatement({ actions: ['dynamodb:PutItem', 'dynamodb:GetItem'], resources: [history] }));
     this.grantReportsKeyViaS3(check, ['kms:Decrypt', 'kms:GenerateDataKey']);
 
     // Cards: read in batches, each applied row one conditional UpdateItem (a transaction of updates when a new number moves its duplicate scope).

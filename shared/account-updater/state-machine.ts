@@ -123,6 +123,8 @@ export interface RunInput {
   run_id: string;
   file_id: string;
   applied_at: string;
+  /** When this file was first applied (its first run's applied_at). */
+  first_applied_at: string;
   records: number;
   organization_id?: string;
   result_key: string;

@@ -1,9 +1,10 @@
-import { BatchGetCommand, BatchWriteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, BatchWriteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { AccountUpdateHistory, AccountUpdateLog, AccountUpdateRecord } from '#shared/domain/account-updater/ports.ts';
+import type { AccountUpdateHistory, AccountUpdateLog, AccountUpdateRecord, FileApplications } from '#shared/domain/account-updater/ports.ts';
 import { AU_SHARDS, auHistoryPartition, auShards, keys, withoutKeys } from './keys.ts';
 import { itemsOf } from './partition.ts';
 import { TTL_ATTRIBUTE } from './table.ts';
+import { isConditionFailure } from './write-conflicts.ts';
 
 /** History and month markers are kept about 13 months, then DynamoDB's TTL removes them. */
 const HISTORY_RETENTION_SECONDS = 400 * 24 * 3600;
@@ -28,7 +29,7 @@ export interface HistoryTables {
  * export starts from, in their own table. Cards are the paymethod
  * repository's; keys come from keys.ts, like every other item.
  */
-export class DynamoAccountUpdaterStore implements AccountUpdateLog, AccountUpdateHistory {
+export class DynamoAccountUpdaterStore implements AccountUpdateLog, AccountUpdateHistory, FileApplications {
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly tables: HistoryTables,
@@ -41,6 +42,21 @@ export class DynamoAccountUpdaterStore implements AccountUpdateLog, AccountUpdat
         Item: { ...keys.auMonth(month, organizationId), entity: 'au-month', month, organization_id: organizationId, [TTL_ATTRIBUTE]: expiry() },
       }),
     );
+  }
+
+  /** A put if absent, kept as long as the history; otherwise a consistent read of the time recorded. */
+  async firstApplied(fileId: string, appliedAt: string): Promise<string> {
+    const key = keys.auFile(fileId);
+    try {
+      await this.client.send(
+        new PutCommand({ TableName: this.tables.history, Item: { ...key, entity: 'au-file', applied_at: appliedAt, [TTL_ATTRIBUTE]: expiry() }, ConditionExpression: 'attribute_not_exists(pk)' }),
+      );
+      return appliedAt;
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+      const { Item } = await this.client.send(new GetCommand({ TableName: this.tables.history, Key: key, ConsistentRead: true }));
+      return (Item?.applied_at as string | undefined) ?? appliedAt;
+    }
   }
 
   /** Unconditional puts: the key is the update's identity, so a retried batch writes the same items again. */

@@ -92,6 +92,8 @@ export const keys = {
   }),
   /** Which organizations have updates in a month: the export's starting point, instead of a Scan. */
   auMonth: (month: string, organizationId: string) => ({ pk: `AUMONTH#${month}`, sk: `ORG#${organizationId}` }),
+  /** When an update file (by the SHA-256 of its bytes) was first applied. */
+  auFile: (fileId: string) => ({ pk: `AUFILE#${fileId}`, sk: 'FILE' }),
   idempotency: (organizationId: string, key: string) => ({ pk: `IDEM#${organizationId}#${key}`, sk: 'IDEM' }),
   /**
    * Where page `pageIndex` of one list query starts (see page-boundaries.ts): one partition per query

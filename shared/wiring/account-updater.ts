@@ -33,5 +33,6 @@ export const batchDeps = (): BatchDeps & { results: S3BatchResults } => ({
   fingerprinter: fingerprinter(),
   results: batchResults(),
 });
+export const checkDeps = () => ({ files: historyLog() });
 export const mergeDeps = () => ({ results: batchResults(), reports: reports() });
 export const exportDeps = () => ({ history: history(), reports: reports() });

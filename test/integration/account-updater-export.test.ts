@@ -60,7 +60,7 @@ describe('Account Updater monthly export', () => {
     const apply = (at: string, ...rows: string[]) =>
       applyBatch(
         rows.map((row, index) => ({ line: index + 2, fields: row.split(',') })),
-        { file_id: unique('file'), run_id: unique('run'), applied_at: at },
+        { file_id: unique('file'), run_id: unique('run'), applied_at: at, first_applied_at: at },
         deps,
       );
     const first = await apply('2030-01-10T08:00:00.000Z', `${tokens[1]},new,5555555555554444,3,2033`, `${tokens[0]},exp,,4,2032`, `${tokens[2]},cls,,,`);

@@ -140,6 +140,16 @@ describe('Account Updater: applying a file with the CLI against the running serv
     expect(answer.body.card).toMatchObject({ expire_month: 9, expire_year: 2034, au_code: 'exp' });
   }, 180_000);
 
+  it('leaves what a newer file changed when an older file is applied again', async () => {
+    const token = (await createCard(ORG, loc, undefined)).paymethod_token as string;
+    const older = await updateFile('older.csv', `${HEADER}\n${token},exp,,1,2031\n`);
+    const newer = await updateFile('newer.csv', `${HEADER}\n${token},exp,,6,2032\n`);
+    expect(await apply(older)).toMatchObject({ applied: 1 });
+    expect(await apply(newer)).toMatchObject({ applied: 1 });
+    expect(await apply(older)).toEqual({ applied: 0, skipped: 1, errors: [], error_count: 0, notes: [{ line: 2, paymethod_token: token, reason: 'superseded by a later file' }] });
+    expect(await cardOf(loc, token)).toMatchObject({ expire_month: 6, expire_year: 2032 });
+  }, 180_000);
+
   it('refuses empty files, a wrong header and a missing file as a whole, with a JSON error', async () => {
     const empty = await npmScript('au:apply', await updateFile('empty.csv', ''));
     expect(empty.code).toBe(1);

@@ -125,6 +125,7 @@ function file(...lines: string[]): UpdateFileSource {
 }
 
 let runs = 0;
+const firstApplied = new Map<string, string>();
 const written = new Map<string, string>();
 const reports = {
   async write(key: string, body: AsyncIterable<string>) {
@@ -145,7 +146,16 @@ async function run(
   options: { organizationId?: string; batchSize?: number; order?: (batches: SourceRow[][]) => SourceRow[][]; at?: string; loseFirstResultOf?: number[] } = {},
 ): Promise<RunSummary> {
   const checked = await checkUpdateFile(source);
-  const context: RunContext = { file_id: checked.file_id, run_id: `run_${(runs += 1)}`, applied_at: options.at ?? '2026-05-15T12:00:00.000Z', ...(options.organizationId ? { organization_id: options.organizationId } : {}) };
+  const appliedAt = options.at ?? '2026-05-15T12:00:00.000Z';
+  // As the check step records it: the first run's time, for every run of the same file.
+  if (!firstApplied.has(checked.file_id)) firstApplied.set(checked.file_id, appliedAt);
+  const context: RunContext = {
+    file_id: checked.file_id,
+    run_id: `run_${(runs += 1)}`,
+    applied_at: appliedAt,
+    first_applied_at: firstApplied.get(checked.file_id)!,
+    ...(options.organizationId ? { organization_id: options.organizationId } : {}),
+  };
   const batches: SourceRow[][] = [[]];
   for await (const row of readUpdateFile(source())) {
     if (batches.at(-1)!.length >= (options.batchSize ?? 1000)) batches.push([]);
@@ -349,7 +359,7 @@ describe('applying an update file in batches', () => {
   it('lets a later line of the file build on an API update made after an earlier line, not undo it', async () => {
     const store = new FakeStore();
     await card(store, 'mth_a');
-    const context: RunContext = { file_id: 'file_api', run_id: 'run_api', applied_at: '2026-05-15T12:00:00.000Z' };
+    const context: RunContext = { file_id: 'file_api', run_id: 'run_api', applied_at: '2026-05-15T12:00:00.000Z', first_applied_at: '2026-05-15T12:00:00.000Z' };
     const deps = { cards: store, log: store, vault, fingerprinter, concurrency: 4 };
     await applyBatch([{ line: 2, fields: ['mth_a', 'exp', '', '1', '2031'] }], context, deps);
     // The merchant changes the expiry through the API (which keeps the Account Updater's source line).
@@ -364,6 +374,22 @@ describe('applying an update file in batches', () => {
     await applyBatch([{ line: 2, fields: ['mth_a', 'exp', '', '1', '2031'] }], context, { ...deps, cards: plain, log: plain });
     await applyBatch([{ line: 3, fields: ['mth_a', 'con', '', '', ''] }], context, { ...deps, cards: plain, log: plain });
     expect(plain.records.get('mth_a')!.paymethod.card).toMatchObject({ au_code: 'con', expire_month: 12, expire_year: 2030 });
+  });
+
+  it('leaves a card a newer file changed when an older file is applied again, and still applies that file elsewhere', async () => {
+    const store = new FakeStore();
+    for (const token of ['mth_a', 'mth_b']) await card(store, token);
+    const older = file(HEADER, 'mth_a,exp,,1,2031', 'mth_b,exp,,1,2031');
+    const newer = file(HEADER, 'mth_a,exp,,6,2032');
+    expect(await run(older, store, { at: '2026-05-15T12:00:00.000Z' })).toMatchObject({ applied: 2 });
+    expect(await run(newer, store, { at: '2026-06-15T12:00:00.000Z' })).toMatchObject({ applied: 1 });
+    // mth_b was last changed by the older file itself: nothing left to change. mth_a keeps the newer file's expiry.
+    const again = await run(older, store, { at: '2026-06-20T12:00:00.000Z' });
+    expect(again).toMatchObject({ applied: 0, skipped: 2, error_count: 0, notes: [{ line: 2, paymethod_token: 'mth_a', reason: 'superseded by a later file' }] });
+    expect(store.records.get('mth_a')!.paymethod.card).toMatchObject({ expire_month: 6, expire_year: 2032, au_updated_date: '2026-06-15T12:00:00.000Z' });
+    // A file never applied before is applied over an earlier file's changes, as always.
+    const fresh = await run(file(HEADER, 'mth_a,exp,,7,2033'), store, { at: '2026-06-21T12:00:00.000Z' });
+    expect(fresh).toMatchObject({ applied: 1 });
   });
 
   it('reads the card again after a lost race and decides again', async () => {
@@ -382,7 +408,7 @@ describe('applying an update file in batches', () => {
     // Line 8's batch; lines 2 to 6 of the same card are in other batches of the run, and each commits between
     // line 8's read and its write: more races than attempts, each the file's own progress.
     store.linesAhead = [2, 3, 4, 5, 6];
-    const context: RunContext = { file_id: 'file_dup', run_id: 'run_dup', applied_at: '2026-05-15T12:00:00.000Z' };
+    const context: RunContext = { file_id: 'file_dup', run_id: 'run_dup', applied_at: '2026-05-15T12:00:00.000Z', first_applied_at: '2026-05-15T12:00:00.000Z' };
     const result = await applyBatch([{ line: 8, fields: ['mth_a', 'exp', '', '9', '2033'] }], context, { cards: store, log: store, vault, fingerprinter, concurrency: 4 });
     expect(result).toMatchObject({ applied: 1, errors: [] });
     expect(store.linesAhead).toEqual([]);
@@ -420,7 +446,7 @@ describe('applying an update file in batches', () => {
     const tokens = Array.from({ length: 120 }, (_, index) => `mth_g${String(index).padStart(3, '0')}`);
     for (const token of tokens) await card(store, token);
     const rows = (code: string) => tokens.map((token, index) => ({ line: index + 2, fields: [token, code, '', '', ''] }));
-    const context = (id: string): RunContext => ({ file_id: id, run_id: id, applied_at: '2026-05-15T12:00:00.000Z' });
+    const context = (id: string): RunContext => ({ file_id: id, run_id: id, applied_at: '2026-05-15T12:00:00.000Z', first_applied_at: '2026-05-15T12:00:00.000Z' });
 
     const clean = await applyBatch(rows('cls'), context('run_clean'), { cards: store, log: store, vault, fingerprinter, concurrency: 4 });
     expect(clean).toMatchObject({ applied: 120, errors: [] });

@@ -14,6 +14,11 @@ export interface RunContext {
   run_id: string;
   /** The time of application (au_updated_date of every card the run changes) and of the expiry checks. */
   applied_at: string;
+  /**
+   * When this file was first applied (applied_at, for its first run): a card
+   * another file changed after that keeps that newer change.
+   */
+  first_applied_at: string;
   /** When set, the file may only update this organization's cards. */
   organization_id?: string;
 }
@@ -212,6 +217,10 @@ class Batch {
       return this.commitCounted(row, paymethod, current);
     }
     if (current.suppress_account_updater === true) return this.skip(row, 'suppressed: suppress_account_updater is true');
+    // Another file changed the card after this one was first applied: this file, applied again, must not undo that.
+    if (!previous && current.au_updated_date !== undefined && current.au_updated_date > this.run.first_applied_at) {
+      return this.skip(row, 'superseded by a later file');
+    }
 
     // An earlier line of this file changed the card: this later line starts again from the card as it was before
     // the file. Unless the card was updated since that line (the API moves updated_at past the line's

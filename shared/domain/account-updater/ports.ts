@@ -87,6 +87,12 @@ export interface AccountUpdateLog {
   restore(updates: ReadonlyArray<{ line: number; update: AccountUpdateRecord }>): Promise<void>;
 }
 
+/** Update files already applied, by file id: what lets an older file applied again lose to a newer one. */
+export interface FileApplications {
+  /** When `fileId` was first applied: `appliedAt` the first time (and recorded), the recorded time after. */
+  firstApplied(fileId: string, appliedAt: string): Promise<string>;
+}
+
 /** What the monthly export reads; both in a stable order, without Scan. */
 export interface AccountUpdateHistory {
   organizationsWithUpdates(month: string): AsyncIterable<string>;
