@@ -12,6 +12,8 @@ import { checkDeps } from '#shared/wiring/account-updater.ts';
 interface CheckEvent {
   bucket: string;
   key: string;
+  /** S3's sequencer for the write that created the object; absent for au:apply, which is a run of its own. */
+  sequencer?: string;
   run_id: string;
   started_at: string;
   organization_id?: string;
@@ -31,6 +33,11 @@ export const handler = middy<CheckEvent, { run: RunInput } | { refused: string }
     if (!inbox) {
       logger.warn('not an Account Updater inbox file; ignored', { key: event.key });
       return { refused: 'NOT_AN_INBOX_FILE' };
+    }
+    // S3 and EventBridge deliver at least once: a second execution for the same upload ends here, writing nothing.
+    if (event.sequencer !== undefined && !(await checkDeps().files.claimDelivery(event.key, event.sequencer, event.run_id))) {
+      logger.info('Account Updater upload already taken by another run; this one ends', { key: event.key });
+      return { refused: 'DUPLICATE_DELIVERY' };
     }
     try {
       const checked = await checkUpdateFile(s3ObjectSource(s3, event.bucket, event.key));

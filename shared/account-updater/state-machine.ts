@@ -58,6 +58,8 @@ export function accountUpdaterDefinition(resources: DefinitionResources): StateM
         Parameters: {
           'bucket.$': '$.detail.bucket.name',
           'key.$': '$.detail.object.key',
+          // One upload, however many times it is delivered: the check step lets only the first execution through.
+          'sequencer.$': '$.detail.object.sequencer',
           'run_id.$': '$$.Execution.Name',
           'started_at.$': '$$.Execution.StartTime',
         },
@@ -69,7 +71,7 @@ export function accountUpdaterDefinition(resources: DefinitionResources): StateM
         Choices: [{ Variable: '$.refused', IsPresent: true, Next: STATE.refused }],
         Default: STATE.apply,
       },
-      [STATE.refused]: { Type: 'Succeed', Comment: 'The check step wrote the refusal to au-results/; nothing was applied' },
+      [STATE.refused]: { Type: 'Succeed', Comment: 'Nothing was applied: the check step wrote the refusal to au-results/, or another execution has this upload' },
       [STATE.apply]: {
         Type: 'Map',
         ItemReader: {

@@ -59,6 +59,23 @@ export class DynamoAccountUpdaterStore implements AccountUpdateLog, AccountUpdat
     }
   }
 
+  async claimDelivery(objectKey: string, sequencer: string, runId: string): Promise<boolean> {
+    try {
+      await this.client.send(
+        new PutCommand({
+          TableName: this.tables.history,
+          Item: { ...keys.auDelivery(objectKey, sequencer), entity: 'au-delivery', run_id: runId, [TTL_ATTRIBUTE]: deliveryExpiry() },
+          ConditionExpression: 'attribute_not_exists(pk) OR run_id = :run',
+          ExpressionAttributeValues: { ':run': runId },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (isConditionFailure(error)) return false;
+      throw error;
+    }
+  }
+
   /** Unconditional puts: the key is the update's identity, so a retried batch writes the same items again. */
   async record(updates: ReadonlyArray<{ line: number; update: AccountUpdateRecord }>): Promise<void> {
     await this.put(updates.map(historyItem));
@@ -177,6 +194,13 @@ function toRecord(item: Item): AccountUpdateRecord {
 
 function expiry(): number {
   return Math.ceil(Date.now() / 1000) + HISTORY_RETENTION_SECONDS;
+}
+
+/** A second delivery of an upload comes within hours (EventBridge gives up after 2); inbox files live 7 days. */
+const DELIVERY_RETENTION_SECONDS = 7 * 24 * 3600;
+
+function deliveryExpiry(): number {
+  return Math.ceil(Date.now() / 1000) + DELIVERY_RETENTION_SECONDS;
 }
 
 function backoff(attempt: number): Promise<void> {

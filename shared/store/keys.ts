@@ -94,6 +94,8 @@ export const keys = {
   auMonth: (month: string, organizationId: string) => ({ pk: `AUMONTH#${month}`, sk: `ORG#${organizationId}` }),
   /** When an update file (by the SHA-256 of its bytes) was first applied. */
   auFile: (fileId: string) => ({ pk: `AUFILE#${fileId}`, sk: 'FILE' }),
+  /** The run that took one upload (the object's key and S3's sequencer for that write) into the inbox. */
+  auDelivery: (objectKey: string, sequencer: string) => ({ pk: `AUDELIVERY#${objectKey}`, sk: `SEQ#${sequencer}` }),
   idempotency: (organizationId: string, key: string) => ({ pk: `IDEM#${organizationId}#${key}`, sk: 'IDEM' }),
   /**
    * Where page `pageIndex` of one list query starts (see page-boundaries.ts): one partition per query

@@ -216,3 +216,28 @@ describe('Account Updater engine: long error lists and the inbox', () => {
     expect(summary).toEqual({ applied: 1, skipped: 0, errors: [{ line: 3, paymethod_token: 'mth_nope', reason: `unknown token in ${organizationId}` }], error_count: 1, notes: [] });
   }, 120_000);
 });
+
+describe('Account Updater check step', () => {
+  it('lets one execution take an upload: a second delivery ends without writing, a retried check and a new upload go on', async () => {
+    const { s3 } = await import('#shared/aws/s3.ts');
+    const { handler } = await import('#functions/au-check.ts');
+    const { lambdaContext } = await import('../support/lambda-event.ts');
+    const organizationId = unique('org_delivery');
+    const key = `au-inbox/${organizationId}/may.csv`;
+    const resultKey = `au-results/${organizationId}/may.csv.json`;
+    await s3.send(new PutObjectCommand({ Bucket: environment.REPORTS_BUCKET!, Key: key, Body: `${HEADER}\nmth_nope,cls,,,\n` }));
+    const check = (runId: string, sequencer: string) =>
+      handler({ bucket: environment.REPORTS_BUCKET!, key, sequencer, run_id: runId, started_at: '2026-05-15T12:00:00.000Z' }, lambdaContext('au-check')) as Promise<{ run?: { run_id: string }; refused?: string }>;
+    const resultExists = () =>
+      s3.send(new GetObjectCommand({ Bucket: environment.REPORTS_BUCKET!, Key: resultKey })).then(
+        () => true,
+        () => false,
+      );
+
+    expect((await check('run-first', '00617F08299329D189')).run?.run_id).toBe('run-first');
+    expect(await check('run-second', '00617F08299329D189')).toEqual({ refused: 'DUPLICATE_DELIVERY' });
+    expect(await resultExists()).toBe(false); // the refusal of a duplicate writes no summary over the first run's
+    expect((await check('run-first', '00617F08299329D189')).run?.run_id).toBe('run-first'); // its own step, retried
+    expect((await check('run-third', '00617F0829932AAAAA')).run?.run_id).toBe('run-third'); // the file uploaded again
+  }, 60_000);
+});

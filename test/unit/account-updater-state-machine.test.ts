@@ -1,4 +1,5 @@
 import aslValidator from 'asl-validator';
+import { StateMachine } from 'aws-local-stepfunctions';
 import { describe, expect, it } from 'vitest';
 import { accountUpdaterDefinition, BATCH_ROWS, STATE } from '#shared/account-updater/state-machine.ts';
 import { AU_HEADER } from '#shared/domain/account-updater/rows.ts';
@@ -31,5 +32,33 @@ describe('Account Updater state machine definition', () => {
     expect(map.ResultWriter.Parameters).toEqual({ Bucket: 'reports', Prefix: 'au-runs/' });
     expect(map.Catch).toEqual([expect.objectContaining({ Next: STATE.merge })]);
     expect(map.Next).toBe(STATE.merge);
+  });
+
+  it('hands the check step the upload as EventBridge describes it, S3 sequencer included, and ends when it refuses', async () => {
+    // An "Object Created" event as S3 sends it to EventBridge (trimmed to what the definition reads).
+    const event = {
+      id: '17793124-05d4-b198-2fde-7ededc63b103',
+      'detail-type': 'Object Created',
+      source: 'aws.s3',
+      detail: { bucket: { name: 'reports' }, object: { key: 'au-inbox/org_1/may.csv', size: 120, etag: 'b1946ac92492d2347c6235b4d2611184', sequencer: '00617F08299329D189' } },
+    };
+    const { Next: _apply, ...check } = definition.States[STATE.check] as Record<string, unknown>;
+    const refused = definition.States.IsRefused!;
+    const machine = new StateMachine(
+      { StartAt: STATE.check, States: { [STATE.check]: { ...check, Next: 'IsRefused' }, IsRefused: { ...refused, Default: 'Applied' }, [STATE.refused]: definition.States[STATE.refused]!, Applied: { Type: 'Pass', Result: 'applied', End: true } } } as unknown as ConstructorParameters<typeof StateMachine>[0],
+      { validationOptions: { noValidate: true } },
+    );
+    const received: unknown[] = [];
+    const run = (answer: unknown) =>
+      machine.run(event as unknown as Parameters<typeof machine.run>[0], {
+        // What Step Functions puts in the context object of an execution.
+        context: { Execution: { Id: 'arn:aws:states:us-east-1:123456789012:execution:apply:run-1', Name: 'run-1', StartTime: '2026-05-15T12:00:00.000Z' } } as unknown as NonNullable<Parameters<typeof machine.run>[1]>['context'],
+        overrides: { taskResourceLocalHandlers: { [STATE.check]: async (payload) => (received.push(payload), answer) as ReturnType<typeof JSON.parse> } },
+      }).result;
+    expect(await run({ refused: 'DUPLICATE_DELIVERY' })).toEqual({ refused: 'DUPLICATE_DELIVERY' });
+    expect(received[0]).toMatchObject({ bucket: 'reports', key: 'au-inbox/org_1/may.csv', sequencer: '00617F08299329D189' });
+    // The library stamps StartTime itself; the name is the one given.
+    expect(received[0]).toMatchObject({ run_id: 'run-1', started_at: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T/) });
+    expect(await run({ run: {} })).toBe('applied');
   });
 });

@@ -91,6 +91,13 @@ export interface AccountUpdateLog {
 export interface FileApplications {
   /** When `fileId` was first applied: `appliedAt` the first time (and recorded), the recorded time after. */
   firstApplied(fileId: string, appliedAt: string): Promise<string>;
+  /**
+   * Takes one upload (an object key and S3's sequencer for that write) for
+   * `runId`: true for the first run to ask, and for that run asking again (a
+   * retried step); false for any other run, which a second delivery of the
+   * same upload started.
+   */
+  claimDelivery(objectKey: string, sequencer: string, runId: string): Promise<boolean>;
 }
 
 /** What the monthly export reads; both in a stable order, without Scan. */
