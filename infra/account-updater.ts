@@ -136,7 +136,7 @@ export class AccountUpdater extends Construct {
     const objects = (prefix: string) => this.reports.arnForObjects(`${prefix}*`);
     check.addToRolePolicy(new PolicyStatement({ actions: ['s3:GetObject'], resources: [objects(INBOX), objects(RUNS_PREFIX)] }));
     check.addToRolePolicy(new PolicyStatement({ actions: ['s3:PutObject'], resources: [objects(RESULTS), objects(RUNS_PREFIX)] }));
-    // When each file was first applied (a put if absent, else a read).
+    // Which execution took an upload, and when each file was first applied: puts if absent, and reads.
     check.addToRolePolicy(new PolicyStatement({ actions: ['dynamodb:PutItem', 'dynamodb:GetItem'], resources: [history] }));
     this.grantReportsKeyViaS3(check, ['kms:Decrypt', 'kms:GenerateDataKey']);
 
