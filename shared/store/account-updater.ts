@@ -1,6 +1,7 @@
-import { BatchGetCommand, BatchWriteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { AccountUpdateHistory, AccountUpdateLog, AccountUpdateRecord, FileApplications } from '#shared/domain/account-updater/ports.ts';
+import { backoff, batchGet, MAX_BATCH_ATTEMPTS } from './batch.ts';
 import { AU_SHARDS, auHistoryPartition, auShards, keys, withoutKeys } from './keys.ts';
 import { itemsOf } from './partition.ts';
 import { TTL_ATTRIBUTE } from './table.ts';
@@ -8,7 +9,6 @@ import { isConditionFailure } from './write-conflicts.ts';
 
 /** History and month markers are kept about 13 months, then DynamoDB's TTL removes them. */
 const HISTORY_RETENTION_SECONDS = 400 * 24 * 3600;
-const MAX_BATCH_WRITE_ATTEMPTS = 8;
 type Item = Record<string, unknown>;
 
 /** Where the history lives. */
@@ -82,27 +82,16 @@ export class DynamoAccountUpdaterStore implements AccountUpdateLog, AccountUpdat
   }
 
   /**
-   * A BatchGetItem of the keys (100 a request), then puts of the missing
-   * ones. Nothing else writes these keys by then: the run that applied the
-   * rows has ended, and a run of the same file writes only missing items.
+   * A consistent batchGet of the keys alone, then puts of the missing ones.
+   * Nothing else writes these keys by then: the run that applied the rows
+   * has ended, and a run of the same file writes only missing items.
    */
   async restore(updates: ReadonlyArray<{ line: number; update: AccountUpdateRecord }>): Promise<void> {
-    const table = this.tables.history;
-    const items = updates.map(historyItem);
-    const missing: Item[] = [];
-    for (let first = 0; first < items.length; first += 100) {
-      const wanted = new Map(items.slice(first, first + 100).map((item) => [`${String(item.pk)}|${String(item.sk)}`, item]));
-      let pending: Item[] = [...wanted.values()].map(({ pk, sk }) => ({ pk, sk }));
-      for (let attempt = 1; pending.length > 0; attempt += 1) {
-        if (attempt > MAX_BATCH_WRITE_ATTEMPTS) throw new Error(`BatchGetItem left ${pending.length} keys unprocessed after ${MAX_BATCH_WRITE_ATTEMPTS} attempts`);
-        if (attempt > 1) await backoff(attempt);
-        const result = await this.client.send(new BatchGetCommand({ RequestItems: { [table]: { Keys: pending, ProjectionExpression: 'pk, sk', ConsistentRead: true } } }));
-        for (const found of result.Responses?.[table] ?? []) wanted.delete(`${String(found.pk)}|${String(found.sk)}`);
-        pending = (result.UnprocessedKeys?.[table]?.Keys ?? []) as Item[];
-      }
-      missing.push(...wanted.values());
-    }
-    await this.put(missing);
+    const idOf = (item: Item) => `${String(item.pk)}|${String(item.sk)}`;
+    const wanted = new Map(updates.map(historyItem).map((item) => [idOf(item), item]));
+    const present = await batchGet(this.client, this.tables.history, [...wanted.values()].map(({ pk, sk }) => ({ pk, sk })), { consistentRead: true, projection: 'pk, sk' });
+    for (const item of present) wanted.delete(idOf(item));
+    await this.put([...wanted.values()]);
   }
 
   private async put(items: readonly Item[]): Promise<void> {
@@ -110,7 +99,7 @@ export class DynamoAccountUpdaterStore implements AccountUpdateLog, AccountUpdat
     for (let first = 0; first < items.length; first += 25) {
       let pending = items.slice(first, first + 25).map((Item) => ({ PutRequest: { Item } }));
       for (let attempt = 1; pending.length > 0; attempt += 1) {
-        if (attempt > MAX_BATCH_WRITE_ATTEMPTS) throw new Error(`BatchWriteItem left ${pending.length} items unprocessed after ${MAX_BATCH_WRITE_ATTEMPTS} attempts`);
+        if (attempt > MAX_BATCH_ATTEMPTS) throw new Error(`BatchWriteItem left ${pending.length} items unprocessed after ${MAX_BATCH_ATTEMPTS} attempts`);
         if (attempt > 1) await backoff(attempt);
         const result = await this.client.send(new BatchWriteCommand({ RequestItems: { [table]: pending } }));
         pending = (result.UnprocessedItems?.[table] ?? []) as typeof pending;
@@ -201,9 +190,4 @@ const DELIVERY_RETENTION_SECONDS = 7 * 24 * 3600;
 
 function deliveryExpiry(): number {
   return Math.ceil(Date.now() / 1000) + DELIVERY_RETENTION_SECONDS;
-}
-
-function backoff(attempt: number): Promise<void> {
-  const ms = Math.min(2_000, 25 * 2 ** attempt) * (0.5 + Math.random() / 2);
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

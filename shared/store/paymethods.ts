@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { BatchGetCommand, GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient, QueryCommandInput, TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { commitWrite } from '#shared/aws/outcome.ts';
 import type { CardChange, CardUpdates, StoredCard, UpdateSource } from '#shared/domain/account-updater/ports.ts';
@@ -9,6 +9,7 @@ import { fingerprintOf } from '#shared/domain/paymethods/fingerprints.ts';
 import type { Paymethod } from '#shared/domain/paymethods/model.ts';
 import type { NewPaymethod, Page, PageRequest, PaymethodQuery, PaymethodRepository } from '#shared/domain/paymethods/ports.ts';
 import type { SealedSecret } from '#shared/domain/vault.ts';
+import { batchGet } from './batch.ts';
 import { decodeCursor, encodeCursor, queryFingerprint } from './cursor.ts';
 import { idempotencyCompletionWrite, idempotencyKeyLost } from './idempotency.ts';
 import { LEGACY_PAYMETHOD_LIST_KEY_ATTRIBUTES, auReportPartition, auShards, keys } from './keys.ts';
@@ -22,9 +23,6 @@ import { GLOBAL_SECONDARY_INDEXES, indexProjection, parseIndexStandIns, RETIRED_
 type Item = Record<string, unknown>;
 type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
-const MAX_BATCH_GET_ATTEMPTS = 8;
-/** BatchGetItem's limit of keys per request. */
-const BATCH_GET_KEYS = 100;
 const MAX_WRITE_ATTEMPTS = 3;
 /** TransactWriteItems' limit of items per call. */
 const TRANSACTION_ITEMS = 100;
@@ -326,30 +324,10 @@ export class DynamoPaymethodStore implements PaymethodRepository, CardUpdates {
     return found;
   }
 
-  /**
-   * Paymethod items by token: BatchGetItem in requests of 100 keys, sent
-   * together, unprocessed keys retried with backoff. Unknown tokens (and items
-   * of another kind) are absent; the order is DynamoDB's.
-   */
+  /** Paymethod items by token (batchGet); unknown tokens, and items of another kind, are absent. */
   private async getPaymethodItems(tokens: readonly string[], consistentRead: boolean): Promise<Item[]> {
-    const unique = [...new Set(tokens)];
-    const requests: Item[][] = [];
-    for (let index = 0; index < unique.length; index += BATCH_GET_KEYS) requests.push(unique.slice(index, index + BATCH_GET_KEYS).map((token) => keys.paymethod(token)));
-    const found = await Promise.all(
-      requests.map(async (request) => {
-        const items: Item[] = [];
-        let pending = request;
-        for (let attempt = 1; pending.length > 0; attempt += 1) {
-          if (attempt > MAX_BATCH_GET_ATTEMPTS) throw new Error(`BatchGetItem left ${pending.length} keys unprocessed after ${MAX_BATCH_GET_ATTEMPTS} attempts`);
-          if (attempt > 1) await backoff(attempt);
-          const result = await this.client.send(new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: pending, ConsistentRead: consistentRead } } }));
-          items.push(...(result.Responses?.[this.tableName] ?? []).filter((item) => item.entity === PAYMETHOD_ENTITY));
-          pending = (result.UnprocessedKeys?.[this.tableName]?.Keys ?? []) as Item[];
-        }
-        return items;
-      }),
-    );
-    return found.flat();
+    const found = await batchGet(this.client, this.tableName, [...new Set(tokens)].map((token) => keys.paymethod(token)), { consistentRead });
+    return found.filter((item) => item.entity === PAYMETHOD_ENTITY);
   }
 
   /**
@@ -701,11 +679,6 @@ export class DynamoPaymethodStore implements PaymethodRepository, CardUpdates {
       return reasons;
     }
   }
-}
-
-function backoff(attempt: number): Promise<void> {
-  const ms = Math.min(2_000, 25 * 2 ** attempt) * (0.5 + Math.random() / 2);
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 /**
