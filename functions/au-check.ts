@@ -1,7 +1,7 @@
 import middy from '@middy/core';
 import { checkUpdateFile } from '#shared/account-updater/csv.ts';
 import type { RunInput } from '#shared/account-updater/state-machine.ts';
-import { putJson, s3ObjectSource } from '#shared/aws/reports.ts';
+import { currentVersionOf, putJson, s3ObjectSource } from '#shared/aws/reports.ts';
 import { s3 } from '#shared/aws/s3.ts';
 import { errorsKeyOf, inboxFile } from '#shared/domain/account-updater/inbox.ts';
 import { InvalidRequest } from '#shared/domain/errors.ts';
@@ -14,6 +14,8 @@ interface CheckEvent {
   key: string;
   /** S3's sequencer for the write that created the object; absent for au:apply, which is a run of its own. */
   sequencer?: string;
+  /** The upload's version; absent for au:apply and the local inbox, which read the version current when the check starts. */
+  version_id?: string;
   run_id: string;
   started_at: string;
   organization_id?: string;
@@ -23,8 +25,8 @@ interface CheckEvent {
 /**
  * Reads the whole file once, before any batch writes: a file refused as a
  * whole (empty, wrong header, not UTF-8, broken quoting) gets its reason in
- * `au-results/` and the run ends; otherwise the run is fixed here (file id,
- * time of application, scope) for every batch and the merge.
+ * `au-results/` and the run ends; otherwise the run is fixed here (the file's
+ * version, its id, time of application, scope) for every batch and the merge.
  */
 export const handler = middy<CheckEvent, { run: RunInput } | { refused: string }>()
   .use(injectLambdaContext(logger, { resetKeys: true }))
@@ -40,12 +42,13 @@ export const handler = middy<CheckEvent, { run: RunInput } | { refused: string }
       return { refused: 'DUPLICATE_DELIVERY' };
     }
     try {
-      const checked = await checkUpdateFile(s3ObjectSource(s3, event.bucket, event.key));
+      const versionId = event.version_id ?? (await currentVersionOf(s3, event.bucket, event.key));
+      const checked = await checkUpdateFile(s3ObjectSource(s3, event.bucket, event.key, versionId));
       const scope = inbox.organizationId ? { organization_id: inbox.organizationId } : {};
       const appliedAt = new Date(event.started_at).toISOString();
       // Recorded only for a file that passed the check: a refused file was never applied.
       const firstAppliedAt = await checkDeps().files.firstApplied(checked.file_id, appliedAt);
-      const run = { bucket: event.bucket, key: event.key, run_id: event.run_id, applied_at: appliedAt, first_applied_at: firstAppliedAt, ...checked, ...scope, result_key: inbox.resultKey, errors_key: errorsKeyOf(inbox.resultKey) };
+      const run = { bucket: event.bucket, key: event.key, version_id: versionId, run_id: event.run_id, applied_at: appliedAt, first_applied_at: firstAppliedAt, ...checked, ...scope, result_key: inbox.resultKey, errors_key: errorsKeyOf(inbox.resultKey) };
       return { run };
     } catch (error) {
       if (!(error instanceof InvalidRequest)) throw error;

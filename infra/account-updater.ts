@@ -134,7 +134,8 @@ export class AccountUpdater extends Construct {
     const table = props.table.tableArn;
     const history = this.historyTable.tableArn;
     const objects = (prefix: string) => this.reports.arnForObjects(`${prefix}*`);
-    check.addToRolePolicy(new PolicyStatement({ actions: ['s3:GetObject'], resources: [objects(INBOX), objects(RUNS_PREFIX)] }));
+    // The file's version the run pins (HeadObject is s3:GetObject), then that version's bytes.
+    check.addToRolePolicy(new PolicyStatement({ actions: ['s3:GetObject', 's3:GetObjectVersion'], resources: [objects(INBOX), objects(RUNS_PREFIX)] }));
     check.addToRolePolicy(new PolicyStatement({ actions: ['s3:PutObject'], resources: [objects(RESULTS), objects(RUNS_PREFIX)] }));
     // Which execution took an upload, and when each file was first applied: puts if absent, and reads.
     check.addToRolePolicy(new PolicyStatement({ actions: ['dynamodb:PutItem', 'dynamodb:GetItem'], resources: [history] }));
@@ -181,8 +182,8 @@ export class AccountUpdater extends Construct {
     const executionArns = stack.formatArn({ service: 'states', resource: 'execution', resourceName: `${stateMachineName}/*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
     machineRole.addToPrincipalPolicy(new PolicyStatement({ actions: ['states:StartExecution'], resources: [machineArn] }));
     machineRole.addToPrincipalPolicy(new PolicyStatement({ actions: ['states:DescribeExecution', 'states:StopExecution'], resources: [executionArns] }));
-    // ItemReader reads the file; ResultWriter writes the Map's result files.
-    machineRole.addToPrincipalPolicy(new PolicyStatement({ actions: ['s3:GetObject'], resources: [objects(INBOX)] }));
+    // ItemReader reads the version of the file the check step read; ResultWriter writes the Map's result files.
+    machineRole.addToPrincipalPolicy(new PolicyStatement({ actions: ['s3:GetObject', 's3:GetObjectVersion'], resources: [objects(INBOX)] }));
     machineRole.addToPrincipalPolicy(new PolicyStatement({ actions: ['s3:PutObject', 's3:GetObject', 's3:ListMultipartUploadParts', 's3:AbortMultipartUpload'], resources: [objects(RUNS_PREFIX)] }));
     this.reportsKey.grant(machineRole, 'kms:Decrypt', 'kms:GenerateDataKey');
 

@@ -109,7 +109,7 @@ async function applyBatches(definition: StateMachineDefinition, run: RunInput, c
   const emptyBatchBytes = Buffer.byteLength(JSON.stringify({ Items: [], BatchInput: { run } }));
   let bytes = emptyBatchBytes;
   // Ranged reads: the loop below pauses while its batches run, longer than a streaming GET may stay silent.
-  for await (const row of readUpdateFile(s3RangedObjectSource(s3, run.bucket, run.key)())) {
+  for await (const row of readUpdateFile(s3RangedObjectSource(s3, run.bucket, run.key, run.version_id)())) {
     const item = batchItem(row);
     const itemBytes = Buffer.byteLength(JSON.stringify(item)) + 1;
     // A batch ends at MaxItemsPerBatch items, or before the item that would take it past MaxInputBytesPerBatch.

@@ -60,6 +60,8 @@ export function accountUpdaterDefinition(resources: DefinitionResources): StateM
           'key.$': '$.detail.object.key',
           // One upload, however many times it is delivered: the check step lets only the first execution through.
           'sequencer.$': '$.detail.object.sequencer',
+          // The bucket keeps versions, so every upload has one: the run reads that version, whatever replaces it.
+          'version_id.$': "$.detail.object['version-id']",
           'run_id.$': '$$.Execution.Name',
           'started_at.$': '$$.Execution.StartTime',
         },
@@ -78,7 +80,7 @@ export function accountUpdaterDefinition(resources: DefinitionResources): StateM
           Resource: 'arn:aws:states:::s3:getObject',
           // The header row is item 0 (line 1): the check step has validated it, the batch skips it.
           ReaderConfig: { InputType: 'CSV', CSVHeaderLocation: 'GIVEN', CSVHeaders: [...AU_HEADER] },
-          Parameters: { 'Bucket.$': '$.run.bucket', 'Key.$': '$.run.key' },
+          Parameters: { 'Bucket.$': '$.run.bucket', 'Key.$': '$.run.key', 'VersionId.$': '$.run.version_id' },
         },
         ItemSelector: { 'index.$': '$$.Map.Item.Index', 'row.$': '$$.Map.Item.Value' },
         ItemBatcher: { MaxItemsPerBatch: BATCH_ROWS, MaxInputBytesPerBatch: MAX_BATCH_INPUT_BYTES, BatchInput: { 'run.$': '$.run' } },
@@ -122,6 +124,8 @@ export function accountUpdaterDefinition(resources: DefinitionResources): StateM
 export interface RunInput {
   bucket: string;
   key: string;
+  /** The version of the file the check step read, which every batch reads too. */
+  version_id: string;
   run_id: string;
   file_id: string;
   applied_at: string;

@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
+import { GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import type { UpdateFileSource } from '#shared/account-updater/csv.ts';
@@ -32,26 +32,39 @@ async function* encoded(body: AsyncIterable<string>): AsyncGenerator<Buffer> {
   for await (const text of body) yield Buffer.from(text, 'utf8');
 }
 
-/** An object as an update file source: each pass is a fresh GET streamed from the start. */
-export function s3ObjectSource(s3: S3Client, bucket: string, key: string): UpdateFileSource {
+/** S3's version id of an object written while its bucket kept no versions. */
+export const NULL_VERSION = 'null';
+
+/**
+ * The version of an object that is current now. A run reads this one
+ * version throughout, so an object replaced under the same key while the run
+ * is under way gives its batches no other bytes than the check step read.
+ */
+export async function currentVersionOf(s3: S3Client, bucket: string, key: string): Promise<string> {
+  const { VersionId } = await s3.send(new HeadObjectCommand({ Bucket: bucket, Key: key }));
+  return VersionId ?? NULL_VERSION;
+}
+
+/** One version of an object as an update file source: each pass is a fresh GET streamed from the start. */
+export function s3ObjectSource(s3: S3Client, bucket: string, key: string, versionId: string): UpdateFileSource {
   return async function* () {
-    const { Body } = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+    const { Body } = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key, VersionId: versionId }));
     if (!Body) return;
     yield* Body as AsyncIterable<Uint8Array>;
   };
 }
 
 /**
- * An object as an update file source read in ranges of `chunkBytes`, each
+ * One version of an object as an update file source read in ranges of `chunkBytes`, each
  * GET read whole before its bytes are handed on. For a reader that pauses
  * between rows for as long as its batches take (the local engine waits for a
  * free batch slot): a paused streaming GET would be cut by the client's
  * silence timeout, while a range is never held open. Memory: one range.
  */
-export function s3RangedObjectSource(s3: S3Client, bucket: string, key: string, chunkBytes = 1024 * 1024): UpdateFileSource {
+export function s3RangedObjectSource(s3: S3Client, bucket: string, key: string, versionId: string, chunkBytes = 1024 * 1024): UpdateFileSource {
   return async function* () {
     for (let start = 0, size = Infinity; start < size; start += chunkBytes) {
-      const { Body, ContentRange } = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key, Range: `bytes=${start}-${start + chunkBytes - 1}` }));
+      const { Body, ContentRange } = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key, VersionId: versionId, Range: `bytes=${start}-${start + chunkBytes - 1}` }));
       // "bytes 0-1048575/52428800": the total size, known from the first answer.
       size = Number(/\/(\d+)$/.exec(ContentRange ?? '')?.[1] ?? 0);
       if (!Body || size === 0) return;

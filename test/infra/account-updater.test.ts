@@ -138,7 +138,7 @@ describe('AccountUpdater construct', () => {
       roleStatements(template, id)
         .filter((statement) => mentions(statement, bucket))
         .map((statement) => [actionsOf([statement]), [...JSON.stringify(statement.Resource).matchAll(/\/(au-[a-z]+\/)\*/g)].map((match) => match[1])]);
-    expect(s3(check)).toEqual([[['s3:GetObject'], ['au-inbox/', 'au-runs/']], [['s3:PutObject'], ['au-results/', 'au-runs/']]]);
+    expect(s3(check)).toEqual([[['s3:GetObject', 's3:GetObjectVersion'], ['au-inbox/', 'au-runs/']], [['s3:PutObject'], ['au-results/', 'au-runs/']]]);
     expect(s3(chunk)).toEqual([[['s3:PutObject'], ['au-runs/']]]);
     expect(s3(merge)).toEqual([[['s3:ListBucket'], []], [['s3:GetObject'], ['au-runs/']], [['s3:AbortMultipartUpload', 's3:PutObject'], ['au-results/', 'au-runs/']]]);
     expect(s3(exporter)).toEqual([[['s3:AbortMultipartUpload', 's3:PutObject'], ['au-reports/']]]);
@@ -164,6 +164,10 @@ describe('AccountUpdater construct', () => {
     const policies = Object.values(resourcesOfType(template, 'AWS::IAM::Policy')).filter((policy) => JSON.stringify(policy.Properties).includes('ApplyStateMachineRole'));
     const statements = policies.flatMap((policy) => (policy.Properties as { PolicyDocument: { Statement: Statement[] } }).PolicyDocument.Statement);
     expect(actionsOf(statements.filter((statement) => [check, chunk, merge].some((id) => mentions(statement, id))))).toEqual(['lambda:InvokeFunction']);
+    // The ItemReader reads the file's version the check step read (VersionId), and nothing else of the inbox.
+    expect(definition).toContain('"VersionId.$\\":\\"$.run.version_id');
+    const onInbox = statements.filter((statement) => mentions(statement, bucket) && JSON.stringify(statement.Resource).includes('/au-inbox/*'));
+    expect(actionsOf(onInbox)).toEqual(['s3:GetObject', 's3:GetObjectVersion']);
   });
 
   it('exports at 06:00 UTC on day 1 by default, retrying twice, then into the dead-letter queue', () => {

@@ -240,4 +240,59 @@ describe('Account Updater check step', () => {
     expect((await check('run-first', '00617F08299329D189')).run?.run_id).toBe('run-first'); // its own step, retried
     expect((await check('run-third', '00617F0829932AAAAA')).run?.run_id).toBe('run-third'); // the file uploaded again
   }, 60_000);
+
+  it('reads one version of the file throughout: the one the event names, else the one current when the check starts', async () => {
+    const { s3 } = await import('#shared/aws/s3.ts');
+    const { handler } = await import('#functions/au-check.ts');
+    const { runAccountUpdaterLocally } = await import('../../local/au-engine.ts');
+    const { lambdaContext } = await import('../support/lambda-event.ts');
+    const bucket = environment.REPORTS_BUCKET!;
+    const organizationId = unique('org_version');
+    const [checked, replacement] = await seedCards(unique('ver').slice(0, 10), 2, organizationId);
+    const folder = `au-runs/test-${unique('version')}/`;
+    const key = `${folder}file.csv`;
+    // The emulator keeps no versions: this client gives the key one, `v1`, kept under a key of its own, as S3 keeps an old version.
+    const checkedFile = `${HEADER}\n${checked},exp,,6,2033\n`;
+    for (const target of [key, `${key}@v1`]) await s3.send(new PutObjectCommand({ Bucket: bucket, Key: target, Body: checkedFile }));
+    const heads: string[] = [];
+    let replaced = false;
+    s3.middlewareStack.add(
+      (next, context) => async (args) => {
+        const input = args.input as { Key?: string; VersionId?: string; Range?: string };
+        if (input.Key !== key) return next(args);
+        if (context.commandName === 'HeadObjectCommand') {
+          heads.push(key);
+          const result = await next(args);
+          return { ...result, output: { ...result.output, VersionId: 'v1' } } as typeof result;
+        }
+        if (context.commandName !== 'GetObjectCommand') return next(args);
+        // The batches start reading after the check step has read the file: the object is replaced just then.
+        if (input.Range && !replaced) {
+          replaced = true;
+          await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: `${HEADER}\n${replacement},exp,,7,2034\n` }));
+        }
+        if (input.VersionId === 'v1') return next({ ...args, input: { ...args.input, Key: `${key}@v1`, VersionId: undefined } as typeof args.input });
+        return next(args);
+      },
+      { step: 'initialize', name: 'versionedObject' },
+    );
+    try {
+      const named = (await handler({ bucket, key, version_id: 'v1', run_id: 'run-named', started_at: '2026-05-15T12:00:00.000Z', result_key: `${folder}named.json`, organization_id: organizationId }, lambdaContext('au-check'))) as { run: { version_id: string } };
+      expect(named.run.version_id).toBe('v1');
+      expect(heads).toEqual([]); // the event's version is taken as it is
+
+      const outcome = await runAccountUpdaterLocally({ bucket, key, result_key: `${folder}summary.json`, organization_id: organizationId }, { functionsDir: FUNCTIONS_DIR, concurrency: 1 });
+      expect(heads).toEqual([key]);
+      expect(replaced).toBe(true);
+      expect(outcome).toMatchObject({ run: { version_id: 'v1' }, failedBatches: 0 });
+    } finally {
+      s3.middlewareStack.remove('versionedObject');
+    }
+    const summary = JSON.parse(await (await s3.send(new GetObjectCommand({ Bucket: bucket, Key: `${folder}summary.json` }))).Body!.transformToString());
+    expect(summary).toMatchObject({ applied: 1, skipped: 0, error_count: 0 });
+    const cards = await cardsOf([checked!, replacement!]);
+    expect(cards.get(checked!)!.card).toMatchObject({ au_code: 'exp', expire_month: 6, expire_year: 2033 });
+    expect(cards.get(replacement!)!.card).toMatchObject({ expire_month: 12, expire_year: 2031 });
+    expect(cards.get(replacement!)!.card!.au_code).toBeUndefined();
+  }, 60_000);
 });

@@ -34,13 +34,13 @@ describe('Account Updater state machine definition', () => {
     expect(map.Next).toBe(STATE.merge);
   });
 
-  it('hands the check step the upload as EventBridge describes it, S3 sequencer included, and ends when it refuses', async () => {
+  it('hands the check step the upload as EventBridge describes it, S3 sequencer and version included, and ends when it refuses', async () => {
     // An "Object Created" event as S3 sends it to EventBridge (trimmed to what the definition reads).
     const event = {
       id: '17793124-05d4-b198-2fde-7ededc63b103',
       'detail-type': 'Object Created',
       source: 'aws.s3',
-      detail: { bucket: { name: 'reports' }, object: { key: 'au-inbox/org_1/may.csv', size: 120, etag: 'b1946ac92492d2347c6235b4d2611184', sequencer: '00617F08299329D189' } },
+      detail: { bucket: { name: 'reports' }, object: { key: 'au-inbox/org_1/may.csv', size: 120, etag: 'b1946ac92492d2347c6235b4d2611184', sequencer: '00617F08299329D189', 'version-id': 'IYV3p45BT0ac8hjHg1houSdS1a.Mro8e' } },
     };
     const { Next: _apply, ...check } = definition.States[STATE.check] as Record<string, unknown>;
     const refused = definition.States.IsRefused!;
@@ -56,9 +56,17 @@ describe('Account Updater state machine definition', () => {
         overrides: { taskResourceLocalHandlers: { [STATE.check]: async (payload) => (received.push(payload), answer) as ReturnType<typeof JSON.parse> } },
       }).result;
     expect(await run({ refused: 'DUPLICATE_DELIVERY' })).toEqual({ refused: 'DUPLICATE_DELIVERY' });
-    expect(received[0]).toMatchObject({ bucket: 'reports', key: 'au-inbox/org_1/may.csv', sequencer: '00617F08299329D189' });
+    expect(received[0]).toMatchObject({ bucket: 'reports', key: 'au-inbox/org_1/may.csv', sequencer: '00617F08299329D189', version_id: 'IYV3p45BT0ac8hjHg1houSdS1a.Mro8e' });
     // The library stamps StartTime itself; the name is the one given.
     expect(received[0]).toMatchObject({ run_id: 'run-1', started_at: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T/) });
     expect(await run({ run: {} })).toBe('applied');
+  });
+
+  it("reads, in every batch, the version of the file the check step read", async () => {
+    // The ItemReader's Parameters, evaluated as Step Functions evaluates a state's Parameters, on the check step's output.
+    const reader = (definition.States[STATE.apply] as { ItemReader: { Parameters: Record<string, string> } }).ItemReader;
+    const machine = new StateMachine({ StartAt: 'Reader', States: { Reader: { Type: 'Pass', Parameters: reader.Parameters, End: true } } } as unknown as ConstructorParameters<typeof StateMachine>[0], { validationOptions: { noValidate: true } });
+    const run = { bucket: 'reports', key: 'au-inbox/org_1/may.csv', version_id: 'IYV3p45BT0ac8hjHg1houSdS1a.Mro8e', run_id: 'run-1' };
+    expect(await machine.run({ run } as unknown as Parameters<typeof machine.run>[0]).result).toEqual({ Bucket: 'reports', Key: 'au-inbox/org_1/may.csv', VersionId: 'IYV3p45BT0ac8hjHg1houSdS1a.Mro8e' });
   });
 });
