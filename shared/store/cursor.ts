@@ -19,6 +19,8 @@ export interface CursorPosition {
 }
 
 const TOKEN_PATTERN = /^mth_[A-Za-z0-9]{1,40}$/;
+/** Every paymethod list index sorts on `<ISO 8601 instant>#<token>` (keys.ts). */
+const SORT_INSTANT_PATTERN = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?Z$/;
 
 export function queryFingerprint(parts: readonly unknown[]): string {
   return createHash('sha256').update(JSON.stringify(parts)).digest('base64url').slice(0, 16);
@@ -38,10 +40,27 @@ export function decodeCursor(cursor: string, fingerprint: string, expectedPageIn
     throw invalid('is not a valid cursor');
   }
   const { t, s, n, q } = (decoded ?? {}) as Record<string, unknown>;
-  if (typeof t !== 'string' || !TOKEN_PATTERN.test(t) || typeof s !== 'string' || s.length > 200 || typeof n !== 'number' || !Number.isInteger(n)) {
+  if (typeof t !== 'string' || !TOKEN_PATTERN.test(t) || typeof s !== 'string' || !isSortValueOf(s, t) || typeof n !== 'number' || !Number.isInteger(n)) {
     throw invalid('is not a valid cursor');
   }
   if (q !== fingerprint) throw invalid('belongs to another query (filters or path changed)');
   if (n !== expectedPageIndex) throw invalid(`leads to page ${n}, not page_index ${expectedPageIndex}`);
   return { token: t, sortValue: s, pageIndex: n };
+}
+
+/** A sort value an index can hold for the item: an edited one would make DynamoDB refuse the start key (a 5xx, not the caller's 400). */
+function isSortValueOf(sortValue: string, token: string): boolean {
+  const instant = sortValue.slice(0, -(token.length + 1));
+  return sortValue === `${instant}#${token}` && SORT_INSTANT_PATTERN.test(instant);
+}
+
+/**
+ * A cursor names the last item of the page before it, which the query's range
+ * held; one past either end was edited, and DynamoDB would refuse it as a
+ * start key (or as the upper bound of a merged read).
+ */
+export function assertWithinRange(position: CursorPosition, range: { from?: string | undefined; to?: string | undefined }): void {
+  if ((range.from !== undefined && position.sortValue < range.from) || (range.to !== undefined && position.sortValue > range.to)) {
+    throw new InvalidRequest([{ field: 'cursor', message: "lies outside the query's range; follow links.next as given" }], 'INVALID_CURSOR');
+  }
 }

@@ -198,7 +198,10 @@ function indexKeys(document: AvailableDocument): Record<string, string> {
 
 
 interface ListPlan {
+  organizationId: string;
   partition: Partition;
+  /** The range on the index's sort key, when the query has one. */
+  bounds: { from?: string; to?: string };
   keyCondition: string;
   filter?: string;
   names: Record<string, string>;
@@ -226,7 +229,7 @@ function listPlan(query: DocumentListQuery): ListPlan {
     filter = '#resource = :resource';
   }
   const fingerprint = createHash('sha256').update(JSON.stringify([partition.partitionKey, bounds, filter ? query.resource : null])).digest('base64url').slice(0, 16);
-  return { partition, keyCondition, ...(filter ? { filter } : {}), names, values, fingerprint };
+  return { organizationId: query.organizationId, partition, bounds, keyCondition, ...(filter ? { filter } : {}), names, values, fingerprint };
 }
 
 /** The exclusive start key of a GSI query: the table key plus the index key of the last item read. */
@@ -238,10 +241,15 @@ function encodeCursor(position: Item, plan: ListPlan, pageIndex: number): string
   return Buffer.from(JSON.stringify({ p: pageIndex, f: plan.fingerprint, k: position })).toString('base64url');
 }
 
+/** `DOC#<ISO 8601 instant>#<document id>` (documentListSortKey). */
+const CURSOR_SORT_KEY = /^DOC#\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?Z#(doc_[A-Za-z0-9]{1,40})$/;
+
 /**
  * A cursor is only honoured for the query and page it was issued for, and
  * only if it points into the caller's own partition: a tampered cursor
- * cannot reach another organization's items.
+ * cannot reach another organization's items. Its keys must be ones a listed
+ * document of this organization can have, within the query's range: DynamoDB
+ * would refuse any other start key, and the caller's edit would be a 5xx.
  */
 function decodeCursor(cursor: string, plan: ListPlan, pageIndex: number): Item {
   const invalid = () => new InvalidRequest([{ field: 'cursor', message: 'does not belong to this list request; follow links.next as given' }], 'INVALID_QUERY');
@@ -261,6 +269,18 @@ function decodeCursor(cursor: string, plan: ListPlan, pageIndex: number): Item {
     Object.keys(key).length !== expected.length ||
     !expected.every((name) => typeof key[name] === 'string') ||
     key[plan.partition.partitionKeyAttribute] !== plan.partition.partitionKey
+  ) {
+    throw invalid();
+  }
+  const sortKey = key[plan.partition.sortKeyAttribute] as string;
+  const documentId = CURSOR_SORT_KEY.exec(sortKey)?.[1];
+  const { from, to } = plan.bounds;
+  if (
+    documentId === undefined ||
+    key.pk !== keys.document(plan.organizationId, documentId).pk ||
+    key.sk !== keys.document(plan.organizationId, documentId).sk ||
+    (from !== undefined && sortKey < from) ||
+    (to !== undefined && sortKey > to)
   ) {
     throw invalid();
   }

@@ -10,7 +10,7 @@ import type { Paymethod } from '#shared/domain/paymethods/model.ts';
 import type { NewPaymethod, Page, PageRequest, PaymethodQuery, PaymethodRepository } from '#shared/domain/paymethods/ports.ts';
 import type { SealedSecret } from '#shared/domain/vault.ts';
 import { batchGet } from './batch.ts';
-import { decodeCursor, encodeCursor, queryFingerprint } from './cursor.ts';
+import { assertWithinRange, decodeCursor, encodeCursor, queryFingerprint } from './cursor.ts';
 import { idempotencyCompletionWrite, idempotencyKeyLost } from './idempotency.ts';
 import { LEGACY_PAYMETHOD_LIST_KEY_ATTRIBUTES, auReportPartition, auShards, keys } from './keys.ts';
 import type { PagedList } from './page-boundaries.ts';
@@ -444,10 +444,9 @@ export class DynamoPaymethodStore implements PaymethodRepository, CardUpdates {
     const sortedLike = RETIRED_INDEXES.find((retired) => retired.successor === plan.index)?.indexName ?? plan.index;
     const fingerprint = queryFingerprint([sortedLike, plan.partition, plan.from, plan.to, plan.filters]);
     // A write-sharded index (the Account Updater report) merges its shards; a bare page_index skips there.
-    if (plan.shards) {
-      const position = page.cursor === undefined ? undefined : decodeCursor(page.cursor, fingerprint, page.pageIndex);
-      return this.listShards(plan, plan.shards, page, fingerprint, position?.sortValue);
-    }
+    const position = page.cursor === undefined ? undefined : decodeCursor(page.cursor, fingerprint, page.pageIndex);
+    if (position) assertWithinRange(position, plan);
+    if (plan.shards) return this.listShards(plan, plan.shards, page, fingerprint, position?.sortValue);
     const list: PagedList = {
       fingerprint: `mth-${fingerprint}`,
       queryOnePage: async ({ startKey, limit, ascending }) => {
@@ -459,8 +458,7 @@ export class DynamoPaymethodStore implements PaymethodRepository, CardUpdates {
     };
     // one more than the page tells whether a next page exists
     let collected: Item[];
-    if (page.cursor !== undefined) {
-      const position = decodeCursor(page.cursor, fingerprint, page.pageIndex);
+    if (position) {
       const startKey = { ...keys.paymethod(position.token), [plan.partitionAttribute]: plan.partition, [plan.sortAttribute]: position.sortValue };
       collected = (await collect(list.queryOnePage, startKey, page.pageSize + 1)).items;
     } else {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decodeCursor, encodeCursor, queryFingerprint } from '#shared/store/cursor.ts';
+import { assertWithinRange, decodeCursor, encodeCursor, queryFingerprint } from '#shared/store/cursor.ts';
 
 describe('list cursors', () => {
   const fingerprint = queryFingerprint(['gsi1', 'LOC#org_1#loc_1#MTH']);
@@ -17,5 +17,26 @@ describe('list cursors', () => {
     expect(() => decodeCursor(cursor, fingerprint, 3)).toThrow(/page/);
     expect(() => decodeCursor('not a cursor!', fingerprint, 2)).toThrow();
     expect(() => decodeCursor(Buffer.from('{"t":"x"}').toString('base64url'), fingerprint, 2)).toThrow();
+  });
+});
+
+describe('edited list cursors', () => {
+  const fingerprint = queryFingerprint(['gsi10', 'AU#org_1#S0']);
+  const edited = (sortValue: string) => Buffer.from(JSON.stringify({ t: 'mth_abcDEF123', s: sortValue, n: 1, q: fingerprint })).toString('base64url');
+
+  it("refuses a sort value an index cannot hold for the cursor's item", () => {
+    for (const sortValue of ['', '#mth_abcDEF123', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z#mth_other', 'yesterday#mth_abcDEF123', '2026-01-01T00:00:00.000Z#mth_abcDEF123#']) {
+      expect(() => decodeCursor(edited(sortValue), fingerprint, 1), sortValue).toThrow(/not a valid cursor/);
+    }
+    expect(decodeCursor(edited('2026-01-01T00:00:00Z#mth_abcDEF123'), fingerprint, 1).sortValue).toBe('2026-01-01T00:00:00Z#mth_abcDEF123');
+  });
+
+  it("refuses a position outside the query's range, and takes one at either end", () => {
+    const range = { from: '2026-05-01T00:00:00', to: '2026-05-31T23:59:59~' };
+    const at = (sortValue: string) => ({ token: 'mth_abcDEF123', sortValue, pageIndex: 1 });
+    expect(() => assertWithinRange(at('2026-04-30T23:59:59.999Z#mth_abcDEF123'), range)).toThrow(/outside the query's range/);
+    expect(() => assertWithinRange(at('2026-06-01T00:00:00.000Z#mth_abcDEF123'), range)).toThrow(/outside the query's range/);
+    for (const sortValue of ['2026-05-01T00:00:00.000Z#mth_abcDEF123', '2026-05-31T23:59:59.999Z#mth_abcDEF123']) expect(() => assertWithinRange(at(sortValue), range)).not.toThrow();
+    expect(() => assertWithinRange(at('1999-01-01T00:00:00.000Z#mth_abcDEF123'), {})).not.toThrow();
   });
 });
