@@ -159,6 +159,25 @@ describe('documents: failures leave no orphan and no half-deleted document', () 
       await expectGone(id);
     });
 
+    it('deleting the file lands but its answer is lost: the delete goes on, the document is gone', async () => {
+      const id = await created();
+      s3.failOn({ command: 'DeleteObjectCommand', landed: true });
+      expect((await invokeDelete(id)).statusCode).toBe(200);
+      await expectGone(id);
+    });
+
+    it('deleting the file lands, its answer is lost and the file cannot be checked: 503, hidden, and a retry completes', async () => {
+      const id = await created();
+      s3.failOn({ command: 'DeleteObjectCommand', landed: true }, { command: 'HeadObjectCommand' });
+      expect((await invokeDelete(id)).statusCode).toBe(503);
+      // Never an available record without its file: it stays flagged, answering 404.
+      expect(await keysOf(id)).toEqual([]);
+      expect((await call(documentsPath(org.organizationId, id), { as: org })).status).toBe(404);
+      s3.failOn();
+      expect((await invokeDelete(id)).statusCode).toBe(200);
+      await expectGone(id);
+    });
+
     it('deleting the file and putting the record back both fail: hidden but whole, and a retry completes', async () => {
       const id = await created();
       s3.failOn({ command: 'DeleteObjectCommand' });

@@ -10,7 +10,8 @@ export function throttled(command: string): Error {
 }
 
 type CommandClass = { new (input: never): unknown; name: string };
-type Rule = { command: string; when?: (input: Record<string, unknown>) => boolean; error?: (command: string) => Error };
+/** `landed`: the request reaches the store and is applied, then its answer is lost (the error arrives instead). */
+type Rule = { command: string; when?: (input: Record<string, unknown>) => boolean; error?: (command: string) => Error; landed?: boolean };
 
 /**
  * Lets every listed command through to the real client (DynamoDB Local,
@@ -28,8 +29,11 @@ export function interpose(
     mock.on(Command as never).callsFake((input, getClient) => {
       calls.push({ command: Command.name, input });
       const rule = rules.find((candidate) => candidate.command === Command.name && (!candidate.when || candidate.when(input)));
-      if (rule) throw (rule.error ?? serviceUnavailable)(Command.name);
-      return realSend.call(getClient(), new Command(input as never));
+      if (!rule) return realSend.call(getClient(), new Command(input as never));
+      if (!rule.landed) throw (rule.error ?? serviceUnavailable)(Command.name);
+      return realSend.call(getClient(), new Command(input as never)).then(() => {
+        throw (rule.error ?? serviceUnavailable)(Command.name);
+      });
     });
   }
   return {
