@@ -54,7 +54,7 @@ const DOCUMENT_ACTIONS: Record<DocumentUsage, { s3: string[]; prefixes: string[]
   'presign-upload': { s3: ['s3:PutObject'], prefixes: [UPLOAD_OBJECT_PREFIX], kms: ['kms:GenerateDataKey'] },
   // Deleting a document whose upload session never finished removes the posted file too.
   delete: { s3: ['s3:DeleteObject'], prefixes: [DOCUMENT_OBJECT_PREFIX, UPLOAD_OBJECT_PREFIX], kms: [] },
-  // The finalizer reads a posted file (HEAD, ranged GET, copy source) and removes it once moved or rejected.
+  // The finalizer reads a posted file (HEAD, copy source) and removes it once copied or rejected.
   'finalize-upload': { s3: ['s3:GetObject', 's3:DeleteObject'], prefixes: [UPLOAD_OBJECT_PREFIX], kms: ['kms:Decrypt'] },
 };
 

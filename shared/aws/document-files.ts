@@ -32,7 +32,7 @@ export class S3DocumentFiles implements DocumentFiles {
   async head(key: string): Promise<StoredFileFacts | undefined> {
     try {
       const head = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
-      return { size: head.ContentLength ?? 0, contentType: head.ContentType };
+      return { size: head.ContentLength ?? 0, contentType: head.ContentType, tag: head.ETag ?? '' };
     } catch (error) {
       if ((error as Error).name === 'NotFound' || (error as Error).name === 'NoSuchKey') return undefined;
       throw error;
@@ -50,18 +50,25 @@ export class S3DocumentFiles implements DocumentFiles {
     return (Body as AsyncIterable<Uint8Array> | undefined) ?? Readable.from([]);
   }
 
-  async copy(fromKey: string, toKey: string, contentType: string): Promise<void> {
-    await this.client.send(
-      new CopyObjectCommand({
-        Bucket: this.bucket,
-        Key: toKey,
-        CopySource: `${this.bucket}/${fromKey.split('/').map(encodeURIComponent).join('/')}`,
-        // The stored type is the one the bytes showed, not whatever the uploader declared.
-        MetadataDirective: 'REPLACE',
-        ContentType: contentType,
-        ...this.encryption,
-      }),
-    );
+  async copy(fromKey: string, toKey: string, sourceTag: string): Promise<'copied' | 'changed'> {
+    try {
+      await this.client.send(
+        new CopyObjectCommand({
+          Bucket: this.bucket,
+          Key: toKey,
+          CopySource: `${this.bucket}/${fromKey.split('/').map(encodeURIComponent).join('/')}`,
+          CopySourceIfMatch: sourceTag,
+          // The declared type goes with the bytes (it was checked against them); downloads name the type the bytes showed.
+          MetadataDirective: 'COPY',
+          ...this.encryption,
+        }),
+      );
+      return 'copied';
+    } catch (error) {
+      const { name, $metadata } = error as { name?: string; $metadata?: { httpStatusCode?: number } };
+      if (name === 'PreconditionFailed' || name === 'NoSuchKey' || $metadata?.httpStatusCode === 412) return 'changed';
+      throw error;
+    }
   }
 
   async downloadUrl(key: string, options: { fileName: string; contentType: string; expiresInSeconds: number }): Promise<string> {

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { AvailableDocument, StoredDocument } from '#shared/domain/documents/document.ts';
-import { documentObjectKey, uploadObjectKey } from '#shared/domain/documents/document.ts';
+import { checkedUploadObjectKey, uploadObjectKey } from '#shared/domain/documents/document.ts';
 import type { DocumentFiles, DocumentRepository } from '#shared/domain/documents/ports.ts';
 import { finalizeUpload } from '#shared/domain/documents/upload-session.ts';
 import { png } from '../fixtures/documents.ts';
@@ -20,12 +20,17 @@ class Faults {
   }
 }
 
+/** S3 as the finalizer sees it: every write gives the object a new tag (its ETag), and a copy can require the source's. */
 class MemoryFiles implements DocumentFiles {
-  readonly objects = new Map<string, { bytes: Uint8Array; contentType: string | undefined }>();
+  readonly objects = new Map<string, { bytes: Uint8Array; contentType: string | undefined; tag: string }>();
+  private writes = 0;
   constructor(private readonly faults: Faults) {}
+  write(key: string, bytes: Uint8Array, contentType: string | undefined) {
+    this.objects.set(key, { bytes, contentType, tag: `"etag-${(this.writes += 1)}"` });
+  }
   async put(key: string, bytes: Uint8Array, contentType: string) {
     this.faults.check('put');
-    this.objects.set(key, { bytes, contentType });
+    this.write(key, bytes, contentType);
   }
   async delete(key: string) {
     this.faults.check('delete');
@@ -34,7 +39,7 @@ class MemoryFiles implements DocumentFiles {
   async head(key: string) {
     this.faults.check('head');
     const object = this.objects.get(key);
-    return object ? { size: object.bytes.length, contentType: object.contentType } : undefined;
+    return object ? { size: object.bytes.length, contentType: object.contentType, tag: object.tag } : undefined;
   }
   async readStart(key: string, length: number) {
     this.faults.check('readStart');
@@ -47,11 +52,12 @@ class MemoryFiles implements DocumentFiles {
       yield bytes;
     })();
   }
-  async copy(fromKey: string, toKey: string, contentType: string) {
+  async copy(fromKey: string, toKey: string, sourceTag: string): Promise<'copied' | 'changed'> {
     this.faults.check('copy');
     const object = this.objects.get(fromKey);
-    if (!object) throw Object.assign(new Error('NoSuchKey'), { name: 'NoSuchKey' });
-    this.objects.set(toKey, { bytes: object.bytes, contentType });
+    if (object?.tag !== sourceTag) return 'changed';
+    this.write(toKey, object.bytes, object.contentType);
+    return 'copied';
   }
   async downloadUrl(): Promise<string> {
     throw new Error('not used');
@@ -104,7 +110,8 @@ class MemoryDocuments implements DocumentRepository {
 const ORG = 'org_1';
 const DOC = 'doc_0123456789abcdefghijkl';
 const uploadKey = uploadObjectKey(ORG, DOC);
-const finalKey = documentObjectKey(ORG, DOC);
+/** The copy of the upload as first posted (the fake's first write). */
+const finalKey = checkedUploadObjectKey(ORG, DOC, '"etag-1"');
 
 function setup(fileName: string, bytes: Uint8Array) {
   const faults = new Faults();
@@ -121,7 +128,7 @@ function setup(fileName: string, bytes: Uint8Array) {
     upload_expires_at: new Date(Date.now() + 60_000).toISOString(),
     created_at: new Date().toISOString(),
   });
-  files.objects.set(uploadKey, { bytes, contentType: 'binary/octet-stream' });
+  files.write(uploadKey, bytes, 'binary/octet-stream');
   const deps = { files, documents, clock: () => new Date('2026-01-02T03:04:05.678Z') };
   return { faults, files, documents, run: () => finalizeUpload(uploadKey, deps) };
 }
@@ -153,9 +160,10 @@ describe('finalizer under failures', () => {
   it('drops its copy when the document is deleted while it copies', async () => {
     const { files, documents, run } = setup('a.png', png);
     const copy = files.copy.bind(files);
-    files.copy = async (from, to, contentType) => {
-      await copy(from, to, contentType);
+    files.copy = async (from, to, tag) => {
+      const copied = await copy(from, to, tag);
       documents.records.delete(DOC);
+      return copied;
     };
     expect(await run()).toEqual({ status: 'ignored' });
     expect([...files.objects.keys()]).toEqual([]);
@@ -167,6 +175,45 @@ describe('finalizer under failures', () => {
     expect(outcomes).toContainEqual({ status: 'available', type: 'png' });
     expect(documents.records.get(DOC)?.status).toBe('available');
     expect([...files.objects.keys()]).toEqual([finalKey]);
+  });
+
+  it('keeps the bytes it checked when the form is posted again while it checks them', async () => {
+    const text = Buffer.from('a perfectly valid receipt\n'.repeat(10));
+    const executable = Buffer.concat([Buffer.from('MZ\x90\x00', 'latin1'), Buffer.alloc(5000, 0xcc)]);
+    const { files, documents, run } = setup('a.txt', text);
+    const read = files.read.bind(files);
+    files.read = async (key) => {
+      // The second POST lands while the text is scanned.
+      files.write(uploadKey, executable, 'application/octet-stream');
+      return read(key);
+    };
+    expect(await run()).toEqual({ status: 'available', type: 'txt' });
+    const record = documents.records.get(DOC) as AvailableDocument;
+    expect(record).toMatchObject({ status: 'available', type: 'txt', size: text.length });
+    expect(Buffer.from(files.objects.get(record.object_key)!.bytes)).toEqual(text);
+    // The second POST's own event finds the document kept: its file goes.
+    expect(await run()).toEqual({ status: 'ignored' });
+    expect([...files.objects.keys()]).toEqual([record.object_key]);
+  });
+
+  it("leaves an upload written again before its copy to that write's own event", async () => {
+    const { files, documents, run } = setup('a.png', png);
+    const head = files.head.bind(files);
+    let posted = false;
+    files.head = async (key) => {
+      const facts = await head(key);
+      if (key === uploadKey && !posted) {
+        posted = true;
+        files.write(uploadKey, Buffer.from('not a png'), 'image/png');
+      }
+      return facts;
+    };
+    expect(await run()).toEqual({ status: 'ignored' });
+    expect(documents.records.get(DOC)?.status).toBe('pending');
+    expect([...files.objects.keys()]).toEqual([uploadKey]);
+    // The second write's event: checked as it is, and refused.
+    expect(await run()).toEqual({ status: 'rejected' });
+    expect([...files.objects.keys()]).toEqual([]);
   });
 
   it('removes a file posted to a key no session owns', async () => {

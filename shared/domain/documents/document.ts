@@ -65,6 +65,15 @@ export function documentObjectKey(organizationId: string, documentId: string): s
   return `${DOCUMENT_OBJECT_PREFIX}${organizationId}/${documentId}`;
 }
 
+/**
+ * Where an upload session's file is kept once checked: a copy of one version
+ * of the upload (`tag`), under a key no client can write, so what is checked
+ * and what is kept are the same bytes whatever is posted to the form later.
+ */
+export function checkedUploadObjectKey(organizationId: string, documentId: string, tag: string): string {
+  return `${documentObjectKey(organizationId, documentId)}/${tag.replace(/[^A-Za-z0-9-]/g, '')}`;
+}
+
 export function uploadObjectKey(organizationId: string, documentId: string): string {
   return `${UPLOAD_OBJECT_PREFIX}${organizationId}/${documentId}`;
 }

@@ -47,6 +47,8 @@ export interface DocumentRepository {
 
 export interface StoredFileFacts {
   size: number;
+  /** The version of the object's bytes: a new one with every write under the key (S3's ETag). */
+  tag: string;
   /** As stored with the object; undefined when the uploader declared none. */
   contentType: string | undefined;
 }
@@ -60,7 +62,8 @@ export interface DocumentFiles {
   readStart(key: string, length: number): Promise<Uint8Array>;
   /** The whole object as a stream of chunks, never held in memory at once. */
   read(key: string): Promise<AsyncIterable<Uint8Array>>;
-  copy(fromKey: string, toKey: string, contentType: string): Promise<void>;
+  /** Copies `fromKey` as it was when it had `sourceTag`: 'changed' (nothing copied) when it has been written since, or is gone. */
+  copy(fromKey: string, toKey: string, sourceTag: string): Promise<'copied' | 'changed'>;
   downloadUrl(key: string, options: { fileName: string; contentType: string; expiresInSeconds: number }): Promise<string>;
   /** A presigned form upload (S3 POST) pinned to `key`, accepting 1 to `maxBytes` bytes. */
   uploadForm(key: string, options: { maxBytes: number; expiresInSeconds: number }): Promise<{ url: string; fields: Record<string, string> }>;

@@ -8,8 +8,8 @@ import type { IdempotencyCompletion } from '../idempotency.ts';
 import { completionOf } from '../idempotency.ts';
 import { newToken } from '../ids.ts';
 import type { AvailableDocument, DocumentType, StoredDocument } from './document.ts';
-import { MAX_FILE_BYTES, documentObjectKey, parseUploadObjectKey, uploadObjectKey } from './document.ts';
-import { NEUTRAL_CONTENT_TYPES, SNIFF_BYTES, TextScan, checkFile, checkFileName, mediaTypeOf, sniffBinaryType, typeOfExtension } from './file-type.ts';
+import { MAX_FILE_BYTES, checkedUploadObjectKey, parseUploadObjectKey, uploadObjectKey } from './document.ts';
+import { NEUTRAL_CONTENT_TYPES, SNIFF_BYTES, TextScan, checkFile, checkFileName, sniffBinaryType, typeOfExtension } from './file-type.ts';
 import type { DocumentDeps, DocumentFiles } from './ports.ts';
 import { checkUploadSessionRequest, normalizeFileName } from './validation.ts';
 
@@ -82,23 +82,32 @@ export async function finalizeUpload(objectKey: string, deps: DocumentDeps): Pro
   const { organizationId, documentId } = names;
   const document = await deps.documents.get(organizationId, documentId);
   if (!document || document.status !== 'pending') {
-    // A repeat, a session deleted or expired meanwhile, or a key nobody handed out: nothing may stay behind.
+    // A repeat, a session deleted or expired meanwhile, or a key nobody handed out: nothing may stay behind,
+    // neither the upload nor a copy of it the record does not keep (the copy first: its key needs the upload's tag).
+    const upload = await deps.files.head(objectKey);
+    const copy = upload && checkedUploadObjectKey(organizationId, documentId, upload.tag);
+    if (copy && document?.object_key !== copy) await deps.files.delete(copy);
     await deps.files.delete(objectKey);
     return IGNORED;
   }
-  const stored = await deps.files.head(objectKey);
+  const upload = await deps.files.head(objectKey);
+  if (!upload) return IGNORED;
+  // The form can be posted again until it expires: what is checked and kept is a copy of this version, which no POST can touch.
+  const finalKey = checkedUploadObjectKey(organizationId, documentId, upload.tag);
+  // Written again since the HEAD: that write's own event finalizes it.
+  if ((await deps.files.copy(objectKey, finalKey, upload.tag)) === 'changed') return IGNORED;
+  const stored = await deps.files.head(finalKey);
   if (!stored) return IGNORED;
 
   const now = deps.clock?.() ?? new Date();
-  const verdict = await inspect(objectKey, document, stored, deps.files);
+  const verdict = await inspect(finalKey, document, stored, deps.files);
   if ('reason' in verdict) {
     const marked = await deps.documents.markRejected(organizationId, documentId, verdict.reason, new Date(now.getTime() + REJECTED_RECORD_TTL_SECONDS * 1000));
+    await deps.files.delete(finalKey);
     await deps.files.delete(objectKey);
     return marked ? { status: 'rejected' } : IGNORED;
   }
 
-  const finalKey = documentObjectKey(organizationId, documentId);
-  await deps.files.copy(objectKey, finalKey, mediaTypeOf(verdict.type));
   const available: AvailableDocument = {
     ...document,
     status: 'available',
@@ -108,8 +117,8 @@ export async function finalizeUpload(objectKey: string, deps: DocumentDeps): Pro
     object_key: finalKey,
   };
   const marked = await deps.documents.markAvailable(available);
-  if (!marked && (await deps.documents.get(organizationId, documentId))?.status !== 'available') {
-    // Deleted while we copied: the copy must not outlive the record.
+  if (!marked && (await deps.documents.get(organizationId, documentId))?.object_key !== finalKey) {
+    // Deleted while we copied, or another version kept: this copy must not outlive the record.
     await deps.files.delete(finalKey);
   }
   await deps.files.delete(objectKey);
