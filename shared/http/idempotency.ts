@@ -6,6 +6,7 @@ import { codePointLength } from '#shared/domain/paymethods/rules.ts';
 import { logger } from '#shared/log/logger.ts';
 import type { ApiRouteHandler } from './api-handler.ts';
 import { classifyError, errorResponse } from './errors.ts';
+import { multipartBoundary } from './multipart-boundary.ts';
 import type { ApiRequest } from './request.ts';
 import type { ApiResponse } from './response.ts';
 
@@ -30,7 +31,8 @@ export type IdempotentRouteHandler = (request: ApiRequest, options: { signal: Ab
  * body) without running again; same key + another request is 422; a repeat
  * while the first still runs is 409. Keys are scoped to the authenticated
  * organization. "Same request" is the route, its path parameters and the
- * exact body bytes (so multipart uploads work too).
+ * exact body bytes, a multipart body's boundary aside (so an upload retried
+ * by a client that picks a new boundary each time is the same request).
  *
  * Exactly once: a success is recorded by the record's own transaction (the
  * route passes `completion` to its use case), never by a later write that
@@ -55,7 +57,14 @@ export function idempotent(routeName: string, run: IdempotentRouteHandler, store
       leaseMs: IDEMPOTENCY_LEASE_MS,
       retentionMs: IDEMPOTENCY_RETENTION_MS,
     };
-    const outcome = await store().claim(claim);
+    let outcome: Awaited<ReturnType<IdempotencyStore['claim']>>;
+    try {
+      outcome = await store().claim(claim);
+    } catch (error) {
+      // The claim may have landed with its answer lost: the retry this failure invites must not find the key held.
+      await quietly('release', store().release(claim));
+      throw error;
+    }
     if (outcome.kind === 'replay') return { ...outcome.response, headers: { ...outcome.response.headers, 'Idempotent-Replayed': 'true' } };
     if (outcome.kind === 'in-progress') throw new Conflict('IDEMPOTENCY_KEY_IN_USE', 'a request with this Idempotency-Key is still being processed; retry later');
     if (outcome.kind === 'mismatch') throw new Unprocessable('IDEMPOTENCY_KEY_REUSED', 'this Idempotency-Key was used with another request');
@@ -103,6 +112,32 @@ function fingerprintOf(routeName: string, request: ApiRequest): string {
   const hash = createHash('sha256');
   hash.update(routeName).update('\n');
   hash.update(JSON.stringify(Object.entries(request.pathParameters).sort(([a], [b]) => a.localeCompare(b)))).update('\n');
-  if (request.rawBody) hash.update(request.rawBody);
+  if (request.rawBody) {
+    // Each part between the delimiters, length first: equal exactly when the bodies differ in their boundary alone.
+    for (const part of bodyParts(request.rawBody, request.headers['content-type'])) hash.update(`${part.length}\n`).update(part);
+  }
   return hash.digest('base64url');
+}
+
+/**
+ * A multipart body split at its boundary's delimiters (RFC 2046 keeps the
+ * boundary out of the parts), which fetch, browsers and `curl -F` choose
+ * afresh every time they send a form; any other body whole.
+ */
+function bodyParts(body: Buffer, contentType: string | undefined): Buffer[] {
+  let boundary: string;
+  try {
+    boundary = multipartBoundary(contentType);
+  } catch {
+    return [body];
+  }
+  const delimiter = Buffer.from(`--${boundary}`, 'latin1');
+  const parts: Buffer[] = [];
+  let start = 0;
+  for (let at = body.indexOf(delimiter); at !== -1; at = body.indexOf(delimiter, start)) {
+    parts.push(body.subarray(start, at));
+    start = at + delimiter.length;
+  }
+  parts.push(body.subarray(start));
+  return parts;
 }

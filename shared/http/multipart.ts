@@ -7,6 +7,7 @@ import { Readable } from 'node:stream';
 import busboy from 'busboy';
 import { InvalidRequest, TooLarge, UnsupportedMediaType } from '#shared/domain/errors.ts';
 import { mediaTypeOf, parseJsonObject } from './hostile-input.ts';
+import { multipartBoundary } from './multipart-boundary.ts';
 
 export interface MultipartUpload {
   /** The JSON part, parsed (members whose value is null removed). */
@@ -25,24 +26,10 @@ export interface MultipartLimits {
   maxJsonBytes: number;
 }
 
-/** RFC 2046 `boundary := 0*69<bchars> bcharsnospace`. */
-const BOUNDARY = /^[0-9A-Za-z'()+_,\-./:=? ]{0,69}[0-9A-Za-z'()+_,\-./:=?]$/;
 /** Slices fed to the parser: a failure stops the parse within one slice. */
 const FEED_BYTES = 64 * 1024;
 
 const invalid = (message: string) => new InvalidRequest([{ field: '', message }], 'INVALID_MULTIPART');
-
-/** The boundary of a multipart/form-data Content-Type: 415 for another type or charset, 400 for a missing or bad boundary. */
-export function multipartBoundary(contentType: string | undefined): string {
-  if (mediaTypeOf(contentType) !== 'multipart/form-data') {
-    throw new UnsupportedMediaType(`Content-Type must be multipart/form-data, not ${JSON.stringify(contentType ?? '')}`);
-  }
-  const parameter = /;\s*boundary\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^;\s]*))/i.exec(contentType ?? '');
-  const boundary = parameter?.[1]?.replace(/\\(.)/g, '$1') ?? parameter?.[2];
-  if (!boundary) throw invalid('Content-Type must carry a boundary parameter');
-  if (!BOUNDARY.test(boundary)) throw invalid('the boundary must be 1 to 70 characters allowed by RFC 2046, not ending in a space');
-  return boundary;
-}
 
 export function parseMultipartUpload(contentType: string | undefined, body: Buffer | undefined, limits: MultipartLimits): Promise<MultipartUpload> {
   const boundary = multipartBoundary(contentType);

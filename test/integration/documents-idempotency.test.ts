@@ -15,12 +15,12 @@ describe('documents: Idempotency-Key on both POST routes', () => {
   });
   afterAll(() => stores?.destroy());
 
-  const uploadWithKey = (key: string, description: string) =>
+  const uploadWithKey = (key: string, description: string, boundary = BOUNDARY) =>
     call(documentsPath(merchant.organizationId), {
       method: 'POST',
       as: merchant,
-      rawBody: multipartBody(uploadParts({ resource: 'application', resource_id: 'app_1', description }, { name: 'r.png', contentType: 'image/png', bytes: png }), BOUNDARY),
-      headers: { 'Content-Type': `multipart/form-data; boundary=${BOUNDARY}`, 'Idempotency-Key': key },
+      rawBody: multipartBody(uploadParts({ resource: 'application', resource_id: 'app_1', description }, { name: 'r.png', contentType: 'image/png', bytes: png }), boundary),
+      headers: { 'Content-Type': `multipart/form-data; boundary=${boundary}`, 'Idempotency-Key': key },
     });
 
   it('replays a repeated upload without storing a second document, and refuses the key with another body', async () => {
@@ -47,5 +47,18 @@ describe('documents: Idempotency-Key on both POST routes', () => {
     expect([[201, 201], [201, 409]]).toContainEqual(statuses);
     const ids = new Set(answers.filter((answer) => answer.status === 201).map((answer) => answer.body.document_id));
     expect(ids.size).toBe(1);
+  });
+
+  it('replays an upload retried with a new multipart boundary, as fetch, browsers and curl -F send it, and still refuses another file', async () => {
+    const before = (await stores.objectKeys(merchant.organizationId)).length;
+    const first = await uploadWithKey('upload-boundary', 'receipt', 'first-boundary-1234');
+    const again = await uploadWithKey('upload-boundary', 'receipt', '----WebKitFormBoundary7MA4YWxkTrZu0gW');
+    expect(first.status, first.text).toBe(201);
+    expect(again.status, again.text).toBe(201);
+    expect(again.body.document_id).toBe(first.body.document_id);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    const other = await uploadWithKey('upload-boundary', 'another receipt', 'third-boundary-5678');
+    expect(other.status).toBe(422);
+    expect(await stores.objectKeys(merchant.organizationId)).toHaveLength(before + 1);
   });
 });

@@ -297,6 +297,20 @@ describe('exactly-once creates under stalled and dropped dependencies', () => {
     expect([again.status, again.id, again.headers['Idempotent-Replayed']]).toEqual([201, first.id, 'true']);
   });
 
+  it.each<[Route]>([['card'], ['ott']])('%s create whose key claim landed on every attempt and never answered: the retry the 503 invites is not held off', async (route) => {
+    const at = await target(route);
+    const key = unique('idem-');
+    proxies.dynamodb.set({ fault: 'stall-after', match: ({ target: call }) => call === 'DynamoDB_20120810.PutItem' });
+    const first = await create(at, key, 'dynamodb');
+    proxies.dynamodb.set(undefined);
+    expect(first.status, JSON.stringify(first.body)).toBe(503);
+    expect(await recordsOf(at)).toEqual([]);
+    // Not 409 IDEMPOTENCY_KEY_IN_USE for the rest of the lease: the failed run gave its claim back.
+    const retry = await create(at, key);
+    expect(retry.status, JSON.stringify(retry.body)).toBe(201);
+    expect(await recordsOf(at)).toEqual([retry.id]);
+  });
+
   it('every DynamoDB call stalling still answers 503 within the request deadline, and nothing is stored', async () => {
     const at = await target('card');
     const key = unique('idem-');

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidRequest, TooLarge, UnsupportedMediaType } from '#shared/domain/errors.ts';
-import { multipartBoundary, parseMultipartUpload } from '#shared/http/multipart.ts';
+import { multipartBoundary } from '#shared/http/multipart-boundary.ts';
+import { parseMultipartUpload } from '#shared/http/multipart.ts';
 import { BOUNDARY, multipartBody, png } from '../fixtures/documents.ts';
 import type { Part } from '../fixtures/documents.ts';
 
