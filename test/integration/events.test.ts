@@ -30,6 +30,11 @@ afterAll(() => stores?.destroy());
 
 const eventsOf = async (member: string, id: unknown) => (await readEvents()).filter((event) => event.detail[member] === id);
 const typesOf = (events: readonly PublishedEvent[]) => events.map((event) => event['detail-type']);
+/** One record's events, in the order they were committed, carry strictly increasing occurred_at. */
+function expectInOrder(events: readonly PublishedEvent[]): void {
+  const times = events.map((event) => event.detail.occurred_at);
+  expect(times, JSON.stringify(typesOf(events))).toEqual([...new Set(times)].sort());
+}
 
 /** What every event carries, and what none may. */
 function expectWellFormed(event: PublishedEvent, source: string): void {
@@ -87,6 +92,8 @@ describe('paymethod events', () => {
     const forRecord = await eventsOf('paymethod_token', token);
     expect(typesOf(forRecord)).toEqual(['Paymethod Created', 'Paymethod Updated', 'Paymethod Deleted']);
     expect(new Set(forRecord.map((event) => event.detail.event_id)).size).toBe(3);
+    // occurred_at orders them too, as a consumer receiving them out of order sorts them: the deletion sets no time of its own.
+    expectInOrder(forRecord);
     // The refused create left nothing: every event of this customer is about the one record.
     expect((await eventsOf('customer_token', cst)).every((event) => event.detail.paymethod_token === token)).toBe(true);
   });
@@ -101,6 +108,7 @@ describe('paymethod events', () => {
     const promoted = await awaitEvent(ofType('Paymethod Updated', 'paymethod_token', second.body.paymethod_token));
     expectWellFormed(promoted, 'payments.paymethods');
     expect(promoted.detail.is_default).toBe('true');
+    expectInOrder(await eventsOf('paymethod_token', second.body.paymethod_token));
     const { event_id: _id, occurred_at: _at, ...detail } = promoted.detail;
     expect(detail).toEqual(await get(second.body.paymethod_token));
   });
@@ -168,6 +176,7 @@ describe('document events', () => {
     expectWellFormed(deleted, 'payments.documents');
     expect(Object.keys(deleted.detail).sort()).toEqual(['document_id', 'event_id', 'occurred_at', 'organization_id']);
     expect(typesOf(await eventsOf('document_id', id))).toEqual(['Document Created', 'Document Deleted']);
+    expectInOrder(await eventsOf('document_id', id));
     expect((await readEvents()).some((event) => event.detail.description === 'refused')).toBe(false);
   });
 

@@ -19,7 +19,8 @@ import { keys } from '#shared/store/keys.ts';
 import { paymethodItem } from '#shared/store/paymethods.ts';
 import { recordViews } from '#shared/http/events.ts';
 
-const COMMITTED_SECONDS = 1_790_000_000;
+/** The stream's commit time, to the second as DynamoDB gives it: here no later than any write the records below carry. */
+const COMMITTED_SECONDS = Date.parse('2026-11-24T00:00:00.000Z') / 1000;
 const secret: SealedSecret = { v: 1, key_id: 'arn:aws:kms:us-east-1:1:key/k', encrypted_data_key: new Uint8Array([1, 2, 3]), iv: new Uint8Array([4]), ciphertext: new Uint8Array([5, 6]), tag: new Uint8Array([7]) } as unknown as SealedSecret;
 
 const card: Paymethod = {
@@ -98,9 +99,10 @@ describe('paymethod changes -> events', () => {
     expect(updated.detailType).toBe('Paymethod Updated');
     expect(updated.detail).toMatchObject({ label: 'new', occurred_at: '2026-11-24T00:05:00.000Z' });
     expect(paymethodEvent(card, { ...card, version: 2 })).toBeUndefined();
-    // Another write made it the default (no updated_at of its own): the stream's commit time.
+    // Another write made it the default (no updated_at of its own): the truncated commit time would date it before the
+    // state it replaces, so it is dated 1 ms after that.
     const promoted = paymethodEvent({ ...card, is_default: false }, { ...card, version: 2 })!;
-    expect(promoted).toMatchObject({ detailType: 'Paymethod Updated', detail: { is_default: 'true', occurred_at: new Date(COMMITTED_SECONDS * 1000).toISOString() } });
+    expect(promoted).toMatchObject({ detailType: 'Paymethod Updated', detail: { is_default: 'true', occurred_at: '2026-11-24T00:00:00.001Z' } });
   });
 
   it('Account Updated when au_code or au_updated_date change, whatever else changed', () => {
@@ -115,10 +117,23 @@ describe('paymethod changes -> events', () => {
     expect(typeOf(paymethodEvent(renumbered, { ...renumbered, label: 'x', version: 3 }))).toBe('Paymethod Updated');
   });
 
-  it('Deleted carries the ids and the commit time only', () => {
+  it('never dates a change before the one it follows: an Account Updater commit after an update made during its run', () => {
+    // The run started at 00:09 (its au_updated_date, and the card's updated_at); the merchant relabelled the card at 00:12.
+    const relabelled = { ...card, label: 'mine', updated_at: '2026-11-24T00:12:00.000Z', version: 2 };
+    const au = { au_code: 'exp', au_description: 'New expiration date', au_updated_date: '2026-11-24T00:09:00.000Z' };
+    const updated = paymethodEvent(relabelled, { ...relabelled, card: { ...relabelled.card!, ...au, expire_year: 2033 }, updated_at: au.au_updated_date, version: 3 })!;
+    expect(typeOf(updated)).toBe('Paymethod Account Updated');
+    expect(updated.detail.occurred_at).toBe('2026-11-24T00:12:00.001Z');
+    expect(paymethodEvent(card, relabelled)!.detail.occurred_at < updated.detail.occurred_at).toBe(true);
+  });
+
+  it('Deleted carries the ids and when it happened only: the commit time, after the last write it follows', () => {
     const event = paymethodEvent(card, undefined)!;
     expect(event.detailType).toBe('Paymethod Deleted');
-    expect(event.detail).toEqual({ event_id: expect.any(String), organization_id: 'org_1', occurred_at: new Date(COMMITTED_SECONDS * 1000).toISOString(), paymethod_token: card.paymethod_token });
+    expect(event.detail).toEqual({ event_id: expect.any(String), organization_id: 'org_1', occurred_at: '2026-11-24T00:00:00.001Z', paymethod_token: card.paymethod_token });
+    const record = streamRecord('e9', paymethodItemOf(card), undefined);
+    const later = storedChangeOf({ ...record, dynamodb: { ...record.dynamodb, ApproximateCreationDateTime: COMMITTED_SECONDS + 60 } })!;
+    expect(domainEventOf(later, recordViews)!.detail.occurred_at).toBe('2026-11-24T00:01:00.000Z');
   });
 
   it('derives event_id from the stream record: the same on a redelivery, different for another write', () => {
@@ -166,7 +181,7 @@ describe('document changes -> events', () => {
     expect(documentEvent(flagged(available), undefined)!.detail).toEqual({
       event_id: expect.any(String),
       organization_id: 'org_1',
-      occurred_at: new Date(COMMITTED_SECONDS * 1000).toISOString(),
+      occurred_at: '2026-11-24T00:01:00.001Z', // after the document became available
       document_id: available.document_id,
     });
     expect(typeOf(documentEvent(flagged(rejected), undefined))).toBe('Document Deleted');

@@ -101,7 +101,7 @@ function paymethodEvent(change: RecordChange<Paymethod>, views: RecordViews): Do
   const head = {
     event_id: eventIdOf(change.changeId),
     organization_id: record.organization_id,
-    occurred_at: paymethodWriteTime(change) ?? change.committedAt,
+    occurred_at: occurredAt(paymethodWriteTime(change), change.committedAt, change.before?.updated_at),
     paymethod_token: record.paymethod_token,
   };
   return {
@@ -118,7 +118,7 @@ function documentEvent(change: RecordChange<StoredDocument>, views: RecordViews)
   const head = {
     event_id: eventIdOf(change.changeId),
     organization_id: record.organization_id,
-    occurred_at: documentWriteTime(change) ?? change.committedAt,
+    occurred_at: occurredAt(documentWriteTime(change), change.committedAt, change.before && latest(change.before.created_at, change.before.received_at)),
     document_id: record.document_id,
   };
   return {
@@ -126,6 +126,26 @@ function documentEvent(change: RecordChange<StoredDocument>, views: RecordViews)
     detailType,
     detail: change.after ? { ...head, ...views.document(change.after) } : head,
   };
+}
+
+/**
+ * When a change happened, as consumers may order one record's events by it:
+ * the later of the writer's own timestamp (when the write set one) and the
+ * stream's commit time, and never earlier than 1 ms after the last time the
+ * state it replaces carries. Without that floor a change that sets no time of
+ * its own (a deletion, a default promotion, a document rejected) could date
+ * before the write it follows, since the commit time is truncated; and an
+ * Account Updater commit, dated at its run's start, before a merchant's
+ * update made during the run.
+ */
+function occurredAt(writeTime: string | undefined, committedAt: string, previousTime: string | undefined): string {
+  let at = Math.max(Date.parse(committedAt), writeTime === undefined ? -Infinity : Date.parse(writeTime));
+  if (previousTime !== undefined) at = Math.max(at, Date.parse(previousTime) + 1);
+  return new Date(at).toISOString();
+}
+
+function latest(...times: Array<string | undefined>): string | undefined {
+  return times.filter((time): time is string => time !== undefined).sort().at(-1);
 }
 
 /**
