@@ -443,23 +443,24 @@ export class DynamoPaymethodStore implements PaymethodRepository, CardUpdates {
     // A successor orders its partitions as the index it replaced (the same keys): a cursor issued before the upgrade still holds.
     const sortedLike = RETIRED_INDEXES.find((retired) => retired.successor === plan.index)?.indexName ?? plan.index;
     const fingerprint = queryFingerprint([sortedLike, plan.partition, plan.from, plan.to, plan.filters]);
-    // A write-sharded index (the Account Updater report) merges its shards; a bare page_index skips there.
     const position = page.cursor === undefined ? undefined : decodeCursor(page.cursor, fingerprint, page.pageIndex);
     if (position) assertWithinRange(position, plan);
-    if (plan.shards) return this.listShards(plan, plan.shards, page, fingerprint, position?.sortValue);
-    const list: PagedList = {
-      fingerprint: `mth-${fingerprint}`,
-      queryOnePage: async ({ startKey, limit, ascending }) => {
-        const result = await this.query(plan, limit, startKey, ascending);
-        return { items: result.Items ?? [], lastEvaluatedKey: result.LastEvaluatedKey };
-      },
-      positionOf: (item) => ({ ...keys.paymethod(item.paymethod_token as string), [plan.partitionAttribute]: plan.partition, [plan.sortAttribute]: item[plan.sortAttribute] }),
-      sortValueOf: (item) => item[plan.sortAttribute] as string,
-    };
+    // A write-sharded index (the Account Updater report) is its shards merged, paged like any other list.
+    const list: PagedList = plan.shards
+      ? this.mergedShards(plan, plan.shards, fingerprint)
+      : {
+          fingerprint: `mth-${fingerprint}`,
+          queryOnePage: async ({ startKey, limit, ascending }) => {
+            const result = await this.query(plan, limit, startKey, ascending);
+            return { items: result.Items ?? [], lastEvaluatedKey: result.LastEvaluatedKey };
+          },
+          positionOf: (item) => ({ ...keys.paymethod(item.paymethod_token as string), [plan.partitionAttribute]: plan.partition, [plan.sortAttribute]: item[plan.sortAttribute] }),
+          sortValueOf: (item) => item[plan.sortAttribute] as string,
+        };
     // one more than the page tells whether a next page exists
     let collected: Item[];
     if (position) {
-      const startKey = { ...keys.paymethod(position.token), [plan.partitionAttribute]: plan.partition, [plan.sortAttribute]: position.sortValue };
+      const startKey = list.positionOf({ paymethod_token: position.token, [plan.sortAttribute]: position.sortValue });
       collected = (await collect(list.queryOnePage, startKey, page.pageSize + 1)).items;
     } else {
       collected = await this.pageBoundaries.readBarePage(list, page.pageIndex, page.pageSize);
@@ -499,45 +500,59 @@ export class DynamoPaymethodStore implements PaymethodRepository, CardUpdates {
   }
 
   /**
-   * A list over a write-sharded index: each shard is read newest first and
-   * the streams are merged on the sort key, so a page reads at most page
-   * size + 1 items per shard, whatever the index holds. A cursor is the last
-   * sort key returned (unique: it ends with the token); every shard resumes
-   * below it.
+   * A write-sharded index as one newest-first list: each shard is read in
+   * order and the streams are merged on the sort key, which is unique (it ends
+   * with the token), so a position is a sort value alone. A call reads each
+   * shard in steps that start a little above its share of the items asked for
+   * and grow, so its cost follows the items returned, not the number of
+   * shards times them. Page boundaries and cursors work on it as on a single
+   * partition, so a bare page_index costs about a page once its boundaries
+   * are known.
    */
-  private async listShards(plan: QueryPlan, shards: string[], page: PageRequest, fingerprint: string, after: string | undefined): Promise<Page<Paymethod>> {
-    let toSkip = after === undefined ? page.pageIndex * page.pageSize : 0;
-    const wanted = page.pageSize + 1;
-    const upper = after === undefined ? plan.to : plan.to === undefined || after < plan.to ? after : plan.to;
-    const streams = shards.map((partition) => this.newestFirst({ ...plan, partition, ...(upper === undefined ? {} : { to: upper }) }, toSkip + wanted, after));
-    const heads = await Promise.all(streams.map((stream) => stream.next()));
-    const collected: Item[] = [];
-    while (collected.length < wanted) {
-      let best = -1;
-      for (let index = 0; index < heads.length; index += 1) {
-        const head = heads[index]!;
-        if (head.done) continue;
-        const bestHead = best < 0 ? undefined : heads[best];
-        if (!bestHead || bestHead.done || (head.value[plan.sortAttribute] as string) > (bestHead.value[plan.sortAttribute] as string)) best = index;
-      }
-      if (best < 0) break;
-      const head = heads[best]!;
-      if (head.done) break;
-      if (toSkip > 0) toSkip -= 1;
-      else collected.push(head.value);
-      heads[best] = await streams[best]!.next();
-    }
-    await Promise.all(streams.map((stream) => stream.return(undefined)));
-    return this.pageOf(collected, page, plan, fingerprint);
+  private mergedShards(plan: QueryPlan, shards: readonly string[], fingerprint: string): PagedList {
+    const positionOf = (item: Item) => ({ [plan.sortAttribute]: item[plan.sortAttribute] });
+    return {
+      fingerprint: `mth-${fingerprint}`,
+      queryOnePage: async ({ startKey, limit, ascending = false }) => {
+        const after = startKey?.[plan.sortAttribute] as string | undefined;
+        // A shard's share of the items asked for, and half again: the write shards split one organization's cards evenly.
+        const firstStep = Math.ceil((1.5 * (limit + 1)) / shards.length) + 1;
+        const streams = shards.map((partition) => this.shardInOrder({ ...plan, partition }, after, ascending, firstStep));
+        const heads = await Promise.all(streams.map((stream) => stream.next()));
+        const items: Item[] = [];
+        // One more than asked tells whether the merged list goes on.
+        while (items.length <= limit) {
+          let best: number | undefined;
+          heads.forEach((head, index) => {
+            if (head.done) return;
+            const value = head.value[plan.sortAttribute] as string;
+            const bestValue = best === undefined ? undefined : ((heads[best] as IteratorYieldResult<Item>).value[plan.sortAttribute] as string);
+            if (bestValue === undefined || (ascending ? value < bestValue : value > bestValue)) best = index;
+          });
+          if (best === undefined) break;
+          items.push((heads[best] as IteratorYieldResult<Item>).value);
+          heads[best] = await streams[best]!.next();
+        }
+        await Promise.all(streams.map((stream) => stream.return(undefined)));
+        const page = items.slice(0, limit);
+        return { items: page, lastEvaluatedKey: items.length > limit ? positionOf(page.at(-1)!) : undefined };
+      },
+      positionOf,
+      sortValueOf: (item) => item[plan.sortAttribute] as string,
+    };
   }
 
-  /** One partition's items, newest first, `limit` a request, skipping the cursor's own item. */
-  private async *newestFirst(plan: QueryPlan, limit: number, after: string | undefined): AsyncGenerator<Item, void, undefined> {
+  /** One shard's items after `after` (exclusive) within the plan's range, in order, read in steps of `firstStep` growing twofold. */
+  private async *shardInOrder(plan: QueryPlan, after: string | undefined, ascending: boolean, firstStep: number): AsyncGenerator<Item, void, undefined> {
+    // The range narrowed to the far side of `after` (inclusive: the item at `after` itself is skipped below).
+    const bounded = after === undefined ? plan : ascending ? { ...plan, from: plan.from === undefined || after > plan.from ? after : plan.from } : { ...plan, to: plan.to === undefined || after < plan.to ? after : plan.to };
     let startKey: Item | undefined;
+    let step = firstStep;
     do {
-      const result = await this.query(plan, Math.min(limit, 1000), startKey);
+      const result = await this.query(bounded, Math.min(step, 1000), startKey, ascending);
       for (const item of result.Items ?? []) if (item[plan.sortAttribute] !== after) yield item;
       startKey = result.LastEvaluatedKey;
+      step *= 2;
     } while (startKey);
   }
 
