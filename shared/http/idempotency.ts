@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { REQUEST_BUDGET_MS } from '#shared/aws/deadline.ts';
 import { Conflict, InvalidRequest, OutcomeUnknown, Unprocessable } from '#shared/domain/errors.ts';
+import type { DomainError } from '#shared/domain/errors.ts';
 import type { IdempotencyClaim, IdempotencyCompletion, IdempotencyStore, StoredResponse } from '#shared/domain/idempotency.ts';
 import { codePointLength } from '#shared/domain/paymethods/rules.ts';
 import { logger } from '#shared/log/logger.ts';
@@ -37,7 +38,8 @@ export type IdempotentRouteHandler = (request: ApiRequest, options: { signal: Ab
  * Exactly once: a success is recorded by the record's own transaction (the
  * route passes `completion` to its use case), never by a later write that
  * could be lost. Refusals below 500 are recorded afterwards (a 400 stays a
- * 400 on retry; losing that record only lets the refusal run again). A
+ * 400 on retry; losing that record only lets the refusal run again), except
+ * those that invite a retry (429, 409 CONCURRENT_MODIFICATION). A
  * failure before anything was written gives the key back; a failure whose
  * outcome is unknown keeps it (503 OUTCOME_UNKNOWN), so the retry replays
  * the committed record or, if nothing committed, performs the write once.
@@ -79,7 +81,7 @@ export function idempotent(routeName: string, run: IdempotentRouteHandler, store
       if (committed) return committed as ApiResponse;
       const known = classifyError(error);
       if (known instanceof OutcomeUnknown) await quietly('abandon', store().abandon(claim));
-      else if (known && known.kind !== 'unavailable') await quietly('complete', store().complete(claim, errorResponse(known)));
+      else if (known && !invitesRetry(known)) await quietly('complete', store().complete(claim, errorResponse(known)));
       else await quietly('release', store().release(claim));
       throw error;
     }
@@ -94,6 +96,15 @@ export function idempotent(routeName: string, run: IdempotentRouteHandler, store
     await quietly('complete', store().complete(claim, response));
     return response;
   };
+}
+
+/**
+ * A refusal that asks the caller to try again (a dependency down, a rate
+ * limit, a record changed by another request meanwhile) is not the answer to
+ * the request: stored, it would answer every retry with the same key for 24 h.
+ */
+function invitesRetry(error: DomainError): boolean {
+  return error.kind === 'unavailable' || error.kind === 'throttled' || error.code === 'CONCURRENT_MODIFICATION';
 }
 
 /**

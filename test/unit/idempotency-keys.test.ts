@@ -1,0 +1,44 @@
+import { describe, expect, it } from 'vitest';
+import { Conflict, InvalidRequest, Throttled } from '#shared/domain/errors.ts';
+import type { IdempotencyClaim, IdempotencyStore, StoredResponse } from '#shared/domain/idempotency.ts';
+import { idempotent } from '#shared/http/idempotency.ts';
+import type { ApiRequest } from '#shared/http/request.ts';
+
+/** What the wrapper does with a key once its run refused the request: store the refusal, or give the key back. */
+class RecordingStore implements IdempotencyStore {
+  readonly calls: string[] = [];
+  async claim(_claim: IdempotencyClaim) {
+    this.calls.push('claim');
+    return { kind: 'claimed' as const };
+  }
+  async complete(_claim: IdempotencyClaim, response: StoredResponse) {
+    this.calls.push(`complete ${response.statusCode}`);
+  }
+  async release() {
+    this.calls.push('release');
+  }
+  async abandon() {
+    this.calls.push('abandon');
+  }
+}
+
+const request = { requestId: 'r1', method: 'POST', pathParameters: { organization_id: 'org_1' }, query: {}, headers: { 'idempotency-key': 'k1' }, body: {}, rawBody: Buffer.from('{}'), caller: { organizationId: 'org_1' } } as unknown as ApiRequest;
+
+async function keyAfter(refusal: Error): Promise<string[]> {
+  const store = new RecordingStore();
+  const handler = idempotent('test-route', async () => Promise.reject(refusal), () => store);
+  await expect(handler(request, { signal: new AbortController().signal })).rejects.toBe(refusal);
+  return store.calls;
+}
+
+describe('Idempotency-Key after a refusal', () => {
+  it('stores a refusal that is the answer: a retry gets it again', async () => {
+    expect(await keyAfter(new InvalidRequest([{ field: 'card', message: 'is required' }]))).toEqual(['claim', 'complete 400']);
+    expect(await keyAfter(new Conflict('DUPLICATE_PAYMETHOD', 'the customer already has it'))).toEqual(['claim', 'complete 409']);
+  });
+
+  it('gives the key back after a refusal that asks for a retry, which would otherwise get the same refusal for 24 h', async () => {
+    expect(await keyAfter(new Conflict('CONCURRENT_MODIFICATION', 'the customer was modified concurrently; retry'))).toEqual(['claim', 'release']);
+    expect(await keyAfter(new Throttled('too many one-time tokens minted; retry later', 30))).toEqual(['claim', 'release']);
+  });
+});
