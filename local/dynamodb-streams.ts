@@ -107,26 +107,40 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<S
     return ShardIterator;
   };
 
-  /** One trigger's share of the records, delivered in batches with Lambda's retry rules. */
+  /** One trigger's share of the records, delivered in batches with the retry rules of the stack's event source mapping. */
   const deliver = async (trigger: StreamTrigger, records: readonly DynamoDBRecord[]): Promise<void> => {
     const matching = records.filter((record) => matchesTrigger(trigger, record));
-    for (let start = 0; start < matching.length; start += trigger.batchSize) {
-      let batch = matching.slice(start, start + trigger.batchSize);
-      for (let attempt = 0; batch.length > 0; attempt += 1) {
-        if (attempt > trigger.retryAttempts) {
-          log({ level: 'ERROR', message: 'stream batch dropped after retries', handler: trigger.handler, records: batch.length, first_sequence_number: batch[0]?.dynamodb?.SequenceNumber });
-          break;
-        }
-        if (attempt > 0) await sleep(options.retryDelayMs ?? 200);
-        try {
-          const handler = await handlerOf(trigger.handler);
-          const response = await handler({ Records: batch }, lambdaContext(trigger.handler, trigger.sizing));
-          const failedFrom = response?.batchItemFailures?.[0]?.itemIdentifier;
-          const index = failedFrom === undefined ? -1 : batch.findIndex((record) => record.dynamodb?.SequenceNumber === failedFrom);
-          delivered += index === -1 ? batch.length : index;
-          batch = index === -1 ? [] : batch.slice(index);
-        } catch (error) {
-          log({ level: 'WARN', message: 'stream handler failed', handler: trigger.handler, attempt: attempt + 1, error: String(error) });
+    for (let start = 0; start < matching.length; start += trigger.batchSize) await deliverBatch(trigger, matching.slice(start, start + trigger.batchSize), 0);
+  };
+
+  /**
+   * A reported failure is retried from the record reported; a batch whose
+   * invocation fails is halved and each half delivered on its own, in order,
+   * the split costing no attempt (bisectBatchOnError), so one record the
+   * handler cannot take is dropped alone after its retries, not its batch.
+   */
+  const deliverBatch = async (trigger: StreamTrigger, records: readonly DynamoDBRecord[], attemptsMade: number): Promise<void> => {
+    let batch = records;
+    for (let attempt = attemptsMade; batch.length > 0; attempt += 1) {
+      if (attempt > trigger.retryAttempts) {
+        log({ level: 'ERROR', message: 'stream batch dropped after retries', handler: trigger.handler, records: batch.length, first_sequence_number: batch[0]?.dynamodb?.SequenceNumber });
+        return;
+      }
+      if (attempt > attemptsMade) await sleep(options.retryDelayMs ?? 200);
+      try {
+        const handler = await handlerOf(trigger.handler);
+        const response = await handler({ Records: [...batch] }, lambdaContext(trigger.handler, trigger.sizing));
+        const failedFrom = response?.batchItemFailures?.[0]?.itemIdentifier;
+        const index = failedFrom === undefined ? -1 : batch.findIndex((record) => record.dynamodb?.SequenceNumber === failedFrom);
+        delivered += index === -1 ? batch.length : index;
+        batch = index === -1 ? [] : batch.slice(index);
+      } catch (error) {
+        log({ level: 'WARN', message: 'stream handler failed', handler: trigger.handler, attempt: attempt + 1, records: batch.length, error: String(error) });
+        if (batch.length > 1) {
+          const half = Math.ceil(batch.length / 2);
+          await deliverBatch(trigger, batch.slice(0, half), attempt);
+          await deliverBatch(trigger, batch.slice(half), attempt);
+          return;
         }
       }
     }

@@ -32,6 +32,7 @@ async function until(condition: () => boolean): Promise<void> {
 afterEach(() => {
   recorder.batches.length = 0;
   recorder.failOnce.clear();
+  recorder.poison.clear();
 });
 
 describe('local stream poller', () => {
@@ -84,5 +85,28 @@ describe('local stream poller', () => {
     expect(order.indexOf('MTH#b1')).toBeGreaterThan(order.indexOf('MTH#a4'));
     expect(order).not.toContain('CST#skip');
     expect(iteratorTypes).toEqual({ A: 'LATEST', C: 'LATEST', B: 'TRIM_HORIZON' });
+  });
+
+  it('halves a batch whose invocation fails, so a record the handler cannot take is dropped alone after its retries', async () => {
+    const client = new DynamoDBStreamsClient({ region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'y' } });
+    const mock = mockClient(client);
+    mock.on(DescribeStreamCommand).resolves({ StreamDescription: { Shards: [{ ShardId: 'A', SequenceNumberRange: { StartingSequenceNumber: '1' } }] } });
+    mock.on(GetShardIteratorCommand).resolves({ ShardIterator: 'A:0' });
+    const pages: Record<string, { Records: StreamRecord[]; NextShardIterator?: string }> = {
+      'A:0': { Records: ['MTH#p1', 'MTH#p2', 'MTH#p3', 'MTH#p4', 'MTH#p5'].map((pk) => record(pk)), NextShardIterator: 'A:1' },
+      'A:1': { Records: [], NextShardIterator: 'A:1' },
+    };
+    mock.on(GetRecordsCommand).callsFake((input: { ShardIterator: string }) => pages[input.ShardIterator]);
+    recorder.poison.add('MTH#p3');
+
+    const poller = await startStreamPoller({ endpoint: 'http://unused', client, streamArn: STREAM, triggers: [{ ...trigger, batchSize: 4 }], functionsDir, idlePollMs: 5, discoverEveryMs: 10, retryDelayMs: 1 });
+    try {
+      await until(() => recorder.batches.flat().includes('MTH#p5'));
+    } finally {
+      await poller.close();
+      mock.restore();
+    }
+    // 4 fails, its halves go alone: [p1, p2] passes, [p3, p4] fails and is halved again; p3 alone fails 1 + 2 retries.
+    expect(recorder.batches).toEqual([['MTH#p1', 'MTH#p2', 'MTH#p3', 'MTH#p4'], ['MTH#p1', 'MTH#p2'], ['MTH#p3', 'MTH#p4'], ['MTH#p3'], ['MTH#p3'], ['MTH#p3'], ['MTH#p4'], ['MTH#p5']]);
   });
 });
