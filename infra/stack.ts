@@ -319,7 +319,7 @@ function createDocumentsBucket(scope: Construct, environment: EnvironmentSetting
       },
       {
         id: 'abandoned-uploads',
-        // An upload session lives minutes; the finalizer moves accepted files out of uploads/.
+        // An upload session lives minutes; the finalizer copies what it checked out of uploads/, then removes the upload.
         prefix: UPLOAD_OBJECT_PREFIX,
         expiration: Duration.days(1),
       },

@@ -99,9 +99,9 @@ export async function finalizeUpload(objectKey: string, deps: DocumentDeps): Pro
   const stored = await deps.files.head(finalKey);
   if (!stored) return IGNORED;
 
-  const now = deps.clock?.() ?? new Date();
   const verdict = await inspect(finalKey, document, stored, deps.files);
   if ('reason' in verdict) {
+    const now = deps.clock?.() ?? new Date();
     const marked = await deps.documents.markRejected(organizationId, documentId, verdict.reason, new Date(now.getTime() + REJECTED_RECORD_TTL_SECONDS * 1000));
     await deps.files.delete(finalKey);
     await deps.files.delete(objectKey);
@@ -113,7 +113,9 @@ export async function finalizeUpload(objectKey: string, deps: DocumentDeps): Pro
     status: 'available',
     type: verdict.type,
     size: stored.size,
-    received_at: now.toISOString(),
+    // Read again after the check, which can take seconds for a large text file: the list's order should be
+    // the order documents become available in, or a page boundary remembered meanwhile would miss this one.
+    received_at: (deps.clock?.() ?? new Date()).toISOString(),
     object_key: finalKey,
   };
   const marked = await deps.documents.markAvailable(available);
