@@ -33,6 +33,16 @@ describe('one-time tokens', () => {
     expectError(await post(customerPath(ORG, loc, cst), { card: { one_time_token: ott, name_on_card: 'Again' } }), 409);
   });
 
+  it("takes a card_type beside a card token when it is the token number's brand, and refuses another without consuming the token", async () => {
+    const loc = unique('loc_');
+    const { one_time_token: ott } = await mint(loc, { card: CARD });
+    const mismatched = await post(`${locationPath(ORG, loc)}/paymethods`, { card: { one_time_token: ott, name_on_card: 'A', card_type: 'mast' } });
+    expectError(mismatched, 400, ['card.card_type']);
+    const created = await post(`${locationPath(ORG, loc)}/paymethods`, { card: { one_time_token: ott, name_on_card: 'A', card_type: 'VISA' } });
+    expect(created.status, created.text).toBe(201);
+    expect(created.body.card).toMatchObject({ card_type: 'visa', masked_account_number: '****1111' });
+  });
+
   it('creates from an echeck token at the clientless location path', async () => {
     const loc = unique('loc_');
     const { one_time_token: ott } = await mint(loc, { echeck: ECHECK });

@@ -107,6 +107,8 @@ describe('create paymethods', () => {
     // A partner may create for its merchant.
     expect((await post('/v3/customers/cst_x/paymethods', { organization_id: ORG, card: CARD }, { as: PARTNER })).status).toBe(201);
     expectError(await post('/v3/customers/cst_x/paymethods', { card: CARD }), 400, ['organization_id']);
+    // An id that is not org_<id> names no organization: refused, never stored under it.
+    for (const malformed of ['200', '', `${ORG} `, 'ORG_200']) expectError(await post('/v3/customers/cst_x/paymethods', { organization_id: malformed, card: CARD }), 400, ['organization_id']);
     expectError(await post('/v3/customers/cst_x/paymethods', { organization_id: ORG, card: { one_time_token: 'ott_abc', name_on_card: 'A' } }), 400, ['card.one_time_token']);
   });
 

@@ -36,6 +36,9 @@ describe('create validation', () => {
       card: { card_type: 'visa', name_on_card: 'Ann Lee', account_number: '4111111111111111', expire_month: 12, expire_year: 2030, procurement_card: true },
     });
     expect(cardOf(validateCreate({ card: { ...CARD, expire_month: '07', expire_year: '27' } }, 'location', NOW))).toMatchObject({ expire_month: 7, expire_year: 2027 });
+    // Two digits mean 20yy as an integer too.
+    expect(cardOf(validateCreate({ card: { ...CARD, expire_month: 7, expire_year: 27 } }, 'location', NOW))).toMatchObject({ expire_month: 7, expire_year: 2027 });
+    for (const year of [100, 1999, 27.5, -1]) expect(issues(() => validateCreate({ card: { ...CARD, expire_year: year } }, 'location', NOW))[0]?.field, String(year)).toBe('card.expire_year');
   });
 
   it('normalizes an echeck: lower-case account type, upper-case SEC code', () => {
@@ -70,6 +73,12 @@ describe('create validation', () => {
     expect(issues(() => validateCreate({ card: { ...CARD, expire_month: 5, expire_year: 2026 } }, 'location', NOW))[0]?.field).toBe('card.expire_year');
     expect(cardOf(validateCreate({ card: { ...CARD, expire_month: 6, expire_year: 2026 } }, 'location', NOW))?.expire_month).toBe(6);
     expect(issues(() => validateCreate({ echeck: { ...ECHECK, routing_number: '123456789' } }, 'location', NOW))[0]?.field).toBe('echeck.routing_number');
+  });
+
+  it('refuses vendor and its alias vendors on update the same way: neither can change', () => {
+    for (const member of ['vendor', 'vendors']) {
+      expect(issues(() => validateUpdate({ [member]: { vendor_type: 'paypal' } }, NOW))).toEqual([{ field: `${member}.vendor_type`, message: 'cannot be changed by an update' }]);
+    }
   });
 
   it('accepts vendors as the alias of vendor, not both', () => {

@@ -8,7 +8,7 @@ import type { SealedSecret, Vault } from '../vault.ts';
 import type { AccountIdentity, Fingerprinter } from './fingerprints.ts';
 import type { CardDetails, EcheckDetails, OneTimeToken, Paymethod } from './model.ts';
 import type { BillingAgreements, NewPaymethod, OneTimeTokenRepository, PaymethodRepository } from './ports.ts';
-import { lastFour, masked } from './rules.ts';
+import { cardBrandMismatch, lastFour, masked } from './rules.ts';
 import type { NewCard, NewEcheck, PaymethodCreate } from './validation.ts';
 import { assertExpiryCurrentOrFuture, createBodySchema, locationlessCreateBodySchema, parseBody } from './validation.ts';
 
@@ -140,8 +140,10 @@ async function resolveInstrument(input: PaymethodCreate, scope: Scope, deps: Cre
     case 'card_token': {
       const redeemed = await redeem(input.one_time_token, 'card.one_time_token', scope, deps);
       if (!redeemed.token.card) throw new InvalidRequest([{ field: 'card.one_time_token', message: 'was minted for an echeck' }]);
-      // Members sent beside the token override the token's.
+      // Members sent beside the token override the token's; a card_type still has to be the number's.
       const card: CardDetails = { ...redeemed.token.card, ...input.card, one_time_token: input.one_time_token };
+      const mismatch = input.card.card_type === undefined ? undefined : cardBrandMismatch(card.card_type, redeemed.accountNumber);
+      if (mismatch) throw new InvalidRequest([{ field: 'card.card_type', message: mismatch }]);
       assertExpiryCurrentOrFuture(card.expire_month, card.expire_year, scope.now);
       return { details: { paymethod_type: 'card', card }, accountNumber: redeemed.accountNumber, oneTimeToken: input.one_time_token };
     }

@@ -1,5 +1,6 @@
 import * as z from 'zod/mini';
 import { InvalidRequest } from '../errors.ts';
+import { ORGANIZATION_ID_PATTERN } from '../ids.ts';
 import { issuesFromZod } from '../validation.ts';
 import type { CardType } from './model.ts';
 import {
@@ -107,16 +108,19 @@ const expireMonth = z.pipe(
 const expireYear = z.pipe(
   z.union([z.string(), z.number()], { error: 'must be a string or an integer' }).check(
     z.refine(
-      (value) => (typeof value === 'number' ? Number.isInteger(value) && value >= 2000 && value <= 9999 : /^([0-9]{2}|[0-9]{4})$/.test(value) && fullYear(value) >= 2000),
-      { error: 'must be a four-digit year' },
+      (value) =>
+        typeof value === 'number' ? Number.isInteger(value) && ((value >= 0 && value <= 99) || (value >= 2000 && value <= 9999)) : /^([0-9]{2}|[0-9]{4})$/.test(value) && fullYear(value) >= 2000,
+      { error: 'must be a year from 2000: four digits, or two meaning 20yy' },
     ),
-    z.meta({ description: 'Year from 2000: an integer, or a string of four digits (or two, meaning 20yy).', examples: [2031, '2031'] }),
+    z.meta({ description: 'Year from 2000: four digits, or two meaning 20yy, as an integer or a string.', examples: [2031, '2031', 31] }),
   ),
   z.transform(fullYear),
 );
 
+/** Two digits, as a string or an integer below 100, mean 20yy, as on the Account Updater's files. */
 function fullYear(value: string | number): number {
-  return typeof value === 'string' && value.length === 2 ? 2000 + Number(value) : Number(value);
+  if (typeof value === 'string') return value.length === 2 ? 2000 + Number(value) : Number(value);
+  return value < 100 ? 2000 + value : value;
 }
 
 /** `true`/`false` or the strings "true"/"false" (any case), parsed into a boolean. */
@@ -140,6 +144,8 @@ function refused(message: string) {
 
 const notUpdatable = refused('cannot be changed by an update');
 const oneTimeToken = z.optional(token('ott_'));
+
+const vendorOnUpdate = z.strictObject({ vendor_billing_agreement_token: notUpdatable, vendor_type: notUpdatable }, OBJECT);
 
 const cardMembers = {
   card_type: z.optional(oneOf(CARD_TYPES, (value) => value.toLowerCase())),
@@ -179,7 +185,7 @@ const vendorMembers = {
 /** Member lists of the form rules; the transforms narrow with the same lists (hasAll), so they cannot disagree. */
 const CARD_REQUIRED = ['card_type', 'name_on_card', 'account_number', 'expire_month', 'expire_year'] as const;
 const CARD_REQUIRED_BESIDE_TOKEN = ['name_on_card'] as const;
-const CARD_REFUSED_BESIDE_TOKEN = ['account_number', 'card_type'] as const;
+const CARD_REFUSED_BESIDE_TOKEN = ['account_number'] as const;
 const ECHECK_REQUIRED = ['account_holder', 'account_number', 'routing_number', 'sec_code'] as const;
 const ECHECK_REQUIRED_BESIDE_TOKEN = ['account_holder'] as const;
 const ECHECK_REFUSED_BESIDE_TOKEN = ['account_number', 'routing_number'] as const;
@@ -327,7 +333,7 @@ const createOnlyMembers = {
 const CREATE_DESCRIPTION =
   'Exactly one of card, echeck or vendor (vendors is its alias). A card needs card_type, name_on_card, account_number, expire_month and '
   + 'expire_year, and card_type must agree with the number\'s issuer prefix (and, for amex, its 15 digits); with a one_time_token it needs '
-  + 'name_on_card and must not carry account_number or card_type. An echeck needs account_holder, account_number, routing_number and sec_code; '
+  + 'name_on_card and must not carry account_number (a card_type beside it overrides the token\'s and must agree with its number). An echeck needs account_holder, account_number, routing_number and sec_code; '
   + 'with a one_time_token it needs account_holder and must not carry account_number or routing_number. A vendor needs vendor_type and '
   + 'vendor_billing_agreement_token. The expiry must not be before the current UTC month. Members whose value is null are treated as absent; '
   + 'unknown members are refused.';
@@ -361,7 +367,8 @@ function toCreate<Body extends InstrumentMembers>(value: Body, ctx: z.core.Parse
 }
 
 const organizationId = z.string({ error: (issue) => (issue.input === undefined ? 'is required' : 'must be a string') }).check(
-  z.meta({ pattern: '^org_[A-Za-z0-9_-]+$', description: 'The organization the paymethod belongs to (403 unless the caller may act on it).' }),
+  z.regex(ORGANIZATION_ID_PATTERN, 'must be org_ followed by 1 to 60 letters, digits, _ or -'),
+  z.meta({ description: 'The organization the paymethod belongs to (403 unless the caller may act on it).' }),
 );
 
 const createBody = z.strictObject({ ...commonMembers, ...createOnlyMembers, ...instrumentMembers('accepted') }).check(exactlyOneInstrument, z.meta({ description: CREATE_DESCRIPTION }));
@@ -422,7 +429,9 @@ export const updateBodySchema = z.pipe(
           OBJECT,
         ).check(z.superRefine((echeck, ctx) => requireAll(echeck, ECHECK_REQUIRED_ON_UPDATE, ctx), ALWAYS)),
       ),
-      vendor: z.optional(z.strictObject({ vendor_billing_agreement_token: notUpdatable, vendor_type: notUpdatable }, OBJECT)),
+      vendor: z.optional(vendorOnUpdate),
+      // The create's alias of vendor, refused the same way rather than as an unknown member.
+      vendors: z.optional(vendorOnUpdate),
     })
     .check(
       z.superRefine((value, ctx) => {
