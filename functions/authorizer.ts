@@ -116,5 +116,9 @@ export function publishableRouteArns(methodArn: string): string[] {
   const [apiArn, stage] = methodArn.split('/');
   return routes
     .filter((route) => route.auth === 'publishable-or-secret')
-    .map((route) => `${apiArn}/${stage}/${route.method}${route.path.replace(/\{[^}]+\}/g, '*')}`);
+    // "A trailing slash is accepted on every route": the ARN of a request for `.../onetimetokens/` ends in one too.
+    .flatMap((route) => {
+      const arn = `${apiArn}/${stage}/${route.method}${route.path.replace(/\{[^}]+\}/g, '*')}`;
+      return [arn, `${arn}/`];
+    });
 }

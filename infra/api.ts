@@ -3,7 +3,6 @@ import {
   AccessLogFormat,
   AuthorizationType,
   EndpointType,
-  IdentitySource,
   LambdaIntegration,
   LogGroupLogDestination,
   MethodLoggingLevel,
@@ -27,7 +26,7 @@ import type { EnvironmentSettings } from './environments.ts';
 import { addGatewayErrorResponses, addMockErrorMethod } from './error-responses.ts';
 import { serviceFunction } from './functions.ts';
 import { bundlingDefinesFor } from './bundled-assets.ts';
-import { publishableKeyAuthorizer } from './tokenization.ts';
+import { identitySourcesOf, publishableKeyAuthorizer } from './tokenization.ts';
 
 export interface PaymentsRestApiProps {
   readonly environment: EnvironmentSettings;
@@ -213,8 +212,8 @@ export class PaymentsRestApi extends Construct {
   private createSecretAuthorizer(fn: NodejsFunction): RequestAuthorizer {
     return new RequestAuthorizer(this, AUTHORIZERS.secret.name, {
       handler: fn,
-      // Cached decisions are keyed on both headers: a credential is only valid for its organization.
-      identitySources: AUTHORIZERS.secret.identityHeaders.map((header) => IdentitySource.header(header)),
+      // Cached decisions are keyed on both headers (a credential is only valid for its organization) and the caller's address.
+      identitySources: identitySourcesOf(AUTHORIZERS.secret),
       resultsCacheTtl: this.props.environment.authorizerCacheTtl,
     });
   }

@@ -18,10 +18,15 @@ import { AUTHORIZERS } from '#shared/http/routes.ts';
  * callers send none), so the origin is checked by the route on every request.
  */
 export function publishableKeyAuthorizer(scope: Construct, handler: IFunction, resultsCacheTtl: Duration): RequestAuthorizer {
-  const { name, identityHeaders } = AUTHORIZERS['publishable-or-secret'];
-  return new RequestAuthorizer(scope, name, {
+  const authorizer = AUTHORIZERS['publishable-or-secret'];
+  return new RequestAuthorizer(scope, authorizer.name, {
     handler,
-    identitySources: identityHeaders.map((header) => IdentitySource.header(header)),
+    identitySources: identitySourcesOf(authorizer),
     resultsCacheTtl,
   });
+}
+
+/** An authorizer's cache key as API Gateway takes it: its headers, then its context variables (the caller's address). */
+export function identitySourcesOf(authorizer: { readonly identityHeaders: readonly string[]; readonly identityContext: readonly string[] }): string[] {
+  return [...authorizer.identityHeaders.map((header) => IdentitySource.header(header)), ...authorizer.identityContext.map((variable) => IdentitySource.context(variable))];
 }

@@ -80,6 +80,8 @@ export async function startApiGatewayEmulator(options: ApiGatewayEmulatorOptions
   const resources = compileResources(options.routes);
   const loadHandler = moduleLoader(options.functionsDir, options.invokeAs ?? ((_name, invoke) => invoke()));
   const authorizerCache = new Map<string, { result: APIGatewayAuthorizerResult; expiresAt: number }>();
+  /** Bumped by every flush: an answer that was being computed across a flush is not cached. */
+  let cacheGeneration = 0;
   const log = options.log ?? (() => {});
   const functionSizing = options.functionSizing ?? API_FUNCTION_SIZING;
 
@@ -162,8 +164,11 @@ export async function startApiGatewayEmulator(options: ApiGatewayEmulatorOptions
     const identity = authorizer.identityHeaders.map((name) => findHeader(event.headers, name.toLowerCase()));
     // API Gateway refuses without calling the authorizer when an identity source is missing.
     if (identity.some((value) => !value)) return { kind: 'UNAUTHORIZED' };
-    const cacheKey = [authorizer.name, ...identity].join('\n');
+    // The cache key is the identity sources: the headers, and the caller's address (context.identity.sourceIp).
+    const cacheKey = [authorizer.name, ...identity, ...authorizer.identityContext.map((variable) => (variable === 'identity.sourceIp' ? event.requestContext.identity.sourceIp : variable))].join('\n');
     const cached = authorizerCache.get(cacheKey);
+    // A flush while the authorizer runs (a revocation) must not be undone by storing its answer afterwards.
+    const generation = cacheGeneration;
     const methodArn = `arn:aws:execute-api:us-east-1:${LOCAL_ACCOUNT_ID}:${API_ID}/${options.stage}/${route.method}${event.path}`;
     let result = cached && cached.expiresAt > Date.now() ? cached.result : undefined;
     if (!result) {
@@ -172,7 +177,7 @@ export async function startApiGatewayEmulator(options: ApiGatewayEmulatorOptions
       if (outcome.kind === 'error' && outcome.error instanceof Error && outcome.error.message === 'Unauthorized') return { kind: 'UNAUTHORIZED' };
       if (outcome.kind !== 'ok') return { kind: 'AUTHORIZER_FAILURE' };
       result = outcome.value;
-      if (options.authorizerCacheTtlSeconds > 0) {
+      if (options.authorizerCacheTtlSeconds > 0 && generation === cacheGeneration) {
         authorizerCache.set(cacheKey, { result, expiresAt: Date.now() + options.authorizerCacheTtlSeconds * 1000 });
       }
     }
@@ -187,7 +192,10 @@ export async function startApiGatewayEmulator(options: ApiGatewayEmulatorOptions
   return {
     url: `http://localhost:${port}`,
     port,
-    flushAuthorizerCache: () => authorizerCache.clear(),
+    flushAuthorizerCache: () => {
+      cacheGeneration += 1;
+      authorizerCache.clear();
+    },
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

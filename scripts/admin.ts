@@ -146,12 +146,13 @@ await runCli(
 /**
  * The store refuses the credential from now on; cached authorizer answers would
  * still accept it for up to the cache TTL, so the command returns only once
- * they are flushed. A failed flush fails the command: run it again (revoking
- * is idempotent) until it succeeds.
+ * they are flushed. A failed flush, or no cache it can flush, fails the
+ * command: run it again (revoking is idempotent) against the stack or the
+ * running local service until it succeeds.
  */
 async function afterFlush<T>(result: T): Promise<T> {
   const { flushAuthorizerCache } = await import('./authorizer-cache.ts');
   const outcome = await flushAuthorizerCache();
-  if (outcome.flushed === 'none') process.stderr.write(`${JSON.stringify({ warning: 'AUTHORIZER_CACHE_NOT_FLUSHED', message: outcome.reason })}\n`);
+  if (outcome.flushed === 'none') throw new Error(`revoked in the store, but no authorizer cache was flushed: ${outcome.reason}`);
   return result;
 }

@@ -1,12 +1,14 @@
 /**
  * After a revocation, nothing may still accept the credential: API Gateway
  * keeps each authorizer answer for the cache TTL (300 s), keyed on the auth
- * headers, so the revoke commands flush the stage's whole authorizer cache
- * (FlushStageAuthorizersCache) in AWS, and the emulator's cache locally.
+ * headers and the caller's address, so the revoke commands flush the stage's
+ * whole authorizer cache (FlushStageAuthorizersCache) in AWS, twice, and the
+ * emulator's cache locally (which keeps no answer computed across a flush).
  */
 import { createHash, createHmac } from 'node:crypto';
 import type { Hash, Hmac } from 'node:crypto';
 import { SignatureV4 } from '@smithy/signature-v4';
+import { AUTHORIZER_BUDGET_MS } from '#shared/aws/deadline.ts';
 import { ADMIN_FLUSH_PATH } from '../local/runtime-file.ts';
 import { appliedTarget } from './target.ts';
 
@@ -28,6 +30,10 @@ export async function flushAuthorizerCache(): Promise<FlushOutcome> {
   if (!restApiId || !stage) {
     return { flushed: 'none', reason: 'no RestApiId/StageName stack outputs (or REST_API_ID/API_STAGE): cached authorizer answers may accept it until they expire' };
   }
+  await flushStageAuthorizersCache(restApiId, stage);
+  // An authorizer invocation that read the credential before the revocation may hand its "allow" to the gateway
+  // after the flush; none outlives the authorizer's budget, so a second flush after it catches that answer.
+  await new Promise((resolve) => setTimeout(resolve, AUTHORIZER_BUDGET_MS + 1_000));
   await flushStageAuthorizersCache(restApiId, stage);
   return { flushed: 'api-gateway', restApiId, stage };
 }

@@ -314,11 +314,11 @@ describe('PaymentsApiStack (fixture routes, dev)', () => {
     );
   });
 
-  it('has a REQUEST authorizer keyed on both auth headers, cached for 300 s', () => {
+  it("has a REQUEST authorizer keyed on both auth headers and the caller's address, cached for 300 s", () => {
     template.resourceCountIs('AWS::ApiGateway::Authorizer', 1);
     template.hasResourceProperties('AWS::ApiGateway::Authorizer', {
       Type: 'REQUEST',
-      IdentitySource: 'method.request.header.Authorization,method.request.header.X-Service-Auth-Organization-Id',
+      IdentitySource: 'method.request.header.Authorization,method.request.header.X-Service-Auth-Organization-Id,context.identity.sourceIp',
       AuthorizerResultTtlInSeconds: 300,
     });
   });

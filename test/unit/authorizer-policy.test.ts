@@ -9,11 +9,12 @@ describe('authorizer policy resource', () => {
 });
 
 describe('publishable key policy resource', () => {
-  it('names only the routes that accept publishable keys, with path parameters as wildcards', async () => {
+  it('names only the routes that accept publishable keys, with path parameters as wildcards, with and without a trailing slash', async () => {
     const { publishableRouteArns } = await import('#functions/authorizer.ts');
     const methodArn = 'arn:aws:execute-api:us-east-1:123456789012:abc123/prod/POST/v3/organizations/org_1/locations/loc_1/onetimetokens';
     expect(publishableRouteArns(methodArn)).toEqual([
       'arn:aws:execute-api:us-east-1:123456789012:abc123/prod/POST/v3/organizations/*/locations/*/onetimetokens',
+      'arn:aws:execute-api:us-east-1:123456789012:abc123/prod/POST/v3/organizations/*/locations/*/onetimetokens/',
     ]);
   });
 });

@@ -1,0 +1,85 @@
+import http from 'node:http';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ApiGatewayEmulator, ApiGatewayEmulatorOptions } from '../../local/api-gateway.ts';
+import { startApiGatewayEmulator } from '../../local/api-gateway.ts';
+import { FAILED_AUTHENTICATION_LIMIT } from '#shared/domain/authentication.ts';
+import { fixtureRoutes } from '../fixtures/routes.ts';
+import type { Identity } from '../support/api.ts';
+import { authHeaders, UNRELATED, useRuntimeEnvironment } from '../support/api.ts';
+import { npmScript } from '../support/cli.ts';
+
+/**
+ * The authorizer's decision cache as API Gateway keeps it (the stage's 300 s),
+ * on the emulator with the real authorizer and stores: what one address's
+ * throttle does to other addresses, and a revocation racing an authorizer run.
+ */
+const emulatorOptions: ApiGatewayEmulatorOptions = {
+  routes: Object.values(fixtureRoutes),
+  functionsDir: path.resolve(import.meta.dirname, '../fixtures/functions'),
+  port: 0,
+  host: '127.0.0.1',
+  stage: 'local',
+  binaryMediaTypes: ['multipart/form-data'],
+  authorizerHandler: 'authorizer',
+  authorizerCacheTtlSeconds: 300,
+};
+
+let emulator: ApiGatewayEmulator;
+beforeAll(async () => {
+  useRuntimeEnvironment();
+  emulator = await startApiGatewayEmulator(emulatorOptions);
+});
+afterAll(() => emulator.close());
+
+/** GET the echo route from a chosen loopback address (the authorizer's sourceIp). */
+function getFrom(sourceAddress: string, identity: Identity): Promise<number> {
+  const url = new URL(`${emulator.url}/v3/organizations/${identity.organizationId}/echo`);
+  return new Promise((resolve, reject) => {
+    const request = http.request({ host: '127.0.0.1', port: Number(url.port), path: url.pathname, localAddress: sourceAddress, headers: authHeaders(identity) }, (response) => {
+      response.resume();
+      response.on('end', () => resolve(response.statusCode ?? 0));
+    });
+    request.on('error', reject);
+    request.end();
+  });
+}
+
+describe('authorizer cache', () => {
+  it("keeps one address's throttled answer to that address: the same valid credentials work from any other", async () => {
+    // The throttle counts per clock minute: start early in one so that all the failures land in it.
+    const second = new Date().getUTCSeconds();
+    if (second > 40) await new Promise((resolve) => setTimeout(resolve, (61 - second) * 1000));
+    const throttled = '127.0.0.23';
+    for (let index = 0; index < FAILED_AUTHENTICATION_LIMIT; index += 1) expect(await getFrom(throttled, { ...UNRELATED, secureKey: `wrong-${index}` })).toBe(401);
+    // The owner sends one request through the throttled address (a shared NAT): this authorizer never verified
+    // the key, so it answers "throttled", and the gateway caches that answer for that address alone.
+    expect(await getFrom(throttled, UNRELATED)).toBe(429);
+    expect(await getFrom('127.0.0.24', UNRELATED)).toBe(200);
+  }, 120_000);
+
+  it('keeps no answer computed across a flush: after a revocation returns, the credential is refused even if a run was in flight', async () => {
+    const { stdout } = await npmScript('admin', 'create-credentials', 'org_200');
+    const issued = JSON.parse(stdout) as { organization_id: string; api_access_id: string; api_secure_key: string };
+    const identity = { organizationId: issued.organization_id, accessId: issued.api_access_id, secureKey: issued.api_secure_key };
+    process.env.AUTHORIZER_DELAY_MS = '1500';
+    const slow = await startApiGatewayEmulator({ ...emulatorOptions, authorizerHandler: 'authorizer-slow' });
+    try {
+      const send = () => fetch(`${slow.url}/v3/organizations/org_200/echo`, { headers: authHeaders(identity) }).then((answer) => answer.status);
+      const inFlight = send(); // its authorizer run reads the credential, still active, now
+      await new Promise((resolve) => setTimeout(resolve, 700));
+      // What `admin revoke-credentials` does: revoke in the store, then flush the authorizer cache.
+      const { revokeCredential } = await import('#shared/domain/credentials.ts');
+      const { DynamoCredentialStore } = await import('#shared/store/credentials.ts');
+      const { dynamo } = await import('#shared/aws/dynamodb.ts');
+      const { config } = await import('#shared/config.ts');
+      await revokeCredential(identity.accessId, new DynamoCredentialStore(dynamo, config.tableName));
+      slow.flushAuthorizerCache();
+      expect(await inFlight).toBe(200); // admitted before the revocation
+      expect(await send()).toBe(401);
+    } finally {
+      delete process.env.AUTHORIZER_DELAY_MS;
+      await slow.close();
+    }
+  }, 60_000);
+});
