@@ -164,7 +164,8 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<S
         await sleep(options.retryDelayMs ?? 200);
         continue;
       }
-      const records = (result.Records ?? []).map((record) => lambdaRecord(record, options.streamArn));
+      const readAt = Date.now();
+      const records = (result.Records ?? []).map((record) => lambdaRecord(record, options.streamArn, readAt));
       for (const trigger of options.triggers) await deliver(trigger, records);
       lastSequence = records.at(-1)?.dynamodb?.SequenceNumber ?? lastSequence;
       position = result.NextShardIterator;
@@ -238,8 +239,13 @@ function matchesTrigger(trigger: StreamTrigger, record: DynamoDBRecord): boolean
   return pk !== undefined && trigger.keyPrefixes.some((prefix) => pk.startsWith(prefix));
 }
 
-/** The record as Lambda delivers it: the SDK's Date becomes epoch seconds, and the source ARN is added. */
-function lambdaRecord(record: SdkRecord, streamArn: string): DynamoDBRecord {
+/**
+ * The record as Lambda delivers it: the SDK's Date becomes epoch seconds, and the source ARN is added.
+ * DynamoDB Local gives the commit time truncated to the minute, where AWS gives it to the second: a
+ * change that sets no time of its own (a deletion) would be dated up to a minute before it happened.
+ * The moment the poller read the record, a poll after the commit, is the closer stand-in (milliseconds kept).
+ */
+function lambdaRecord(record: SdkRecord, streamArn: string, readAt: number): DynamoDBRecord {
   const stream = record.dynamodb;
   return {
     eventID: record.eventID,
@@ -249,7 +255,7 @@ function lambdaRecord(record: SdkRecord, streamArn: string): DynamoDBRecord {
     awsRegion: record.awsRegion,
     eventSourceARN: streamArn,
     dynamodb: {
-      ...(stream?.ApproximateCreationDateTime ? { ApproximateCreationDateTime: Math.floor(stream.ApproximateCreationDateTime.getTime() / 1000) } : {}),
+      ...(stream?.ApproximateCreationDateTime ? { ApproximateCreationDateTime: Math.max(stream.ApproximateCreationDateTime.getTime(), readAt) / 1000 } : {}),
       // The SDK's attribute values and Lambda's JSON ones differ only in how binary values are typed.
       Keys: stream?.Keys as never,
       ...(stream?.NewImage ? { NewImage: stream.NewImage as never } : {}),

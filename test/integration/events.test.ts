@@ -83,9 +83,14 @@ describe('paymethod events', () => {
     expect(updatedDetail).toEqual(await get(token));
     expect(updatedDetail.label).toBe('second');
 
+    const deleteSent = Date.now();
     expect((await call(paymethodPath(token), { method: 'DELETE', as: org })).status).toBe(200);
+    const deleteAnswered = Date.now();
     const deletedEvent = await awaitEvent(ofType('Paymethod Deleted', 'paymethod_token', token));
     expectWellFormed(deletedEvent, 'payments.paymethods');
+    // A deletion sets no time of its own: it is dated by the stream, when it happened (not the minute DynamoDB Local rounds to).
+    expect(Date.parse(deletedEvent.detail.occurred_at)).toBeGreaterThanOrEqual(deleteSent);
+    expect(Date.parse(deletedEvent.detail.occurred_at)).toBeLessThanOrEqual(deleteAnswered + 5_000);
     expect(Object.keys(deletedEvent.detail).sort()).toEqual(['event_id', 'occurred_at', 'organization_id', 'paymethod_token']);
 
     // A record's changes arrive in order (one stream shard per item): once Deleted is there, everything before it is.

@@ -130,16 +130,16 @@ function documentEvent(change: RecordChange<StoredDocument>, views: RecordViews)
 
 /**
  * When a change happened, as consumers may order one record's events by it:
- * the later of the writer's own timestamp (when the write set one) and the
- * stream's commit time, and never earlier than 1 ms after the last time the
- * state it replaces carries. Without that floor a change that sets no time of
- * its own (a deletion, a default promotion, a document rejected) could date
- * before the write it follows, since the commit time is truncated; and an
- * Account Updater commit, dated at its run's start, before a merchant's
- * update made during the run.
+ * the writer's own timestamp when the write set one, else the stream's commit
+ * time, and never earlier than 1 ms after the last time the state it replaces
+ * carries. Without that floor a change that sets no time of its own (a
+ * deletion, a default promotion, a document rejected) could date before the
+ * write it follows, since the commit time is truncated; and an Account
+ * Updater commit, dated at its run's start, before a merchant's update made
+ * during the run.
  */
 function occurredAt(writeTime: string | undefined, committedAt: string, previousTime: string | undefined): string {
-  let at = Math.max(Date.parse(committedAt), writeTime === undefined ? -Infinity : Date.parse(writeTime));
+  let at = Date.parse(writeTime ?? committedAt);
   if (previousTime !== undefined) at = Math.max(at, Date.parse(previousTime) + 1);
   return new Date(at).toISOString();
 }
