@@ -26,6 +26,7 @@ import { issuePublishableKey } from '#shared/domain/publishable-keys.ts';
 import { DynamoPublishableKeyStore } from '#shared/store/publishable-keys.ts';
 import { assetOf } from '#shared/tokenization/script.ts';
 import { writeTokenizeScript } from '../client/build.ts';
+import { AUTHORIZER_CACHE_TTL_SECONDS } from '#shared/domain/credentials.ts';
 import { startApiGatewayEmulator } from './api-gateway.ts';
 import type { ApiGatewayEmulatorOptions } from './api-gateway.ts';
 import { onExitSync } from './cleanup.ts';
@@ -225,7 +226,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       stage: LOCAL_NAMES.stage,
       binaryMediaTypes: ['multipart/form-data'],
       authorizerHandler: 'authorizer',
-      authorizerCacheTtlSeconds: Number(process.env.AUTHORIZER_CACHE_TTL_SECONDS ?? 300),
+      authorizerCacheTtlSeconds: Number(process.env.AUTHORIZER_CACHE_TTL_SECONDS ?? AUTHORIZER_CACHE_TTL_SECONDS),
       log: options.log,
     });
     closers.push(api.close);

@@ -1,6 +1,6 @@
 /**
  * After a revocation, nothing may still accept the credential: API Gateway
- * keeps each authorizer answer for the cache TTL (300 s), keyed on the auth
+ * keeps each authorizer answer for the cache TTL (30 s), keyed on the auth
  * headers and the caller's address, so the revoke commands flush the stage's
  * whole authorizer cache (FlushStageAuthorizersCache) in AWS, twice, and the
  * emulator's cache locally (which keeps no answer computed across a flush).

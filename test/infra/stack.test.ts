@@ -9,6 +9,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { errorEnvelope } from '#shared/http/envelope.ts';
 import { GATEWAY_RESPONSES } from '#shared/http/gateway-responses.ts';
 import { routes } from '#shared/http/routes.ts';
+import { AUTHORIZER_CACHE_TTL_SECONDS } from '#shared/domain/credentials.ts';
 import { fixtureRoutes } from './fixtures/routes.ts';
 import {
   actionsOf,
@@ -314,12 +315,12 @@ describe('PaymentsApiStack (fixture routes, dev)', () => {
     );
   });
 
-  it("has a REQUEST authorizer keyed on both auth headers and the caller's address, cached for 300 s", () => {
+  it("has a REQUEST authorizer keyed on both auth headers and the caller's address, cached as long as the local emulator caches", () => {
     template.resourceCountIs('AWS::ApiGateway::Authorizer', 1);
     template.hasResourceProperties('AWS::ApiGateway::Authorizer', {
       Type: 'REQUEST',
       IdentitySource: 'method.request.header.Authorization,method.request.header.X-Service-Auth-Organization-Id,context.identity.sourceIp',
-      AuthorizerResultTtlInSeconds: 300,
+      AuthorizerResultTtlInSeconds: AUTHORIZER_CACHE_TTL_SECONDS,
     });
   });
 

@@ -3,6 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { routes } from '#shared/http/routes.ts';
 import { bundlingDefinesFor } from '#infra/bundled-assets.ts';
 import { bundleTokenizeScriptSync } from '../../client/build.ts';
+import { AUTHORIZER_CACHE_TTL_SECONDS } from '#shared/domain/credentials.ts';
 import { actionsOf, findMethod, integrationFunctionId, resourcesOfType, roleStatements, settings, synthesize } from './template-helpers.ts';
 
 const SYNTH_TIMEOUT_MS = 60_000;
@@ -25,7 +26,7 @@ describe('client-side tokenization in the stack (real route table)', () => {
     expect(authorizers).toHaveLength(2);
     const identity = 'method.request.header.Authorization,method.request.header.X-Service-Auth-Organization-Id,context.identity.sourceIp';
     for (const [, authorizer] of authorizers) {
-      expect(authorizer.Properties).toMatchObject({ Type: 'REQUEST', IdentitySource: identity, AuthorizerResultTtlInSeconds: 300 });
+      expect(authorizer.Properties).toMatchObject({ Type: 'REQUEST', IdentitySource: identity, AuthorizerResultTtlInSeconds: AUTHORIZER_CACHE_TTL_SECONDS });
     }
     const uris = authorizers.map(([, authorizer]) => JSON.stringify(authorizer.Properties.AuthorizerUri));
     expect(uris[0]).toBe(uris[1]);

@@ -4,13 +4,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiGatewayEmulator, ApiGatewayEmulatorOptions } from '../../local/api-gateway.ts';
 import { startApiGatewayEmulator } from '../../local/api-gateway.ts';
 import { FAILED_AUTHENTICATION_LIMIT } from '#shared/domain/authentication.ts';
+import { AUTHORIZER_CACHE_TTL_SECONDS } from '#shared/domain/credentials.ts';
 import { fixtureRoutes } from '../fixtures/routes.ts';
 import type { Identity } from '../support/api.ts';
 import { authHeaders, UNRELATED, useRuntimeEnvironment } from '../support/api.ts';
 import { npmScript } from '../support/cli.ts';
 
 /**
- * The authorizer's decision cache as API Gateway keeps it (the stage's 300 s),
+ * The authorizer's decision cache as API Gateway keeps it (the stage's TTL),
  * on the emulator with the real authorizer and stores: what one address's
  * throttle does to other addresses, and a revocation racing an authorizer run.
  */
@@ -22,7 +23,7 @@ const emulatorOptions: ApiGatewayEmulatorOptions = {
   stage: 'local',
   binaryMediaTypes: ['multipart/form-data'],
   authorizerHandler: 'authorizer',
-  authorizerCacheTtlSeconds: 300,
+  authorizerCacheTtlSeconds: AUTHORIZER_CACHE_TTL_SECONDS,
 };
 
 let emulator: ApiGatewayEmulator;

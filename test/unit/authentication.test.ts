@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { AuthFailureCounter } from '#shared/domain/authentication.ts';
 import { authenticateRequest, FAILED_AUTHENTICATION_LIMIT, RecentlyVerified } from '#shared/domain/authentication.ts';
 import type { CredentialStore, StoredCredential } from '#shared/domain/credentials.ts';
-import { listCredentials, revokeCredential } from '#shared/domain/credentials.ts';
+import { AUTHORIZER_CACHE_TTL_SECONDS, LAST_USED_RESOLUTION_MS, listCredentials, revokeCredential } from '#shared/domain/credentials.ts';
 import { NotAuthenticated, NotFound } from '#shared/domain/errors.ts';
 
 const basic = (id: string, key: string) => `Basic ${Buffer.from(`${id}:${key}`).toString('base64')}`;
@@ -85,16 +85,17 @@ describe('failed-authentication throttle', () => {
 });
 
 describe('credential lifecycle', () => {
-  it('stamps last_used_at at most once a minute', async () => {
+  it('stamps last_used_at at most every 30 s, so that with the 30 s authorizer cache it lags a use by a minute at most', async () => {
+    expect(AUTHORIZER_CACHE_TTL_SECONDS * 1000 + LAST_USED_RESOLUTION_MS).toBeLessThanOrEqual(60_000);
     const { attempt, credentials, useWrites } = fixture();
     await attempt('192.0.2.1', 'ak_valid', 'right', new Date('2026-05-01T10:00:00Z'));
-    await attempt('192.0.2.1', 'ak_valid', 'right', new Date('2026-05-01T10:00:30Z'));
-    await attempt('192.0.2.1', 'ak_valid', 'right', new Date('2026-05-01T10:00:59Z'));
+    await attempt('192.0.2.1', 'ak_valid', 'right', new Date('2026-05-01T10:00:15Z'));
+    await attempt('192.0.2.1', 'ak_valid', 'right', new Date('2026-05-01T10:00:29Z'));
     expect(useWrites()).toBe(1);
     expect(credentials.get('ak_valid')?.last_used_at).toBe('2026-05-01T10:00:00.000Z');
-    await attempt('192.0.2.1', 'ak_valid', 'right', new Date('2026-05-01T10:01:01Z'));
+    await attempt('192.0.2.1', 'ak_valid', 'right', new Date('2026-05-01T10:00:31Z'));
     expect(useWrites()).toBe(2);
-    expect(credentials.get('ak_valid')?.last_used_at).toBe('2026-05-01T10:01:01.000Z');
+    expect(credentials.get('ak_valid')?.last_used_at).toBe('2026-05-01T10:00:31.000Z');
   });
 
   it('lists without hashes, revokes so that the credential no longer authenticates nor lists, and refuses unknown ids', async () => {
