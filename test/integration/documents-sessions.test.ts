@@ -91,6 +91,16 @@ describe('documents: upload sessions', () => {
     expect(await stores.documentItems(isolated.organizationId)).toEqual([]);
   });
 
+  it('names every failing field: the file name too when other members fail', async () => {
+    const isolated = await stores.freshOrganization();
+    const fieldsOf = async (body: Record<string, unknown>) =>
+      ((await open(body, isolated)).body as unknown as { response: { errors: Array<{ field: string }> } }).response.errors.map((error) => error.field).sort();
+    expect(await fieldsOf({ resource: 'application', resource_id: 'bad', file_name: 'x.gif' })).toEqual(['file_name', 'resource_id']);
+    expect(await fieldsOf({ resource: 'application', resource_id: 'app_1', description: 5, file_name: 'a.wav' })).toEqual(['description', 'file_name']);
+    expect(await fieldsOf({ resource: 'nope', resource_id: 'app_1', file_name: 'a.gif', zz: 1 })).toEqual(['file_name', 'resource', 'zz']);
+    expect(await stores.documentItems(isolated.organizationId)).toEqual([]);
+  });
+
   it('refuses a body that is not JSON with 415', async () => {
     const answer = await call(`${documentsPath(org.organizationId)}/uploads`, { method: 'POST', as: org, rawBody: 'file_name=a.png', headers: { 'Content-Type': 'application/x-www-form-urlencoded' } });
     expect(answer.status).toBe(415);

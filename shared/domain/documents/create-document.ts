@@ -2,11 +2,11 @@ import { InvalidRequest, OutcomeUnknown } from '../errors.ts';
 import type { IdempotencyCompletion } from '../idempotency.ts';
 import { completionOf } from '../idempotency.ts';
 import { newToken } from '../ids.ts';
-import type { AvailableDocument, DocumentResource } from './document.ts';
-import { DOCUMENT_RESOURCES, documentObjectKey } from './document.ts';
+import type { AvailableDocument } from './document.ts';
+import { documentObjectKey } from './document.ts';
 import { checkFile, detectType, mediaTypeOf } from './file-type.ts';
 import type { DocumentDeps } from './ports.ts';
-import { checkUploadMetadata, normalizeFileName } from './validation.ts';
+import { checkUploadMetadata, normalizeFileName, resourceOf } from './validation.ts';
 
 export interface UploadedFile {
   /** File name as the client sent it (a path is stripped here). */
@@ -79,10 +79,4 @@ export async function createDocument(input: CreateDocumentInput, deps: DocumentD
     throw error;
   }
   return document;
-}
-
-/** The resource named by otherwise invalid metadata, so file rules that depend on it still report. */
-function resourceOf(metadata: unknown): DocumentResource | undefined {
-  const resource = (metadata as { resource?: unknown } | null)?.resource;
-  return DOCUMENT_RESOURCES.find((known) => known === resource);
 }

@@ -11,7 +11,7 @@ import type { AvailableDocument, DocumentType, StoredDocument } from './document
 import { MAX_FILE_BYTES, checkedUploadObjectKey, parseUploadObjectKey, uploadObjectKey } from './document.ts';
 import { NEUTRAL_CONTENT_TYPES, SNIFF_BYTES, TextScan, checkFile, checkFileName, sniffBinaryType, typeOfExtension } from './file-type.ts';
 import type { DocumentDeps, DocumentFiles } from './ports.ts';
-import { checkUploadSessionRequest, normalizeFileName } from './validation.ts';
+import { checkUploadSessionRequest, normalizeFileName, resourceOf } from './validation.ts';
 
 /** How long the presigned POST accepts a file. */
 export const UPLOAD_WINDOW_SECONDS = 15 * 60;
@@ -33,11 +33,13 @@ export async function createUploadSession(
   const checked = checkUploadSessionRequest(input.body);
   const issues = [...checked.issues];
   let fileName = '';
-  if (checked.value) {
-    const normalized = normalizeFileName(checked.value.file_name, 'file_name');
+  // Every failing field is named: the file name's own rules run whatever else failed, unless its shape did.
+  const rawFileName = (input.body as { file_name?: unknown } | null)?.file_name;
+  if (typeof rawFileName === 'string' && !issues.some((issue) => issue.field === 'file_name')) {
+    const normalized = normalizeFileName(rawFileName, 'file_name');
     fileName = normalized.name;
     issues.push(...normalized.issues);
-    if (normalized.issues.length === 0) issues.push(...checkFileName(fileName, checked.value.resource, 'file_name'));
+    if (normalized.issues.length === 0) issues.push(...checkFileName(fileName, checked.value?.resource ?? resourceOf(input.body), 'file_name'));
   }
   if (!checked.value || issues.length > 0) throw new InvalidRequest(issues);
 

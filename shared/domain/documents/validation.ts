@@ -109,3 +109,9 @@ export function normalizeFileName(raw: string, field: string): { name: string; i
   if (codePoints(name) > MAX_FILE_NAME_CODE_POINTS) issues.push({ field, message: `name must be at most ${MAX_FILE_NAME_CODE_POINTS} characters` });
   return { name, issues };
 }
+
+/** The resource named by otherwise invalid metadata, so file rules that depend on it still report. */
+export function resourceOf(metadata: unknown): DocumentResource | undefined {
+  const resource = (metadata as { resource?: unknown } | null)?.resource;
+  return DOCUMENT_RESOURCES.find((known) => known === resource);
+}
