@@ -9,14 +9,18 @@ import type { Caller } from './tenancy.ts';
 
 /**
  * The authorizer's decision, with failed authentication throttled per source
- * address: after FAILED_AUTHENTICATION_LIMIT failures from one address in one
- * clock minute, that address's requests without valid credentials are
- * refused until the minute ends, and refusing them costs no KMS call.
+ * address: after FAILED_AUTHENTICATION_LIMIT failures from one address within
+ * the last FAILED_AUTHENTICATION_WINDOW_SECONDS, that address's requests
+ * without valid credentials are refused, and refusing them costs no KMS call.
  */
 export const FAILED_AUTHENTICATION_LIMIT = 30;
 export const FAILED_AUTHENTICATION_WINDOW_SECONDS = 60;
 
-/** Failed authentications per source address and window (fixed windows, like the mint budget). */
+/**
+ * Failed authentications per source address and clock window. The last 60
+ * seconds are estimated from two windows (a sliding window): this one's
+ * count, and the previous one's share that still falls within 60 seconds.
+ */
 export interface AuthFailureCounter {
   count(sourceIp: string, window: number): Promise<number>;
   /** Counts one failure and returns the window's total. */
@@ -46,9 +50,11 @@ export async function authenticateRequest(
   deps: AuthenticationDeps,
   now: Date = new Date(),
 ): Promise<AuthDecision> {
-  const window = Math.floor(now.getTime() / 1000 / FAILED_AUTHENTICATION_WINDOW_SECONDS);
-  const until = (window + 1) * FAILED_AUTHENTICATION_WINDOW_SECONDS;
-  const throttled = (await deps.failures.count(request.sourceIp, window)) >= FAILED_AUTHENTICATION_LIMIT;
+  const position = now.getTime() / 1000 / FAILED_AUTHENTICATION_WINDOW_SECONDS;
+  const window = Math.floor(position);
+  const [current, previous] = await Promise.all([deps.failures.count(request.sourceIp, window), deps.failures.count(request.sourceIp, window - 1)]);
+  const until = throttledUntil(current, previous, window, position - window);
+  const throttled = until !== undefined;
   try {
     if (parseBearerPublishableKey(request.authorization) !== undefined) {
       if (!request.publishableAllowed) throw new NotAuthenticated();
@@ -67,6 +73,24 @@ export async function authenticateRequest(
     await deps.failures.add(request.sourceIp, window);
     throw error;
   }
+}
+
+/**
+ * When the failures of the last 60 s, estimated as `current` plus the part of
+ * `previous` still within them (rounded up: a failure is whole), fall below
+ * the limit again if no more come (epoch seconds); undefined when they are
+ * below it now. So 30 failures straddling two clock minutes throttle as 30 in
+ * one do, and the throttle lasts about 60 s after the failures, not to the
+ * end of a clock minute.
+ */
+export function throttledUntil(current: number, previous: number, window: number, elapsed: number): number | undefined {
+  const limit = FAILED_AUTHENTICATION_LIMIT;
+  if (Math.ceil(current + previous * (1 - elapsed)) < limit) return undefined;
+  // This window's failures alone reach the limit: they become the previous window's, which then fades.
+  const [fadingWindow, fading, kept] = current >= limit ? [window + 1, current, 0] : [window, previous, current];
+  // The estimate is below the limit once kept + fading * (1 - f) <= limit - 1.
+  const endsAt = 1 - (limit - 1 - kept) / fading;
+  return Math.ceil((fadingWindow + endsAt) * FAILED_AUTHENTICATION_WINDOW_SECONDS);
 }
 
 /**

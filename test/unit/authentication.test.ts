@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { AuthFailureCounter } from '#shared/domain/authentication.ts';
-import { authenticateRequest, FAILED_AUTHENTICATION_LIMIT, RecentlyVerified } from '#shared/domain/authentication.ts';
+import { authenticateRequest, FAILED_AUTHENTICATION_LIMIT, RecentlyVerified, throttledUntil } from '#shared/domain/authentication.ts';
 import type { CredentialStore, StoredCredential } from '#shared/domain/credentials.ts';
 import { AUTHORIZER_CACHE_TTL_SECONDS, LAST_USED_RESOLUTION_MS, listCredentials, revokeCredential } from '#shared/domain/credentials.ts';
 import { NotAuthenticated, NotFound } from '#shared/domain/errors.ts';
@@ -53,7 +53,7 @@ function fixture() {
 }
 
 describe('failed-authentication throttle', () => {
-  it(`refuses ${FAILED_AUTHENTICATION_LIMIT} failures with 401 (one KMS call each), then throttles that address with no KMS call until the minute ends`, async () => {
+  it(`refuses ${FAILED_AUTHENTICATION_LIMIT} failures with 401 (one KMS call each), then throttles that address with no KMS call for about a minute`, async () => {
     const { attempt, kms } = fixture();
     const now = new Date('2026-05-01T10:00:05Z');
     for (let index = 0; index < FAILED_AUTHENTICATION_LIMIT; index += 1) {
@@ -61,13 +61,32 @@ describe('failed-authentication throttle', () => {
     }
     expect(kms.calls).toBe(FAILED_AUTHENTICATION_LIMIT);
     for (const [id, key] of [['ak_valid', 'wrong-again'], ['ak_unknown', 'x'], ['ak_other', 'right']]) {
-      expect(await attempt('203.0.113.7', id as string, key as string, now)).toEqual({ kind: 'throttled', until: Date.parse('2026-05-01T10:01:00Z') / 1000 });
+      // Until the estimate of the last 60 s falls to 29: 2 s into the next minute, these 30 being spread over this one.
+      expect(await attempt('203.0.113.7', id as string, key as string, now)).toEqual({ kind: 'throttled', until: Date.parse('2026-05-01T10:01:02Z') / 1000 });
     }
     expect(kms.calls).toBe(FAILED_AUTHENTICATION_LIMIT);
 
-    // Another address is not affected; the throttled one gets a fresh budget in the next minute.
+    // Another address is not affected; the throttled one is still throttled at the minute's turn, and counts again after.
     expect(await attempt('198.51.100.1', 'ak_valid', 'right', now)).toMatchObject({ kind: 'secret', caller: { accessId: 'ak_valid' } });
-    await expect(attempt('203.0.113.7', 'ak_valid', 'wrong', new Date('2026-05-01T10:01:00Z'))).rejects.toBeInstanceOf(NotAuthenticated);
+    expect(await attempt('203.0.113.7', 'ak_valid', 'wrong', new Date('2026-05-01T10:01:00Z'))).toMatchObject({ kind: 'throttled' });
+    await expect(attempt('203.0.113.7', 'ak_valid', 'wrong', new Date('2026-05-01T10:01:02Z'))).rejects.toBeInstanceOf(NotAuthenticated);
+  });
+
+  it(`throttles ${FAILED_AUTHENTICATION_LIMIT} failures within 60 s that straddle two clock minutes, as within one`, async () => {
+    const { attempt, kms } = fixture();
+    const half = FAILED_AUTHENTICATION_LIMIT / 2;
+    for (let index = 0; index < half; index += 1) await expect(attempt('203.0.113.8', 'ak_valid', `a-${index}`, new Date('2026-05-01T10:00:59.500Z'))).rejects.toBeInstanceOf(NotAuthenticated);
+    for (let index = 0; index < half; index += 1) await expect(attempt('203.0.113.8', 'ak_valid', `b-${index}`, new Date('2026-05-01T10:01:00.500Z'))).rejects.toBeInstanceOf(NotAuthenticated);
+    expect(await attempt('203.0.113.8', 'ak_valid', 'c', new Date('2026-05-01T10:01:01Z'))).toMatchObject({ kind: 'throttled' });
+    expect(kms.calls).toBe(FAILED_AUTHENTICATION_LIMIT);
+  });
+
+  it('estimates the last 60 s from two windows, and says when the estimate falls below the limit', () => {
+    expect(throttledUntil(29, 0, 100, 0.5)).toBeUndefined();
+    expect(throttledUntil(30, 0, 100, 0.5)).toBe(101 * 60 + 2);
+    // 20 now, 20 in the previous minute, a quarter through this one: 20 + 15 = 35; below 30 once 20 * (1 - f) <= 9.
+    expect(throttledUntil(20, 20, 100, 0.25)).toBe(Math.ceil((100 + 0.55) * 60));
+    expect(throttledUntil(20, 20, 100, 0.6)).toBeUndefined();
   });
 
   it('lets a credential this container verified recently through from a throttled address, without KMS, unless it was revoked', async () => {
