@@ -45,7 +45,12 @@ export const FILTER_PARAMETER = 'filter';
 
 export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 1000;
-export const MAX_PAGE_INDEX = 1_000_000;
+/**
+ * A page past the end of a list is an empty page, whatever its index; the
+ * bound is only the nine digits page boundaries order by (no list here comes
+ * near a billion pages).
+ */
+export const MAX_PAGE_INDEX = 999_999_999;
 /** The cursors this service issues in `links.next`. */
 export const CURSOR_PATTERN = /^[A-Za-z0-9_-]{1,2048}$/;
 

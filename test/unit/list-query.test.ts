@@ -56,6 +56,10 @@ describe('list query parameters', () => {
       pageIndex: 0,
     });
     expect(parseListQuery({ page_size: ['1000'], page_index: ['3'], cursor: ['abc_-1'] }, spec)).toEqual({ filters: {}, pageSize: 1000, pageIndex: 3, cursor: 'abc_-1' });
+    // A page past the end is an empty page, not a 400, up to the nine digits page boundaries order by.
+    expect(parseListQuery({ page_index: ['1000001'] }, spec).pageIndex).toBe(1_000_001);
+    expect(parseListQuery({ page_index: ['999999999'] }, spec).pageIndex).toBe(999_999_999);
+    expect(issuesOf(() => parseListQuery({ page_index: ['1000000000'] }, spec))[0]?.field).toBe('page_index');
   });
 
   it('collects every problem', () => {
