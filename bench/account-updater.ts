@@ -232,10 +232,10 @@ async function prepareRawWrites(first: number, count: number, mix: boolean): Pro
     const current = seededRecord(index, await fingerprinter.fingerprint(ORG, { kind: 'card', accountNumber: cardNumber(index) }));
     const source = { file_id: 'raw', line: index + 2, run_id: 'raw', before: { card: current.card }, applied_lines: [index + 2] };
     if (mix && index % 4 === 0) {
-      newNumbers.push({ current, ...(await newNumberFor({ vault, fingerprinter }, index, current.card, now)), source });
+      newNumbers.push({ current, ...(await newNumberFor({ vault, fingerprinter }, index, current.card, now)), source, updatedAt: now });
       if (newNumbers.length === NEW_NUMBER_GROUP) calls.push(newNumbers.splice(0));
     } else {
-      calls.push([{ current, card: { ...current.card, expire_month: 6, expire_year: 2033, au_code: 'exp' as const, au_description: 'New expiration date', au_updated_date: now }, source }]);
+      calls.push([{ current, card: { ...current.card, expire_month: 6, expire_year: 2033, au_code: 'exp' as const, au_description: 'New expiration date', au_updated_date: now }, source, updatedAt: now }]);
     }
   }
   if (newNumbers.length > 0) calls.push(newNumbers);
@@ -380,7 +380,7 @@ async function writeUnits(table: string, historyTable: string, freshIndex: numbe
     const found = (await store.findCards([token(index)])).get(token(index))!;
     consumed.length = 0;
     const card = { ...found.paymethod.card!, au_code: 'cls' as const, au_description: 'Account closed', au_updated_date: now };
-    const [outcome] = await store.applyAccountUpdates([{ current: found.paymethod, card, source: { file_id: 'units', line: 2, run_id: 'units', before: { card: found.paymethod.card! } } }]);
+    const [outcome] = await store.applyAccountUpdates([{ current: found.paymethod, card, source: { file_id: 'units', line: 2, run_id: 'units', before: { card: found.paymethod.card! } }, updatedAt: now }]);
     if (outcome !== 'applied') throw new Error('the measured update did not apply');
     const update = units(consumed);
     consumed.length = 0;
@@ -395,7 +395,7 @@ async function writeUnits(table: string, historyTable: string, freshIndex: numbe
   const renumbered = await newNumberFor(batchDeps(), newNumberIndex, found.paymethod.card!, now);
   consumed.length = 0;
   const [renumberedOutcome] = await store.applyAccountUpdates([
-    { current: found.paymethod, ...renumbered, source: { file_id: 'units', line: 2, run_id: 'units', before: { card: found.paymethod.card!, ...(found.secret ? { secret: found.secret } : {}) } } },
+    { current: found.paymethod, ...renumbered, source: { file_id: 'units', line: 2, run_id: 'units', before: { card: found.paymethod.card!, ...(found.secret ? { secret: found.secret } : {}) } }, updatedAt: now },
   ]);
   if (renumberedOutcome !== 'applied') throw new Error('the measured new number did not apply');
   const newNumber = { cardUpdate: units(consumed), historyPut: neverUpdated.historyPut };

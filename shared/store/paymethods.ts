@@ -359,8 +359,8 @@ export class DynamoPaymethodStore implements PaymethodRepository, CardUpdates {
   }
 
   /** The card's conditional update for one change, and the duplicate-scope writes its new fingerprint needs. */
-  private accountUpdateWrite({ current, card, secret, source }: CardChange) {
-    const next: Paymethod = { ...current, card, updated_at: card.au_updated_date ?? current.updated_at, version: current.version + 1 };
+  private accountUpdateWrite({ current, card, secret, source, updatedAt }: CardChange) {
+    const next: Paymethod = { ...current, card, updated_at: updatedAt, version: current.version + 1 };
     const names: Record<string, string> = { '#version': 'version', '#type': 'paymethod_type' };
     const values: Record<string, unknown> = { ':expected': current.version, ':card': 'card' };
     const attributes: Item = {

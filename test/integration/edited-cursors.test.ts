@@ -46,7 +46,7 @@ describe('an edited paymethod list cursor is a 400, never a 5xx', () => {
       const token = (await createCard(ORG, loc, undefined)).paymethod_token as string;
       const found = (await store.findCards([token])).get(token)!;
       const card = { ...found.paymethod.card!, au_code: 'exp' as const, au_description: 'New expiration date', au_updated_date: `2021-05-1${index}T10:00:00.000Z` };
-      expect(await store.applyAccountUpdates([{ current: found.paymethod, card, source: { file_id: 'edited-cursor', line: 2, run_id: 'edited-cursor', before: { card: found.paymethod.card! } } }])).toEqual(['applied']);
+      expect(await store.applyAccountUpdates([{ current: found.paymethod, card, source: { file_id: 'edited-cursor', line: 2, run_id: 'edited-cursor', before: { card: found.paymethod.card! } }, updatedAt: card.au_updated_date }])).toEqual(['applied']);
     }
     const report = `${locationPath(ORG, loc)}/paymethods?start_au_updated_date=2021-05-01&end_au_updated_date=2021-05-31&page_size=1`;
     const cursor = cursorOf(await call(report));

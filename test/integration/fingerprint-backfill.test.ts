@@ -142,12 +142,12 @@ describe('Account Updater new numbers', () => {
     const before = { card: original.paymethod.card! };
     const secret = await vault().seal(OTHER_CARD_NUMBER, { organizationId: ORG, recordToken: token });
     const renumbered = { ...before.card, last_4_account_number: OTHER_CARD_NUMBER.slice(-4), masked_account_number: `****${OTHER_CARD_NUMBER.slice(-4)}`, fingerprint: newFingerprint, au_code: 'new' as const, au_description: 'New account number', au_updated_date: appliedAt };
-    expect(await store.applyAccountUpdates([{ current: original.paymethod, card: renumbered, secret, source: { file_id: 'f', line: 2, run_id: 'r', before } }])).toEqual(['applied']);
+    expect(await store.applyAccountUpdates([{ current: original.paymethod, card: renumbered, secret, source: { file_id: 'f', line: 2, run_id: 'r', before }, updatedAt: appliedAt }])).toEqual(['applied']);
     expectError(await post(customerPath(ORG, loc, cst), { card: { ...CARD, card_type: 'mast', account_number: OTHER_CARD_NUMBER }, fail_on_duplicate: true }, { as }), 409);
 
     const renumberedCard = (await store.findCards([token])).get(token)!;
     const { fingerprint: _undone, ...restored } = { ...renumberedCard.paymethod.card!, ...before.card, expire_month: 5, expire_year: 2033, au_code: 'exp' as const, au_description: 'New expiration date', au_updated_date: appliedAt };
-    const change = { current: renumberedCard.paymethod, card: restored, secret: original.secret!, source: { file_id: 'f', line: 3, run_id: 'r', before, applied_lines: [2, 3] } };
+    const change = { current: renumberedCard.paymethod, card: restored, secret: original.secret!, source: { file_id: 'f', line: 3, run_id: 'r', before, applied_lines: [2, 3] }, updatedAt: appliedAt };
     expect(await store.applyAccountUpdates([change])).toEqual(['applied']);
 
     const after = await call(`${locationPath(ORG, loc)}/paymethods/${token}`, { as });
@@ -193,7 +193,7 @@ describe('Account Updater new numbers', () => {
       const current = { ...paymethod, version };
       const card = { ...paymethod.card!, last_4_account_number: number.slice(-4), masked_account_number: `****${number.slice(-4)}`, au_code: 'new' as const, au_description: 'New account number', au_updated_date: new Date().toISOString(), fingerprint: await fingerprinter.fingerprint(ORG, { kind: 'card', accountNumber: number }) };
       const secret = await vault().seal(number, { organizationId: ORG, recordToken: token });
-      return { current, card, secret, source: { file_id: 'direct', line: 2, run_id: 'direct', before: { card: paymethod.card! } } };
+      return { current, card, secret, source: { file_id: 'direct', line: 2, run_id: 'direct', before: { card: paymethod.card! } }, updatedAt: card.au_updated_date! };
     };
     const stale = found.get(tokens[2]!)!.paymethod.version - 1;
     const again = [cardNumber('49980001'), cardNumber('49980002')];

@@ -55,7 +55,7 @@ describe('paymethod list indexes', () => {
     const found = (await store.findCards([token])).get(token)!;
     const card = { ...found.paymethod.card!, ...expiry, au_code: 'exp' as const, au_description: 'New expiration date', au_updated_date: new Date().toISOString() };
     indexWrites.length = 0;
-    expect(await measuredStore.applyAccountUpdates([{ current: found.paymethod, card, source: { file_id: 'lists', line: 2, run_id: 'lists', before: { card: found.paymethod.card! } } }])).toEqual(['applied']);
+    expect(await measuredStore.applyAccountUpdates([{ current: found.paymethod, card, source: { file_id: 'lists', line: 2, run_id: 'lists', before: { card: found.paymethod.card! } }, updatedAt: card.au_updated_date }])).toEqual(['applied']);
     return indexWrites.flatMap((entry) => Object.entries(entry.GlobalSecondaryIndexes ?? {}).filter(([, units]) => (units.CapacityUnits ?? 0) > 0).map(([name]) => name));
   }
 

@@ -138,7 +138,7 @@ describe('list paymethods', () => {
       const found = (await store.findCards([token])).get(token)!;
       const card = { ...found.paymethod.card!, au_code, au_description, au_updated_date };
       const source = { file_id: 'test', line: 2, run_id: 'test', before: { card: found.paymethod.card! } };
-      expect(await store.applyAccountUpdates([{ current: found.paymethod, card, source }])).toEqual(['applied']);
+      expect(await store.applyAccountUpdates([{ current: found.paymethod, card, source, updatedAt: au_updated_date }])).toEqual(['applied']);
     };
     await recordUpdate(inMay.paymethod_token as string, 'new', 'New account number', '2020-05-31T23:59:59.500Z');
     await recordUpdate(inJune.paymethod_token as string, 'exp', 'New expiration date', '2020-06-01T00:00:00.000Z');

@@ -63,7 +63,7 @@ describe('report page cost', () => {
     for (let index = 0; index < cards.length; index += 100) {
       const changes = cards.slice(index, index + 100).map((current, offset) => {
         const applied = new Date(Date.UTC(2026, 4, 1) + (index + offset) * 60_000).toISOString();
-        return { current, card: { ...current.card!, expire_year: 2034, au_code: 'exp' as const, au_description: 'New expiration date', au_updated_date: applied }, source: { file_id: 'cost', line: index + offset + 2, run_id: 'cost', before: { card: current.card! } } };
+        return { current, card: { ...current.card!, expire_year: 2034, au_code: 'exp' as const, au_description: 'New expiration date', au_updated_date: applied }, source: { file_id: 'cost', line: index + offset + 2, run_id: 'cost', before: { card: current.card! } }, updatedAt: applied };
       });
       expect(new Set(await narrow.applyAccountUpdates(changes))).toEqual(new Set(['applied']));
     }

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { checkUpdateFile, readUpdateFile } from '#shared/account-updater/csv.ts';
 import type { UpdateFileSource } from '#shared/account-updater/csv.ts';
 import type { RunContext } from '#shared/domain/account-updater/apply.ts';
-import { applyBatch } from '#shared/domain/account-updater/apply.ts';
+import { applyBatch, recordUpdatedAt } from '#shared/domain/account-updater/apply.ts';
 import { exportAccountUpdates, previousMonth } from '#shared/domain/account-updater/export.ts';
 import { mergeRun } from '#shared/domain/account-updater/merge.ts';
 import type { RunSummary } from '#shared/domain/account-updater/merge.ts';
@@ -59,7 +59,7 @@ class FakeStore implements CardUpdates, AccountUpdateLog {
     }
     if (stored.paymethod.version !== change.current.version) return 'conflict' as const;
     this.records.set(change.current.paymethod_token, {
-      paymethod: { ...stored.paymethod, card: change.card, updated_at: change.card.au_updated_date!, version: stored.paymethod.version + 1 },
+      paymethod: { ...stored.paymethod, card: change.card, updated_at: change.updatedAt, version: stored.paymethod.version + 1 },
       ...(change.secret ?? stored.secret ? { secret: change.secret ?? stored.secret! } : {}),
       source: change.source,
     });
@@ -374,6 +374,22 @@ describe('applying an update file in batches', () => {
     await applyBatch([{ line: 2, fields: ['mth_a', 'exp', '', '1', '2031'] }], context, { ...deps, cards: plain, log: plain });
     await applyBatch([{ line: 3, fields: ['mth_a', 'con', '', '', ''] }], context, { ...deps, cards: plain, log: plain });
     expect(plain.records.get('mth_a')!.paymethod.card).toMatchObject({ au_code: 'con', expire_month: 12, expire_year: 2030 });
+  });
+
+  it("never moves a card's updated_at back: a card updated during the run gets 1 ms after that update, and a later line still starts from before the file", async () => {
+    const store = new FakeStore();
+    await card(store, 'mth_a');
+    const context: RunContext = { file_id: 'file_during', run_id: 'run_during', applied_at: '2026-05-15T12:00:00.000Z', first_applied_at: '2026-05-15T12:00:00.000Z' };
+    const deps = { cards: store, log: store, vault, fingerprinter, concurrency: 4 };
+    // The merchant relabels the card after the run started, before its line commits.
+    const stored = store.records.get('mth_a')!;
+    stored.paymethod = { ...stored.paymethod, label: 'mine', updated_at: '2026-05-15T12:03:00.000Z', version: stored.paymethod.version + 1 };
+    await applyBatch([{ line: 2, fields: ['mth_a', 'exp', '', '1', '2031'] }], context, deps);
+    expect(store.records.get('mth_a')!.paymethod).toMatchObject({ updated_at: '2026-05-15T12:03:00.001Z', card: { au_updated_date: '2026-05-15T12:00:00.000Z' } });
+    // A later line of the file saw no update since the earlier one: it starts from the card as it was before the file.
+    await applyBatch([{ line: 3, fields: ['mth_a', 'con', '', '', ''] }], context, deps);
+    expect(store.records.get('mth_a')!.paymethod).toMatchObject({ updated_at: '2026-05-15T12:03:00.002Z', card: { au_code: 'con', expire_month: 12, expire_year: 2030 } });
+    expect(recordUpdatedAt('2026-05-15T12:00:00.000Z', '2026-05-01T00:00:00.000Z')).toBe('2026-05-15T12:00:00.000Z');
   });
 
   it('leaves a card a newer file changed when an older file is applied again, and still applies that file elsewhere', async () => {

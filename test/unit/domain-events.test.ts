@@ -17,6 +17,7 @@ import { storedChangeOf } from '#shared/store/changes.ts';
 import type { StreamRecord } from '#shared/store/changes.ts';
 import { keys } from '#shared/store/keys.ts';
 import { paymethodItem } from '#shared/store/paymethods.ts';
+import { recordUpdatedAt } from '#shared/domain/account-updater/apply.ts';
 import { recordViews } from '#shared/http/events.ts';
 
 /** The stream's commit time, to the second as DynamoDB gives it: here no later than any write the records below carry. */
@@ -117,14 +118,14 @@ describe('paymethod changes -> events', () => {
     expect(typeOf(paymethodEvent(renumbered, { ...renumbered, label: 'x', version: 3 }))).toBe('Paymethod Updated');
   });
 
-  it('never dates a change before the one it follows: an Account Updater commit after an update made during its run', () => {
-    // The run started at 00:09 (its au_updated_date, and the card's updated_at); the merchant relabelled the card at 00:12.
+  it('never dates a change before the one it follows: a relabel, an Account Updater commit during its run, a deletion', () => {
+    // The run started at 00:09 (its au_updated_date); the merchant relabelled the card at 00:12; the run's line commits after.
     const relabelled = { ...card, label: 'mine', updated_at: '2026-11-24T00:12:00.000Z', version: 2 };
     const au = { au_code: 'exp', au_description: 'New expiration date', au_updated_date: '2026-11-24T00:09:00.000Z' };
-    const updated = paymethodEvent(relabelled, { ...relabelled, card: { ...relabelled.card!, ...au, expire_year: 2033 }, updated_at: au.au_updated_date, version: 3 })!;
-    expect(typeOf(updated)).toBe('Paymethod Account Updated');
-    expect(updated.detail.occurred_at).toBe('2026-11-24T00:12:00.001Z');
-    expect(paymethodEvent(card, relabelled)!.detail.occurred_at < updated.detail.occurred_at).toBe(true);
+    const accountUpdated = { ...relabelled, card: { ...relabelled.card!, ...au, expire_year: 2033 }, updated_at: recordUpdatedAt(au.au_updated_date, relabelled.updated_at), version: 3 };
+    const events = [paymethodEvent(card, relabelled, 'r1')!, paymethodEvent(relabelled, accountUpdated, 'r2')!, paymethodEvent(accountUpdated, undefined, 'r3')!];
+    expect(events.map(typeOf)).toEqual(['Paymethod Updated', 'Paymethod Account Updated', 'Paymethod Deleted']);
+    expect(events.map((event) => event.detail.occurred_at)).toEqual(['2026-11-24T00:12:00.000Z', '2026-11-24T00:12:00.001Z', '2026-11-24T00:12:00.002Z']);
   });
 
   it('Deleted carries the ids and when it happened only: the commit time, after the last write it follows', () => {

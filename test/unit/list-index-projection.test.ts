@@ -47,7 +47,7 @@ async function attributesTheAccountUpdaterWrites(fingerprints?: { before: string
   const current = fingerprints ? { ...card, card: { ...card.card!, fingerprint: fingerprints.before } } : card;
   const updated = { ...current.card!, last_4_account_number: '4242', masked_account_number: '****4242', expire_year: 2033, au_code: 'new' as const, au_description: 'New account number', au_updated_date: '2026-05-01T00:00:00.000Z', ...(fingerprints ? { fingerprint: fingerprints.after } : {}) };
   const secret = { v: 1 as const, key_id: 'key', encrypted_data_key: new Uint8Array(4), iv: new Uint8Array(12), ciphertext: new Uint8Array(16), tag: new Uint8Array(16) };
-  expect(await store.applyAccountUpdates([{ current, card: updated, secret, source: { file_id: 'f', line: 2, run_id: 'r', before: { card: current.card! } } }])).toEqual(['applied']);
+  expect(await store.applyAccountUpdates([{ current, card: updated, secret, source: { file_id: 'f', line: 2, run_id: 'r', before: { card: current.card! } }, updatedAt: updated.au_updated_date }])).toEqual(['applied']);
   expect(sent).toHaveLength(1);
   const [{ UpdateExpression: expression, ExpressionAttributeNames: names }] = sent as [Update];
   const [setClause = '', removeClause = ''] = expression.replace(/^SET /, '').split(' REMOVE ');

@@ -223,9 +223,9 @@ class Batch {
     }
 
     // An earlier line of this file changed the card: this later line starts again from the card as it was before
-    // the file. Unless the card was updated since that line (the API moves updated_at past the line's
-    // au_updated_date): the merchant's change is then the card's new starting point, and nothing before it is undone.
-    const updatedSince = previous !== undefined && paymethod.updated_at !== current.au_updated_date;
+    // the file. Unless the card was updated since that line (the API moves updated_at past the one the line set):
+    // the merchant's change is then the card's new starting point, and nothing before it is undone.
+    const updatedSince = previous !== undefined && paymethod.updated_at !== (previous.updated_at ?? current.au_updated_date);
     const before = (updatedSince ? undefined : previous?.before) ?? {
       card: {
         last_4_account_number: current.last_4_account_number,
@@ -277,8 +277,9 @@ class Batch {
     const appliedLines = [...(sameRun ? (previous.applied_lines ?? [previous.line]) : []), row.line];
     // The number from before the file goes into the source only when this line replaces it: most rows then write no copy of it.
     const sourceBefore = numberChanged && numberBefore ? { ...before, secret: numberBefore } : before;
-    const source: UpdateSource = { file_id: this.run.file_id, line: row.line, run_id: this.run.run_id, before: sourceBefore, applied_lines: appliedLines };
-    const commit: Commit = { row, change: { current: paymethod, card, ...(secret ? { secret } : {}), source }, attempt, readAfterLine: sameRun ? previous.line : undefined };
+    const updatedAt = recordUpdatedAt(this.run.applied_at, paymethod.updated_at);
+    const source: UpdateSource = { file_id: this.run.file_id, line: row.line, run_id: this.run.run_id, before: sourceBefore, applied_lines: appliedLines, updated_at: updatedAt };
+    const commit: Commit = { row, change: { current: paymethod, card, ...(secret ? { secret } : {}), source, updatedAt }, attempt, readAfterLine: sameRun ? previous.line : undefined };
     if (numberChanged) {
       this.newNumbers.push(commit);
       if (this.newNumbers.length >= NEW_NUMBER_GROUP) await this.commitNewNumbers(false);
@@ -377,4 +378,16 @@ function historyEntry(row: UpdateRow, paymethod: Paymethod, card: CardDetails, a
       expire_year: card.expire_year,
     },
   };
+}
+
+/**
+ * The record's updated_at after an Account Updater change: the run's time of
+ * application, every card of the run alike, unless the record was updated
+ * after the run started (a merchant's change made during it); then 1 ms after
+ * that, so a record's updated_at never goes back, and its events, dated by it,
+ * stay in the order they were committed.
+ */
+export function recordUpdatedAt(appliedAt: string, previousUpdatedAt: string): string {
+  const afterPrevious = Date.parse(previousUpdatedAt) + 1;
+  return Date.parse(appliedAt) >= afterPrevious ? appliedAt : new Date(afterPrevious).toISOString();
 }

@@ -25,6 +25,12 @@ export interface UpdateSource {
    * the last line as applied whatever order batches ran and retried in.
    */
   applied_lines?: number[];
+  /**
+   * The record's updated_at this line set: a later line of the file that
+   * finds another one knows the card was updated since (absent on sources
+   * written before it was kept; their line set updated_at to au_updated_date).
+   */
+  updated_at?: string;
 }
 
 /** A card as the updater needs it: the record, its sealed number, and the line that last changed it. */
@@ -41,6 +47,8 @@ export interface CardChange {
   /** The new number, sealed for this organization and paymethod; absent when the number stays. */
   secret?: SealedSecret;
   source: UpdateSource;
+  /** The record's updated_at after the change (see recordUpdatedAt in apply.ts). */
+  updatedAt: string;
 }
 
 /** The paymethod repository's Account Updater side: the only writer of cards. */
@@ -49,8 +57,8 @@ export interface CardUpdates {
   findCards(tokens: readonly string[]): Promise<Map<string, StoredCard>>;
   /**
    * Commits each change on its own: a conditional write (version as read,
-   * still a card) that also sets the record's updated_at to the card's
-   * au_updated_date (so a later update through the API shows as one),
+   * still a card) that also sets the record's updated_at to the change's
+   * `updatedAt` (so a later update through the API shows as one),
    * 'conflict' when it changed or went away. A new number's
    * commit also moves the card's duplicate-scope entry, a transaction; such
    * changes passed together share transactions, so they are worth sending
