@@ -4,6 +4,7 @@ import { AttributeType, BillingMode, Table, TableEncryption } from 'aws-cdk-lib/
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction as LambdaTarget, SfnStateMachine } from 'aws-cdk-lib/aws-events-targets';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import type { IGrantable } from 'aws-cdk-lib/aws-iam';
 import type { IKey, Key } from 'aws-cdk-lib/aws-kms';
 import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
@@ -185,7 +186,9 @@ export class AccountUpdater extends Construct {
     // ItemReader reads the version of the file the check step read; ResultWriter writes the Map's result files.
     machineRole.addToPrincipalPolicy(new PolicyStatement({ actions: ['s3:GetObject', 's3:GetObjectVersion'], resources: [objects(INBOX)] }));
     machineRole.addToPrincipalPolicy(new PolicyStatement({ actions: ['s3:PutObject', 's3:GetObject', 's3:ListMultipartUploadParts', 's3:AbortMultipartUpload'], resources: [objects(RUNS_PREFIX)] }));
-    this.reportsKey.grant(machineRole, 'kms:Decrypt', 'kms:GenerateDataKey');
+    // Through S3, as the functions' grants: the ItemReader reads, and the ResultWriter writes, objects under the reports key,
+    // which trusts nobody its own policy does not name (an IAM grant alone has no effect on it).
+    this.grantReportsKeyViaS3(machineRole, ['kms:Decrypt', 'kms:GenerateDataKey']);
 
     new Rule(this, 'InboxRule', {
       description: 'Account Updater: a CSV created under au-inbox/ starts the apply state machine',
@@ -226,7 +229,7 @@ export class AccountUpdater extends Construct {
     return fn;
   }
 
-  private grantReportsKeyViaS3(fn: LambdaFunction, actions: string[]): void {
-    grantKeyUsage(this.reportsKey, fn, actions, { StringEquals: { 'kms:ViaService': `s3.${Stack.of(this).region}.amazonaws.com` } });
+  private grantReportsKeyViaS3(grantee: IGrantable, actions: string[]): void {
+    grantKeyUsage(this.reportsKey, grantee, actions, { StringEquals: { 'kms:ViaService': `s3.${Stack.of(this).region}.amazonaws.com` } });
   }
 }

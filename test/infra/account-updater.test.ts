@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { AccountUpdater } from '#infra/account-updater.ts';
 import type { Statement } from './template-helpers.ts';
-import { actionsOf, environmentOf, resourcesOfType, roleStatements, settings } from './template-helpers.ts';
+import { actionsOf, environmentOf, keyGrantsTheKeyIgnores, resourcesOfType, roleStatements, settings } from './template-helpers.ts';
 
 const functionsDir = fileURLToPath(new URL('./fixtures/functions', import.meta.url));
 const projectRoot = fileURLToPath(new URL('../..', import.meta.url));
@@ -103,6 +103,15 @@ describe('AccountUpdater construct', () => {
     // A million history items per run are not changes of records: the event publisher never sees them.
     expect(history.Properties.StreamSpecification).toBeUndefined();
     expect(history.Properties.GlobalSecondaryIndexes).toBeUndefined();
+  });
+
+  it('names every role its IAM policies let use the reports key in that key policy too: the state machine reads and writes through it', () => {
+    expect(keyGrantsTheKeyIgnores(template)).toEqual([]);
+    const reportsKey = idOf(template, 'AWS::KMS::Key', 'AccountUpdaterReportsKey');
+    const machineRole = idOf(template, 'AWS::IAM::Role', 'AccountUpdaterApplyStateMachineRole');
+    const onKey = (resourcesOfType(template, 'AWS::KMS::Key')[reportsKey]!.Properties.KeyPolicy as { Statement: Statement[] }).Statement.filter((statement) => JSON.stringify(statement.Principal).includes(`"${machineRole}"`));
+    expect(actionsOf(onKey)).toEqual(['kms:Decrypt', 'kms:GenerateDataKey']);
+    for (const statement of onKey) expect(JSON.stringify(statement.Condition)).toContain('kms:ViaService');
   });
 
   it('lets only the chunk function use the vault key, within the vault encryption context', () => {

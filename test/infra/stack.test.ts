@@ -17,6 +17,7 @@ import {
   environmentOf,
   findMethod,
   integrationFunctionId,
+  keyGrantsTheKeyIgnores,
   keyIdByDescription,
   paymethodTableRef,
   refTo,
@@ -129,6 +130,10 @@ describe('PaymentsApiStack (fixture routes, dev)', () => {
       KeyUsage: 'GENERATE_VERIFY_MAC',
       EnableKeyRotation: false,
     });
+  });
+
+  it("names in each scoped key's policy every role the IAM policies let use it: KMS ignores an IAM grant the key policy does not back", () => {
+    expect(keyGrantsTheKeyIgnores(template)).toEqual([]);
   });
 
   it('keeps documents private, versioned, SSE-KMS with the vault key and TLS-only', () => {

@@ -126,3 +126,27 @@ export function refTo(template: Template, type: string): { Ref: string } {
   if (ids.length !== 1) throw new Error(`Expected one ${type}, found ${ids.length}`);
   return { Ref: ids[0]! };
 }
+
+/**
+ * "role -> key" for every role whose IAM policies grant it use of a KMS key
+ * that trusts only the principals its own policy names (a scoped key: the
+ * account root may administer it, not use it). KMS ignores such an IAM grant
+ * unless the key policy names the role too.
+ */
+export function keyGrantsTheKeyIgnores(template: Template): string[] {
+  const keys = Object.entries(resourcesOfType(template, 'AWS::KMS::Key'));
+  const scoped = keys.filter(([, key]) => !(key.Properties.KeyPolicy as { Statement: Statement[] }).Statement.some((statement) => [statement.Action].flat().includes('kms:*')));
+  const ignored: string[] = [];
+  for (const policy of Object.values(resourcesOfType(template, 'AWS::IAM::Policy'))) {
+    const roles = ((policy.Properties.Roles ?? []) as Array<{ Ref?: string }>).flatMap((role) => (role.Ref ? [role.Ref] : []));
+    for (const statement of (policy.Properties.PolicyDocument as { Statement: Statement[] }).Statement) {
+      if (![statement.Action].flat().some((action) => action.startsWith('kms:'))) continue;
+      for (const [keyId, key] of scoped) {
+        if (!JSON.stringify(statement.Resource).includes(`"${keyId}"`)) continue;
+        const named = (key.Properties.KeyPolicy as { Statement: Statement[] }).Statement.map((keyStatement) => JSON.stringify(keyStatement.Principal));
+        for (const role of roles) if (!named.some((principal) => principal.includes(`"${role}"`))) ignored.push(`${role} -> ${keyId}`);
+      }
+    }
+  }
+  return ignored;
+}
