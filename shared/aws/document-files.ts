@@ -4,6 +4,8 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import { createPresignedPost } from '@aws-sdk/s3-presigned-post';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { DocumentFiles, StoredFileFacts } from '#shared/domain/documents/ports.ts';
+import { OutcomeUnknown } from '#shared/domain/errors.ts';
+import { mayHaveBeenApplied } from './outcome.ts';
 
 /**
  * Document files in S3. In AWS every write names SSE-KMS with the vault key
@@ -26,7 +28,13 @@ export class S3DocumentFiles implements DocumentFiles {
   }
 
   async delete(key: string): Promise<void> {
-    await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
+    try {
+      await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
+    } catch (error) {
+      // A timeout after sending, a dropped connection or a 5xx may have deleted it: the caller must not assume the file is there.
+      if (mayHaveBeenApplied(error)) throw new OutcomeUnknown({ cause: error });
+      throw error;
+    }
   }
 
   async head(key: string): Promise<StoredFileFacts | undefined> {

@@ -19,6 +19,8 @@ import type { ProxyHandler } from '../support/lambda-event.ts';
 
 const realS3Send = S3Client.prototype.send as never;
 const realDocumentSend = DynamoDBDocumentClient.prototype.send as never;
+/** S3 refusing a request it did not process (503 Slow Down): nothing was deleted. */
+const slowDown = (command: string) => Object.assign(new Error(`${command}: Slow Down (injected)`), { name: 'SlowDown', $metadata: { httpStatusCode: 503 } });
 
 describe('documents: failures leave no orphan and no half-deleted document', () => {
   let stores: RuntimeStores;
@@ -148,9 +150,9 @@ describe('documents: failures leave no orphan and no half-deleted document', () 
       await expectWhole(id);
     });
 
-    it('deleting the file fails: 503, the record is put back, the document stays whole', async () => {
+    it('the file store refuses the delete: 503, the record is put back, the document stays whole', async () => {
       const id = await created();
-      s3.failOn({ command: 'DeleteObjectCommand' });
+      s3.failOn({ command: 'DeleteObjectCommand', error: slowDown });
       expect((await invokeDelete(id)).statusCode).toBe(503);
       expect(dynamo.calls('DeleteCommand')).toEqual([]);
       await expectWhole(id);
@@ -159,19 +161,16 @@ describe('documents: failures leave no orphan and no half-deleted document', () 
       await expectGone(id);
     });
 
-    it('deleting the file lands but its answer is lost: the delete goes on, the document is gone', async () => {
+    it.each([
+      ['landed, its answer lost', { landed: true }],
+      ['failed in a way that may have landed (a 5xx)', { landed: false }],
+    ])('deleting the file %s: 503, hidden (never an available record without its file), and a retry completes', async (_label, { landed }) => {
       const id = await created();
-      s3.failOn({ command: 'DeleteObjectCommand', landed: true });
-      expect((await invokeDelete(id)).statusCode).toBe(200);
-      await expectGone(id);
-    });
-
-    it('deleting the file lands, its answer is lost and the file cannot be checked: 503, hidden, and a retry completes', async () => {
-      const id = await created();
-      s3.failOn({ command: 'DeleteObjectCommand', landed: true }, { command: 'HeadObjectCommand' });
-      expect((await invokeDelete(id)).statusCode).toBe(503);
-      // Never an available record without its file: it stays flagged, answering 404.
-      expect(await keysOf(id)).toEqual([]);
+      s3.failOn({ command: 'DeleteObjectCommand', landed });
+      const answer = await invokeDelete(id);
+      expect(answer.statusCode).toBe(503);
+      expect(JSON.parse(answer.body)).toMatchObject({ response: { response_code: 'SERVICE_UNAVAILABLE' } });
+      expect(await keysOf(id)).toHaveLength(landed ? 0 : 1);
       expect((await call(documentsPath(org.organizationId, id), { as: org })).status).toBe(404);
       s3.failOn();
       expect((await invokeDelete(id)).statusCode).toBe(200);
@@ -180,7 +179,7 @@ describe('documents: failures leave no orphan and no half-deleted document', () 
 
     it('deleting the file and putting the record back both fail: hidden but whole, and a retry completes', async () => {
       const id = await created();
-      s3.failOn({ command: 'DeleteObjectCommand' });
+      s3.failOn({ command: 'DeleteObjectCommand', error: slowDown });
       dynamo.failOn({ command: 'UpdateCommand', when: (input) => String(input.UpdateExpression).includes(':previous') });
       expect((await invokeDelete(id)).statusCode).toBe(503);
       expect(await keysOf(id)).toHaveLength(1);

@@ -1,4 +1,4 @@
-import { NotFound } from '../errors.ts';
+import { NotFound, OutcomeUnknown, Unavailable } from '../errors.ts';
 import { documentObjectKey, uploadObjectKey } from './document.ts';
 import type { DocumentDeps } from './ports.ts';
 import { isVisible } from './read-documents.ts';
@@ -6,12 +6,11 @@ import { isVisible } from './read-documents.ts';
 /**
  * Deletes record and file so that no failure leaves a half-deleted document:
  * 1. flag the record `deleting` (conditional; it leaves every list at once),
- * 2. delete the file(s). If that fails, the file decides: still stored, the
- *    record is put back as it was, so the document stays whole and
- *    retrievable, and the cause fails the request; gone (the delete landed
- *    and only its answer was lost), the delete goes on; unknown (the check
- *    fails too), the record stays flagged, answering 404, and the cause fails
- *    the request,
+ * 2. delete the file(s). If the store refused (nothing deleted), the record
+ *    is put back as it was, so the document stays whole and retrievable; if
+ *    the delete may have landed (a timeout, a lost answer), the record stays
+ *    flagged, answering 404, never an available record without its file;
+ *    either way the request fails with the cause,
  * 3. delete the record; if that fails the document already answers 404 and a
  *    retried DELETE (which finds it flagged) completes the job.
  */
@@ -23,11 +22,12 @@ export async function deleteDocument(organizationId: string, documentId: string,
   try {
     for (const key of keys) await deps.files.delete(key);
   } catch (error) {
-    if (previous.status === 'deleting') throw error;
-    // A session's record is put back whatever its upload keys hold: it names no stored file yet.
-    const file = previous.status === 'available' && previous.object_key ? await deps.files.head(previous.object_key).then((facts) => (facts ? 'stored' : 'gone'), () => 'unknown') : 'stored';
-    if (file === 'stored') await deps.documents.restore(previous).catch(() => undefined);
-    if (file !== 'gone') throw error;
+    if (!(error instanceof OutcomeUnknown)) {
+      if (previous.status !== 'deleting') await deps.documents.restore(previous).catch(() => undefined);
+      throw error;
+    }
+    // Not the create's "retry with the same Idempotency-Key": a retried DELETE finds the record flagged and finishes.
+    throw new Unavailable('the file may already be deleted; retry the DELETE to finish it', 1, { cause: error });
   }
   await deps.documents.remove(organizationId, documentId);
   // An expired session was already invisible: it is cleaned up, but it did not exist for the client.

@@ -55,7 +55,7 @@ export interface StoredFileFacts {
 
 export interface DocumentFiles {
   put(key: string, bytes: Uint8Array, contentType: string): Promise<void>;
-  /** Succeeds when the object is already gone. */
+  /** Succeeds when the object is already gone; OutcomeUnknown when it failed but may have been deleted all the same. */
   delete(key: string): Promise<void>;
   head(key: string): Promise<StoredFileFacts | undefined>;
   /** The first `length` bytes (fewer when the object is shorter). */
