@@ -42,20 +42,28 @@ const TABLE_ACTIONS: Record<NonNullable<RouteAccess['table']>, string[]> = {
 };
 
 const VAULT_ACTIONS: Record<VaultUsage, string[]> = {
-  encrypt: ['kms:GenerateDataKey', 'kms:Encrypt'],
+  // Envelope encryption: a data key per organization seals locally (KmsVault); kms:Encrypt is never called.
+  encrypt: ['kms:GenerateDataKey'],
   decrypt: ['kms:Decrypt'],
 };
 
 /** S3 actions per usage, the key prefix they apply to, and the vault key usage SSE-KMS performs on the caller's behalf. */
-const DOCUMENT_ACTIONS: Record<DocumentUsage, { s3: string[]; prefixes: string[]; kms: string[] }> = {
+/**
+ * `list`: key prefixes the usage lists (s3:ListBucket, conditioned on them); '' is
+ * the whole bucket, unconditioned, which is also what makes S3 answer a HEAD or GET
+ * of a missing key with 404 rather than 403.
+ */
+const DOCUMENT_ACTIONS: Record<DocumentUsage, { s3: string[]; prefixes: string[]; kms: string[]; list?: string[] }> = {
   read: { s3: ['s3:GetObject'], prefixes: [DOCUMENT_OBJECT_PREFIX], kms: ['kms:Decrypt'] },
   write: { s3: ['s3:PutObject'], prefixes: [DOCUMENT_OBJECT_PREFIX], kms: ['kms:GenerateDataKey'] },
   // A presigned POST carries the signer's authority: the function needs what the upload needs, under uploads/ only.
   'presign-upload': { s3: ['s3:PutObject'], prefixes: [UPLOAD_OBJECT_PREFIX], kms: ['kms:GenerateDataKey'] },
   // Deleting a document whose upload session never finished removes the posted file too.
-  delete: { s3: ['s3:DeleteObject'], prefixes: [DOCUMENT_OBJECT_PREFIX, UPLOAD_OBJECT_PREFIX], kms: [] },
+  // A pending session's checked copies, under documents/<org>/<doc>/, are found by listing.
+  delete: { s3: ['s3:DeleteObject'], prefixes: [DOCUMENT_OBJECT_PREFIX, UPLOAD_OBJECT_PREFIX], kms: [], list: [DOCUMENT_OBJECT_PREFIX] },
   // The finalizer reads a posted file (HEAD, copy source) and removes it once copied or rejected.
-  'finalize-upload': { s3: ['s3:GetObject', 's3:DeleteObject'], prefixes: [UPLOAD_OBJECT_PREFIX], kms: ['kms:Decrypt'] },
+  // A repeated event HEADs an upload already removed: it must read "gone" (404), not fail on a 403 into the dead-letter queue.
+  'finalize-upload': { s3: ['s3:GetObject', 's3:DeleteObject'], prefixes: [UPLOAD_OBJECT_PREFIX], kms: ['kms:Decrypt'], list: [''] },
 };
 
 /**
@@ -138,6 +146,12 @@ export function grantDocuments(fn: LambdaFunction, usages: readonly DocumentUsag
   }
   for (const [prefix, actions] of byPrefix) {
     fn.addToRolePolicy(new PolicyStatement({ actions, resources: [resources.documents.arnForObjects(`${prefix}*`)] }));
+  }
+  const listed = unique(usages.flatMap((usage) => DOCUMENT_ACTIONS[usage].list ?? []));
+  if (listed.includes('')) {
+    fn.addToRolePolicy(new PolicyStatement({ actions: ['s3:ListBucket'], resources: [resources.documents.bucketArn] }));
+  } else if (listed.length) {
+    fn.addToRolePolicy(new PolicyStatement({ actions: ['s3:ListBucket'], resources: [resources.documents.bucketArn], conditions: { StringLike: { 's3:prefix': listed.map((prefix) => `${prefix}*`) } } }));
   }
   grantKeyUsage(resources.vaultKey, fn, unique(usages.flatMap((usage) => DOCUMENT_ACTIONS[usage].kms)), {
     StringEquals: { 'kms:ViaService': `s3.${Stack.of(fn).region}.amazonaws.com` },

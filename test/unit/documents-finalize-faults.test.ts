@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import type { AvailableDocument, StoredDocument } from '#shared/domain/documents/document.ts';
 import { checkedUploadObjectKey, uploadObjectKey } from '#shared/domain/documents/document.ts';
 import type { DocumentFiles, DocumentRepository } from '#shared/domain/documents/ports.ts';
+import { deleteDocument } from '#shared/domain/documents/delete-document.ts';
 import { finalizeUpload } from '#shared/domain/documents/upload-session.ts';
 import { png } from '../fixtures/documents.ts';
 
@@ -40,6 +41,9 @@ class MemoryFiles implements DocumentFiles {
     this.faults.check('head');
     const object = this.objects.get(key);
     return object ? { size: object.bytes.length, contentType: object.contentType, tag: object.tag } : undefined;
+  }
+  async keysUnder(prefix: string) {
+    return [...this.objects.keys()].filter((key) => key.startsWith(prefix));
   }
   async readStart(key: string, length: number) {
     this.faults.check('readStart');
@@ -96,11 +100,13 @@ class MemoryDocuments implements DocumentRepository {
   async remove(_organizationId: string, documentId: string) {
     this.records.delete(documentId);
   }
-  async markDeleting(): Promise<StoredDocument | undefined> {
-    throw new Error('not used');
+  async markDeleting(_organizationId: string, documentId: string): Promise<StoredDocument | undefined> {
+    const record = this.records.get(documentId);
+    if (record) this.records.set(documentId, { ...record, status: 'deleting' });
+    return record;
   }
-  async restore(): Promise<void> {
-    throw new Error('not used');
+  async restore(previous: StoredDocument): Promise<void> {
+    this.records.set(previous.document_id, previous);
   }
   async list(): Promise<never> {
     throw new Error('not used');
@@ -213,6 +219,17 @@ describe('finalizer under failures', () => {
     expect([...files.objects.keys()]).toEqual([uploadKey]);
     // The second write's event: checked as it is, and refused.
     expect(await run()).toEqual({ status: 'rejected' });
+    expect([...files.objects.keys()]).toEqual([]);
+  });
+
+  it('leaves no copy behind when the session is deleted after a run copied the upload but failed to commit', async () => {
+    const { faults, files, documents, run } = setup('a.png', png);
+    faults.arm('markAvailable');
+    await expect(run()).rejects.toThrow('injected');
+    expect([...files.objects.keys()].sort()).toEqual([finalKey, uploadKey].sort());
+    // The client deletes the pending session; the event's retry then finds no record and no upload.
+    await deleteDocument(ORG, DOC, { files, documents });
+    expect(await run()).toEqual({ status: 'ignored' });
     expect([...files.objects.keys()]).toEqual([]);
   });
 

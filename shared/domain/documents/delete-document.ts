@@ -17,9 +17,13 @@ import { isVisible } from './read-documents.ts';
 export async function deleteDocument(organizationId: string, documentId: string, deps: DocumentDeps): Promise<void> {
   const previous = await deps.documents.markDeleting(organizationId, documentId);
   if (!previous) throw new NotFound(`no document ${documentId}`);
-  // A session's file may sit under its upload key, or be mid-way through the finalizer's copy: remove both.
-  const keys = previous.status === 'available' && previous.object_key ? [previous.object_key] : [documentObjectKey(organizationId, documentId), uploadObjectKey(organizationId, documentId)];
+  // A session's file may sit under its upload key, or be mid-way through the finalizer's copy (one per version of the
+  // upload, documents/<org>/<doc>/<etag>, a run that failed after copying leaves its copy there): remove them all.
   try {
+    const keys =
+      previous.status === 'available' && previous.object_key
+        ? [previous.object_key]
+        : [...(await deps.files.keysUnder(`${documentObjectKey(organizationId, documentId)}/`)), documentObjectKey(organizationId, documentId), uploadObjectKey(organizationId, documentId)];
     for (const key of keys) await deps.files.delete(key);
   } catch (error) {
     if (!(error instanceof OutcomeUnknown)) {

@@ -58,6 +58,8 @@ export interface DocumentFiles {
   /** Succeeds when the object is already gone; OutcomeUnknown when it failed but may have been deleted all the same. */
   delete(key: string): Promise<void>;
   head(key: string): Promise<StoredFileFacts | undefined>;
+  /** Every key under `prefix`. */
+  keysUnder(prefix: string): Promise<string[]>;
   /** The first `length` bytes (fewer when the object is shorter). */
   readStart(key: string, length: number): Promise<Uint8Array>;
   /** The whole object as a stream of chunks, never held in memory at once. */
