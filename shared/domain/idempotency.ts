@@ -33,6 +33,8 @@ export interface IdempotencyClaim {
   key: string;
   /** Hash of what makes two requests "the same" (route, path parameters, body bytes). */
   fingerprint: string;
+  /** Fingerprints an earlier version of the service gave the same request: a key it stored (kept 24 h) still matches. */
+  alsoMatches?: readonly string[];
   /** This run's id: the key's writes are fenced on it. */
   owner: string;
   now: Date;

@@ -53,7 +53,7 @@ export function idempotent(routeName: string, run: IdempotentRouteHandler, store
     const claim: IdempotencyClaim = {
       scope: request.caller?.organizationId ?? 'anonymous',
       key,
-      fingerprint: fingerprintOf(routeName, request),
+      ...fingerprintOf(routeName, request),
       owner: randomUUID(),
       now: clock(),
       leaseMs: IDEMPOTENCY_LEASE_MS,
@@ -119,28 +119,40 @@ async function quietly(what: string, write: Promise<void>): Promise<void> {
   }
 }
 
-function fingerprintOf(routeName: string, request: ApiRequest): string {
-  const hash = createHash('sha256');
-  hash.update(routeName).update('\n');
-  hash.update(JSON.stringify(Object.entries(request.pathParameters).sort(([a], [b]) => a.localeCompare(b)))).update('\n');
-  if (request.rawBody) {
-    // Each part between the delimiters, length first: equal exactly when the bodies differ in their boundary alone.
-    for (const part of bodyParts(request.rawBody, request.headers['content-type'])) hash.update(`${part.length}\n`).update(part);
-  }
-  return hash.digest('base64url');
+/**
+ * The route, its path parameters and the body's bytes; a multipart body as
+ * the parts between its delimiters, each with its length, so that bodies
+ * that differ in their boundary alone are the same request. A multipart
+ * request also matches its fingerprint of the body's raw bytes, which keys
+ * stored before the boundary was set aside carry.
+ */
+function fingerprintOf(routeName: string, request: ApiRequest): Pick<IdempotencyClaim, 'fingerprint' | 'alsoMatches'> {
+  const start = () => {
+    const hash = createHash('sha256');
+    hash.update(routeName).update('\n');
+    hash.update(JSON.stringify(Object.entries(request.pathParameters).sort(([a], [b]) => a.localeCompare(b)))).update('\n');
+    return hash;
+  };
+  const raw = start();
+  if (request.rawBody) raw.update(request.rawBody);
+  const parts = request.rawBody && multipartParts(request.rawBody, request.headers['content-type']);
+  if (!parts) return { fingerprint: raw.digest('base64url') };
+  const partwise = start().update('multipart\n');
+  for (const part of parts) partwise.update(`${part.length}\n`).update(part);
+  return { fingerprint: partwise.digest('base64url'), alsoMatches: [raw.digest('base64url')] };
 }
 
 /**
  * A multipart body split at its boundary's delimiters (RFC 2046 keeps the
  * boundary out of the parts), which fetch, browsers and `curl -F` choose
- * afresh every time they send a form; any other body whole.
+ * afresh every time they send a form; undefined for any other body.
  */
-function bodyParts(body: Buffer, contentType: string | undefined): Buffer[] {
+function multipartParts(body: Buffer, contentType: string | undefined): Buffer[] | undefined {
   let boundary: string;
   try {
     boundary = multipartBoundary(contentType);
   } catch {
-    return [body];
+    return undefined;
   }
   const delimiter = Buffer.from(`--${boundary}`, 'latin1');
   const parts: Buffer[] = [];
