@@ -49,7 +49,7 @@ const authorize = middy<APIGatewayRequestAuthorizerEvent, APIGatewayAuthorizerRe
     } catch (error) {
       if (error instanceof NotAuthenticated) {
         logger.info('authentication refused');
-        recordAuthenticationRefused();
+        recordAuthenticationRefused('unauthorized');
         // API Gateway reads only the message: 'Unauthorized' is its signal for a 401.
         throw new Error('Unauthorized', { cause: error });
       }
@@ -57,7 +57,7 @@ const authorize = middy<APIGatewayRequestAuthorizerEvent, APIGatewayAuthorizerRe
     }
     if (decision.kind === 'throttled') {
       logger.warn('authentication throttled for this source address', { until: decision.until });
-      recordAuthenticationRefused();
+      recordAuthenticationRefused('throttled');
       return {
         principalId: 'throttled',
         policyDocument: allow([stageWideArn(event.methodArn)]),

@@ -58,6 +58,8 @@ export interface WatchedFunction {
   /** Short, stable name used in alarm names and graph labels (a route's handler name, `authorizer`, `finalizer`...). */
   readonly name: string;
   readonly fn: IFunction;
+  /** A custom metric (this namespace, no dimensions beyond service and environment) counting invocations that end in an error by design. */
+  readonly errorsByDesign?: string;
 }
 
 /**
@@ -151,7 +153,17 @@ export class Monitoring extends Construct {
     if (!functions.length) return;
     for (const watched of functions) {
       this.watched.push(watched);
-      this.alarm(`${watched.name}-errors`, watched.fn.metricErrors({ period: FIVE_MINUTES, statistic: 'Sum' }), {
+      const errors = watched.fn.metricErrors({ period: FIVE_MINUTES, statistic: 'Sum' });
+      // The authorizer answers a refused credential by throwing (API Gateway's 401): those errors are not failures.
+      const unexpected = watched.errorsByDesign
+        ? new MathExpression({
+            expression: 'FILL(errors, 0) - FILL(byDesign, 0)',
+            usingMetrics: { errors, byDesign: this.customMetric(watched.errorsByDesign, 'Sum', {}, 'errors by design') },
+            period: FIVE_MINUTES,
+            label: `${watched.name}: errors not by design`,
+          })
+        : errors;
+      this.alarm(`${watched.name}-errors`, unexpected, {
         threshold: 1,
         description: `Function ${watched.name} failed (uncaught error, timeout or out of memory). Runbook: docs/operations.md#function-errors`,
       });

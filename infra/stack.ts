@@ -15,6 +15,7 @@ import { s3Triggers, streamTriggers } from '#shared/events.ts';
 import type { S3Trigger, StreamTrigger } from '#shared/events.ts';
 import { routes as routeTable } from '#shared/http/routes.ts';
 import type { RouteDefinition } from '#shared/http/routes.ts';
+import { AUTHORIZER_UNAUTHORIZED_METRIC } from '#shared/observability/catalog.ts';
 import { UPLOAD_OBJECT_PREFIX } from '#shared/names.ts';
 import { TABLE_KEY, TABLE_STREAM_VIEW, TTL_ATTRIBUTE } from '#shared/store/table.ts';
 import { AccountUpdater } from './account-updater.ts';
@@ -147,7 +148,7 @@ export class PaymentsApiStack extends Stack {
     });
     monitoring.watchRoutes(restApi.routeFunctions.map(({ route }) => route.handler));
     monitoring.watchFunctions([
-      ...(restApi.authorizerFunction ? [{ name: 'authorizer', fn: restApi.authorizerFunction }] : []),
+      ...(restApi.authorizerFunction ? [{ name: 'authorizer', fn: restApi.authorizerFunction, errorsByDesign: AUTHORIZER_UNAUTHORIZED_METRIC }] : []),
       ...restApi.routeFunctions.map(({ route, fn }) => ({ name: route.handler, fn })),
       ...triggered.functions,
     ]);

@@ -23,8 +23,15 @@ export const ROUTE_METRICS = {
   latency: 'Latency',
 } as const;
 
-/** Emitted by the request authorizer when a caller's credentials are refused (401). */
+/** Emitted by the request authorizer when a caller's credentials are refused (401, or 429 while its address is throttled). */
 export const AUTHENTICATION_REFUSED_METRIC = 'AuthenticationRefusals';
+
+/**
+ * Emitted by the request authorizer for each refusal it answers by throwing
+ * 'Unauthorized', API Gateway's signal for a 401: a Lambda error by design,
+ * which the authorizer's error alarm subtracts.
+ */
+export const AUTHORIZER_UNAUTHORIZED_METRIC = 'AuthorizerUnauthorizedErrors';
 
 /**
  * Business metrics the features emit through `recordBusinessMetric`. A name and

@@ -1,4 +1,4 @@
-import { AUTHENTICATION_REFUSED_METRIC, BUSINESS_METRICS, METRICS_NAMESPACE, ROUTE_METRICS, SERVICE_NAME } from './catalog.ts';
+import { AUTHENTICATION_REFUSED_METRIC, AUTHORIZER_UNAUTHORIZED_METRIC, BUSINESS_METRICS, METRICS_NAMESPACE, ROUTE_METRICS, SERVICE_NAME } from './catalog.ts';
 import type { BusinessMetricDimensions, BusinessMetricName } from './catalog.ts';
 
 export { BUSINESS_METRICS } from './catalog.ts';
@@ -61,9 +61,15 @@ export function recordRequest({ route, statusCode, durationMs }: RequestOutcome)
   );
 }
 
-/** The request authorizer refused a caller's credentials. */
-export function recordAuthenticationRefused(): void {
-  emit([{ name: AUTHENTICATION_REFUSED_METRIC, unit: 'Count', value: 1 }], {});
+/** The request authorizer refused a caller's credentials: a 401 (a thrown 'Unauthorized') or a 429. */
+export function recordAuthenticationRefused(answer: 'unauthorized' | 'throttled'): void {
+  emit(
+    [
+      { name: AUTHENTICATION_REFUSED_METRIC, unit: 'Count', value: 1 },
+      { name: AUTHORIZER_UNAUTHORIZED_METRIC, unit: 'Count', value: answer === 'unauthorized' ? 1 : 0 },
+    ],
+    {},
+  );
 }
 
 /**

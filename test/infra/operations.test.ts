@@ -212,6 +212,18 @@ describe('operations (fixture routes, prod)', () => {
     }
   });
 
+  it("does not count the authorizer's refusals (it throws 'Unauthorized' for API Gateway's 401) as its errors", () => {
+    const alarms = Object.values(resourcesOfType(template, 'AWS::CloudWatch::Alarm'));
+    const authorizer = alarms.find((alarm) => alarm.Properties.AlarmName === 'PaymentsApi-prod-authorizer-errors')!;
+    const metrics = authorizer.Properties.Metrics as Array<{ Id: string; Expression?: string; MetricStat?: { Metric: { MetricName: string } } }>;
+    expect(metrics.find((metric) => metric.Expression)?.Expression).toBe('FILL(errors, 0) - FILL(byDesign, 0)');
+    expect(metrics.find((metric) => metric.Id === 'byDesign')?.MetricStat?.Metric.MetricName).toBe('AuthorizerUnauthorizedErrors');
+    expect(metrics.find((metric) => metric.Id === 'errors')?.MetricStat?.Metric.MetricName).toBe('Errors');
+    // Every other function's errors alarm counts all its errors.
+    const others = alarms.filter((alarm) => String(alarm.Properties.AlarmName).endsWith('-errors') && alarm !== authorizer);
+    for (const alarm of others) expect(alarm.Properties.MetricName, String(alarm.Properties.AlarmName)).toBe('Errors');
+  });
+
   it('alarms on the API, every function, DynamoDB and the hooks, all to the topic', () => {
     const functionNames = ['authorizer', ...fixtureRoutes.map((route) => route.handler), ...s3Triggers.map((trigger) => trigger.handler), 'au-check', 'au-chunk', 'au-merge', 'au-export', ...streamTriggers.map((trigger) => trigger.handler)];
     expect(alarmNames(template)).toEqual([
