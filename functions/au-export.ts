@@ -3,6 +3,7 @@ import type { ScheduledEvent } from 'aws-lambda';
 import type { ExportResult } from '#shared/domain/account-updater/export.ts';
 import { exportAccountUpdates, previousMonth } from '#shared/domain/account-updater/export.ts';
 import { injectLambdaContext, logger } from '#shared/log/logger.ts';
+import { recordBusinessMetric } from '#shared/observability/metrics.ts';
 import { clock, exportDeps } from '#shared/wiring/account-updater.ts';
 
 /** The schedule's event, or `{"month": "yyyy-mm"}` when invoked by hand. */
@@ -19,7 +20,13 @@ export const handler = middy<ExportEvent, ExportResult>()
   .use(injectLambdaContext(logger, { resetKeys: true }))
   .handler(async (event) => {
     const month = event.month ?? previousMonth(event.time ? new Date(event.time) : clock());
-    const result = await exportAccountUpdates(month, exportDeps());
-    logger.info('Account Updater export written', { month, files: result.keys.length });
-    return result;
+    try {
+      const result = await exportAccountUpdates(month, exportDeps());
+      logger.info('Account Updater export written', { month, files: result.keys.length });
+      return result;
+    } catch (error) {
+      // Each failed attempt (Lambda retries twice): the export-failure alarm counts them.
+      recordBusinessMetric('AccountUpdaterExportFailures', 1, {});
+      throw error;
+    }
   });

@@ -123,7 +123,7 @@ export class AccountUpdater extends Construct {
       removalPolicy: environment.removalPolicy,
     });
 
-    this.deadLetterQueue = deadLetterQueue(this);
+    this.deadLetterQueue = deadLetterQueue(this, environment);
     this.checkFunction = this.job('CheckFunction', 'au-check', 'Account Updater: check a file before it is applied', props);
     this.chunkFunction = this.job('ChunkFunction', 'au-chunk', 'Account Updater: apply one batch of rows', props);
     this.mergeFunction = this.job('MergeFunction', 'au-merge', 'Account Updater: merge batch results into the summary', props);

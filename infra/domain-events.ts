@@ -47,7 +47,7 @@ export class DomainEvents extends Construct {
     super(scope, id);
     const { environment } = props;
     this.bus = new EventBus(this, 'Bus', { description: `Payments ${environment.name}: paymethod and document domain events` });
-    this.deadLetterQueue = deadLetterQueue(this);
+    this.deadLetterQueue = deadLetterQueue(this, props.environment);
 
     for (const trigger of props.triggers) {
       const fn = serviceFunction(this, `${pascalCase(trigger.handler)}Function`, {

@@ -31,7 +31,7 @@ export class S3TriggeredFunctions extends Construct {
 
   constructor(scope: Construct, id: string, props: S3TriggeredFunctionsProps) {
     super(scope, id);
-    this.deadLetterQueue = deadLetterQueue(this);
+    this.deadLetterQueue = deadLetterQueue(this, props.environment);
     for (const trigger of props.triggers) {
       const fn = serviceFunction(this, `${pascalCase(trigger.handler)}Function`, {
         name: trigger.handler,

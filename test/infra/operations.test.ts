@@ -184,7 +184,7 @@ describe('operations (fixture routes, dev)', () => {
   }, SYNTH_TIMEOUT_MS);
 
   it('deletes data with the stack in dev', () => {
-    for (const type of ['AWS::DynamoDB::Table', 'AWS::KMS::Key', 'AWS::S3::Bucket', 'AWS::Logs::LogGroup']) {
+    for (const type of ['AWS::DynamoDB::Table', 'AWS::KMS::Key', 'AWS::S3::Bucket', 'AWS::Logs::LogGroup', 'AWS::SQS::Queue']) {
       for (const resource of Object.values(template.findResources(type))) expect(resource.DeletionPolicy, type).toBe('Delete');
     }
   });
@@ -272,7 +272,7 @@ describe('operations (fixture routes, prod)', () => {
   });
 
   it('retains data on cdk destroy and protects the table', () => {
-    for (const type of ['AWS::DynamoDB::Table', 'AWS::KMS::Key', 'AWS::S3::Bucket', 'AWS::Logs::LogGroup']) {
+    for (const type of ['AWS::DynamoDB::Table', 'AWS::KMS::Key', 'AWS::S3::Bucket', 'AWS::Logs::LogGroup', 'AWS::SQS::Queue']) {
       for (const resource of Object.values(template.findResources(type))) {
         expect(resource.DeletionPolicy, type).toBe('Retain');
         expect(resource.UpdateReplacePolicy, type).toBe('Retain');
