@@ -1,24 +1,13 @@
 import net from 'node:net';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiGatewayEmulator, ApiGatewayEmulatorOptions } from '../../local/api-gateway.ts';
 import { startApiGatewayEmulator } from '../../local/api-gateway.ts';
-import { fixtureRoutes } from '../fixtures/routes.ts';
 import type { Identity } from '../support/api.ts';
 import { authHeaders, MERCHANT, PARTNER, UNRELATED, useRuntimeEnvironment } from '../support/api.ts';
+import { fixtureEmulatorOptions } from '../support/emulator.ts';
 
 let emulator: ApiGatewayEmulator;
-const emulatorOptions: ApiGatewayEmulatorOptions = {
-  routes: Object.values(fixtureRoutes),
-  functionsDir: path.resolve(import.meta.dirname, '../fixtures/functions'),
-  port: 0,
-  host: '127.0.0.1',
-  stage: 'local',
-  binaryMediaTypes: ['multipart/form-data'],
-  authorizerHandler: 'authorizer',
-  authorizerCacheTtlSeconds: 0,
-  integrationTimeoutMs: 300,
-};
+const emulatorOptions: ApiGatewayEmulatorOptions = fixtureEmulatorOptions({ integrationTimeoutMs: 300 });
 
 beforeAll(async () => {
   // The real authorizer, against the stores of the runtime the global setup started.

@@ -1,30 +1,20 @@
 import http from 'node:http';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiGatewayEmulator, ApiGatewayEmulatorOptions } from '../../local/api-gateway.ts';
 import { startApiGatewayEmulator } from '../../local/api-gateway.ts';
 import { FAILED_AUTHENTICATION_LIMIT } from '#shared/domain/authentication.ts';
 import { AUTHORIZER_CACHE_TTL_SECONDS } from '#shared/domain/credentials.ts';
-import { fixtureRoutes } from '../fixtures/routes.ts';
 import type { Identity } from '../support/api.ts';
 import { authHeaders, UNRELATED, useRuntimeEnvironment } from '../support/api.ts';
 import { npmScript } from '../support/cli.ts';
+import { fixtureEmulatorOptions } from '../support/emulator.ts';
 
 /**
  * The authorizer's decision cache as API Gateway keeps it (the stage's TTL),
  * on the emulator with the real authorizer and stores: what one address's
  * throttle does to other addresses, and a revocation racing an authorizer run.
  */
-const emulatorOptions: ApiGatewayEmulatorOptions = {
-  routes: Object.values(fixtureRoutes),
-  functionsDir: path.resolve(import.meta.dirname, '../fixtures/functions'),
-  port: 0,
-  host: '127.0.0.1',
-  stage: 'local',
-  binaryMediaTypes: ['multipart/form-data'],
-  authorizerHandler: 'authorizer',
-  authorizerCacheTtlSeconds: AUTHORIZER_CACHE_TTL_SECONDS,
-};
+const emulatorOptions: ApiGatewayEmulatorOptions = fixtureEmulatorOptions({ authorizerCacheTtlSeconds: AUTHORIZER_CACHE_TTL_SECONDS });
 
 let emulator: ApiGatewayEmulator;
 beforeAll(async () => {
