@@ -12,12 +12,14 @@ import { AU_HEADER } from '#shared/domain/account-updater/rows.ts';
 /** Rows per batch: one chunk invocation applies them in one to two seconds in AWS (8 conditional writes in flight). */
 export const BATCH_ROWS = 1_000;
 /**
- * A batch's input at most (its items and the run), Step Functions' payload
- * limit: a file of long rows (up to 8,192 characters each, csv.ts) is cut
- * into more, smaller batches instead of failing them. The local engine cuts
- * by the same two limits.
+ * A batch's input at most: a file of long rows (up to 8,192 characters each,
+ * csv.ts) is cut into more, smaller batches instead of failing them. Step
+ * Functions' payload limit is 256 KiB; 8 KiB of it are left for the run
+ * (BatchInput) and the envelope, whether or not Step Functions counts them
+ * toward MaxInputBytesPerBatch. The local engine cuts by the same two limits,
+ * counting the run.
  */
-export const MAX_BATCH_INPUT_BYTES = 256 * 1024;
+export const MAX_BATCH_INPUT_BYTES = 248 * 1024;
 /**
  * Batches in flight in AWS: 6 batches x 8 writes in flight at ~10 ms a
  * conditional write is at most 4,800 rows/s for one organization, which the

@@ -169,7 +169,7 @@ describe('AccountUpdater construct', () => {
     const properties = resourcesOfType(template, 'AWS::StepFunctions::StateMachine')[machine]!.Properties as Record<string, unknown>;
     expect(properties).toMatchObject({ TracingConfiguration: { Enabled: true }, LoggingConfiguration: { Level: 'ALL', IncludeExecutionData: false } });
     const definition = JSON.stringify(properties.DefinitionString);
-    for (const fragment of ['"Mode\\":\\"DISTRIBUTED', '"InputType\\":\\"CSV', '"MaxItemsPerBatch\\":1000', '"MaxInputBytesPerBatch\\":262144', 'ToleratedFailurePercentage', 'ResultWriter']) expect(definition).toContain(fragment);
+    for (const fragment of ['"Mode\\":\\"DISTRIBUTED', '"InputType\\":\\"CSV', '"MaxItemsPerBatch\\":1000', '"MaxInputBytesPerBatch\\":253952', 'ToleratedFailurePercentage', 'ResultWriter']) expect(definition).toContain(fragment);
     const policies = Object.values(resourcesOfType(template, 'AWS::IAM::Policy')).filter((policy) => JSON.stringify(policy.Properties).includes('ApplyStateMachineRole'));
     const statements = policies.flatMap((policy) => (policy.Properties as { PolicyDocument: { Statement: Statement[] } }).PolicyDocument.Statement);
     expect(actionsOf(statements.filter((statement) => [check, chunk, merge].some((id) => mentions(statement, id))))).toEqual(['lambda:InvokeFunction']);
