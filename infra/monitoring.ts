@@ -231,8 +231,8 @@ export class Monitoring extends Construct {
 
   /**
    * The Account Updater export failed: alarms on the `AccountUpdaterExportFailures`
-   * business metric (the export records it, with recordBusinessMetric, when a run
-   * gives up) and, when the export function is given, on that function's errors.
+   * business metric (the export records it, with recordBusinessMetric, for each
+   * failed attempt) and, when the export function is given, on that function's errors.
    */
   alarmOnAccountUpdaterExportFailure(exportFunction?: IFunction): Alarm | undefined {
     const failures = this.customMetric('AccountUpdaterExportFailures', 'Sum', {}, 'AU export failures');

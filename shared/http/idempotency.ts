@@ -122,9 +122,10 @@ async function quietly(what: string, write: Promise<void>): Promise<void> {
 /**
  * The route, its path parameters and the body's bytes; a multipart body as
  * the parts between its delimiters, each with its length, so that bodies
- * that differ in their boundary alone are the same request. A multipart
- * request also matches its fingerprint of the body's raw bytes, which keys
- * stored before the boundary was set aside carry.
+ * that differ in their boundary alone are the same request. Each request
+ * also matches the other form of its fingerprint, so that keys stored by
+ * either earlier version still replay: the raw bytes for every body, then
+ * (for a while) the part-wise form for every body, a JSON body as one part.
  */
 function fingerprintOf(routeName: string, request: ApiRequest): Pick<IdempotencyClaim, 'fingerprint' | 'alsoMatches'> {
   const start = () => {
@@ -134,12 +135,14 @@ function fingerprintOf(routeName: string, request: ApiRequest): Pick<Idempotency
     return hash;
   };
   const raw = start();
-  if (request.rawBody) raw.update(request.rawBody);
-  const parts = request.rawBody && multipartParts(request.rawBody, request.headers['content-type']);
-  if (!parts) return { fingerprint: raw.digest('base64url') };
-  const partwise = start().update('multipart\n');
-  for (const part of parts) partwise.update(`${part.length}\n`).update(part);
-  return { fingerprint: partwise.digest('base64url'), alsoMatches: [raw.digest('base64url')] };
+  const partwise = start();
+  if (request.rawBody) {
+    raw.update(request.rawBody);
+    const parts = multipartParts(request.rawBody, request.headers['content-type']);
+    for (const part of parts ?? [request.rawBody]) partwise.update(`${part.length}\n`).update(part);
+    if (parts) return { fingerprint: partwise.digest('base64url'), alsoMatches: [raw.digest('base64url')] };
+  }
+  return { fingerprint: raw.digest('base64url'), alsoMatches: [partwise.digest('base64url')] };
 }
 
 /**

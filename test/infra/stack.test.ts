@@ -51,7 +51,7 @@ const EXPECTED_ACTIONS: Record<string, string[]> = {
   'documents-create': [...WRITE, 's3:PutObject', 'kms:GenerateDataKey'],
   'documents-upload-create': [...WRITE, 's3:PutObject', 'kms:GenerateDataKey'],
   'documents-file': [...READ, 's3:GetObject', 'kms:Decrypt'],
-  'documents-delete': [...WRITE, 's3:DeleteObject', 's3:ListBucket'],
+  'documents-delete': [...WRITE, 's3:DeleteObject'],
   // Declares nothing, but a secret route reads organizations for its tenancy check.
   'organizations-ping': READ,
   status: [],
@@ -478,7 +478,8 @@ function expectedActions(route: (typeof routes)[number]): string[] {
     read: ['s3:GetObject', 'kms:Decrypt'],
     write: ['s3:PutObject', 'kms:GenerateDataKey'],
     'presign-upload': ['s3:PutObject', 'kms:GenerateDataKey'],
-    delete: ['s3:DeleteObject', 's3:ListBucket'],
+    delete: ['s3:DeleteObject'],
+    'list-copies': ['s3:ListBucket'],
     'finalize-upload': ['s3:GetObject', 's3:DeleteObject', 's3:ListBucket', 'kms:Decrypt'],
   };
   const vaultActions: Record<string, string[]> = { encrypt: ['kms:GenerateDataKey'], decrypt: ['kms:Decrypt'] };

@@ -169,7 +169,7 @@ describe('documents: failures leave no orphan and no half-deleted document', () 
       s3.failOn({ command: 'DeleteObjectCommand', landed });
       const answer = await invokeDelete(id);
       expect(answer.statusCode).toBe(503);
-      expect(JSON.parse(answer.body)).toMatchObject({ response: { response_code: 'SERVICE_UNAVAILABLE' } });
+      expect(JSON.parse(answer.body)).toMatchObject({ response: { response_code: 'OUTCOME_UNKNOWN' } });
       expect(await keysOf(id)).toHaveLength(landed ? 0 : 1);
       expect((await call(documentsPath(org.organizationId, id), { as: org })).status).toBe(404);
       s3.failOn();

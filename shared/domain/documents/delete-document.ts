@@ -30,8 +30,8 @@ export async function deleteDocument(organizationId: string, documentId: string,
       if (previous.status !== 'deleting') await deps.documents.restore(previous).catch(() => undefined);
       throw error;
     }
-    // Not the create's "retry with the same Idempotency-Key": a retried DELETE finds the record flagged and finishes.
-    throw new Unavailable('the file may already be deleted; retry the DELETE to finish it', 1, { cause: error });
+    // OUTCOME_UNKNOWN, but not the create's "retry with the same Idempotency-Key": a retried DELETE finds the record flagged and finishes.
+    throw new Unavailable('the file may already be deleted; retry the DELETE to finish it', 1, { cause: error, code: 'OUTCOME_UNKNOWN' });
   }
   await deps.documents.remove(organizationId, documentId);
   // An expired session was already invisible: it is cleaned up, but it did not exist for the client.
