@@ -91,13 +91,15 @@ function indexDefinition(index: IndexDefinition) {
  * A table kept in LOCAL_DATA_DIR from before an index existed gets it now
  * (paymethods written before gsi8/gsi9 get their keys from
  * `npm run migrate:list-indexes`), and loses the retired indexes its
- * successors replace (DynamoDB Local has no one-index-per-update limit to
- * upgrade around, and the functions never read a retired index here).
+ * successors replace (the functions never read a retired index here). Like
+ * DynamoDB, DynamoDB Local changes one index at a time, in the background:
+ * each change waits for the one before it.
  */
 async function addMissingIndexes(client: DynamoDBClient, tableName: string, existing: Set<string | undefined>): Promise<void> {
   for (const index of GLOBAL_SECONDARY_INDEXES) {
     if (existing.has(index.indexName)) continue;
-    await client.send(
+    await oneIndexChange(
+      client,
       new UpdateTableCommand({
         TableName: tableName,
         AttributeDefinitions: [
@@ -110,7 +112,7 @@ async function addMissingIndexes(client: DynamoDBClient, tableName: string, exis
   }
   const retired: string[] = RETIRED_INDEXES.filter((index) => existing.has(index.indexName)).map((index) => index.indexName);
   for (const indexName of retired) {
-    await client.send(new UpdateTableCommand({ TableName: tableName, GlobalSecondaryIndexUpdates: [{ Delete: { IndexName: indexName } }] }));
+    await oneIndexChange(client, new UpdateTableCommand({ TableName: tableName, GlobalSecondaryIndexUpdates: [{ Delete: { IndexName: indexName } }] }));
   }
   // DynamoDB Local deletes in the background: the runtime starts on the table it declares, not on one still changing.
   for (let waited = 0; retired.length > 0; waited += 100) {
@@ -118,5 +120,18 @@ async function addMissingIndexes(client: DynamoDBClient, tableName: string, exis
     if (!(Table?.GlobalSecondaryIndexes ?? []).some((index) => retired.includes(index.IndexName as string))) return;
     if (waited >= 60_000) throw new Error(`DynamoDB Local did not delete ${retired.join(', ')} within a minute`);
     await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** An index change, sent again while the one before it is still under way ("Only 1 online index can be created or deleted simultaneously"). */
+async function oneIndexChange(client: DynamoDBClient, command: UpdateTableCommand): Promise<void> {
+  for (let waited = 0; ; waited += 100) {
+    try {
+      await client.send(command);
+      return;
+    } catch (error) {
+      if ((error as Error).name !== 'LimitExceededException' || waited >= 60_000) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
   }
 }
