@@ -164,8 +164,9 @@ export async function startApiGatewayEmulator(options: ApiGatewayEmulatorOptions
     const identity = authorizer.identityHeaders.map((name) => findHeader(event.headers, name.toLowerCase()));
     // API Gateway refuses without calling the authorizer when an identity source is missing.
     if (identity.some((value) => !value)) return { kind: 'UNAUTHORIZED' };
-    // The cache key is the identity sources: the headers, and the caller's address (context.identity.sourceIp).
-    const cacheKey = [authorizer.name, ...identity, ...authorizer.identityContext.map((variable) => (variable === 'identity.sourceIp' ? event.requestContext.identity.sourceIp : variable))].join('\n');
+    // The cache key is the identity sources: the headers, and context variables such as the caller's address (identity.sourceIp).
+    const contextValues = authorizer.identityContext.map((variable) => String(variable.split('.').reduce<unknown>((value, name) => (value as Record<string, unknown> | undefined)?.[name], event.requestContext)));
+    const cacheKey = [authorizer.name, ...identity, ...contextValues].join('\n');
     const cached = authorizerCache.get(cacheKey);
     // A flush while the authorizer runs (a revocation) must not be undone by storing its answer afterwards.
     const generation = cacheGeneration;

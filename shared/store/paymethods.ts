@@ -522,16 +522,15 @@ export class DynamoPaymethodStore implements PaymethodRepository, CardUpdates {
         const items: Item[] = [];
         // One more than asked tells whether the merged list goes on.
         while (items.length <= limit) {
-          let best: number | undefined;
+          let best: { index: number; item: Item; value: string } | undefined;
           heads.forEach((head, index) => {
             if (head.done) return;
             const value = head.value[plan.sortAttribute] as string;
-            const bestValue = best === undefined ? undefined : ((heads[best] as IteratorYieldResult<Item>).value[plan.sortAttribute] as string);
-            if (bestValue === undefined || (ascending ? value < bestValue : value > bestValue)) best = index;
+            if (!best || (ascending ? value < best.value : value > best.value)) best = { index, item: head.value, value };
           });
-          if (best === undefined) break;
-          items.push((heads[best] as IteratorYieldResult<Item>).value);
-          heads[best] = await streams[best]!.next();
+          if (!best) break;
+          items.push(best.item);
+          heads[best.index] = await streams[best.index]!.next();
         }
         await Promise.all(streams.map((stream) => stream.return(undefined)));
         const page = items.slice(0, limit);
