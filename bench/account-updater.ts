@@ -211,8 +211,8 @@ async function watchLiveHeap(): Promise<() => LiveHeap> {
  *   source line.
  * - `raw-mix`: the same write for the files' mix of rows, where every fourth
  *   row brings a new number: that row's card gets its new sealed number and
- *   fingerprint, and its duplicate-scope entry moves in the same commit (a
- *   transaction of the card and both duplicate-scope items,
+ *   fingerprint, and joins its new duplicate-scope entry in the same commit (a
+ *   transaction of the card and that entry,
  *   docs/data-model.md), NEW_NUMBER_GROUP such rows sharing
  *   one call, as the apply step writes them.
  */
@@ -389,8 +389,8 @@ async function writeUnits(table: string, historyTable: string, freshIndex: numbe
   };
   const neverUpdated = await applyOnce(freshIndex);
   const updatedBefore = await applyOnce(updatedIndex);
-  // A new number: the card (new sealed number and fingerprint, its gsi13 entry moved) and its duplicate-scope
-  // entries, in one transaction, which DynamoDB bills twice for each item it writes (the indexes once).
+  // A new number: the card (new sealed number and fingerprint, its gsi13 entry moved) and its new duplicate-scope
+  // entry, in one transaction, which DynamoDB bills twice for each item it writes (the indexes once).
   const found = (await store.findCards([token(newNumberIndex)])).get(token(newNumberIndex))!;
   const renumbered = await newNumberFor(batchDeps(), newNumberIndex, found.paymethod.card!, now);
   consumed.length = 0;
@@ -542,7 +542,7 @@ async function main(): Promise<void> {
       apply: { ...applyLarge.result, seconds: +(applyLarge.elapsedMs / 1000).toFixed(1), rowsPerSecond: Math.round(applyRate), peakRssMb: Math.round(applyLarge.peakRssMb) },
       rawConditionalUpdateItem: { inFlight: ENGINE_IN_FLIGHT, perSecondEachRun: floors.raw.map((run) => Math.round(run.perSecond)), perSecondMean: Math.round(rawRate) },
       applyToRawRatio: +(applyRate / rawRate).toFixed(2),
-      // The store's write for the same mix of rows as the files (every fourth a new number: a transaction of the card and both duplicate-scope items).
+      // The store's write for the same mix of rows as the files (every fourth a new number: a transaction of the card and its new duplicate-scope entry).
       rawStoreWriteSameMix: { inFlight: ENGINE_IN_FLIGHT, perSecondEachRun: floors.mix.map((run) => Math.round(run.perSecond)), perSecondMean: Math.round(mixRate) },
       applyToSameMixRatio: +(applyRate / mixRate).toFixed(2),
       // A file of new expiries only, whose every row is the raw floor's write, against the raw floor.

@@ -142,7 +142,7 @@ export class AccountUpdater extends Construct {
     check.addToRolePolicy(new PolicyStatement({ actions: ['dynamodb:PutItem', 'dynamodb:GetItem'], resources: [history] }));
     this.grantReportsKeyViaS3(check, ['kms:Decrypt', 'kms:GenerateDataKey']);
 
-    // Cards: read in batches, each applied row one conditional UpdateItem (a transaction of updates when a new number moves its duplicate scope).
+    // Cards: read in batches, each applied row one conditional UpdateItem (a transaction of updates when a new number joins its duplicate-scope entry).
     chunk.addToRolePolicy(new PolicyStatement({ actions: ['dynamodb:BatchGetItem', 'dynamodb:UpdateItem'], resources: [table] }));
     // History items in batches, and the month marker; a re-applied file reads which of its items are missing.
     chunk.addToRolePolicy(new PolicyStatement({ actions: ['dynamodb:BatchWriteItem', 'dynamodb:PutItem', 'dynamodb:BatchGetItem'], resources: [history] }));
@@ -150,7 +150,7 @@ export class AccountUpdater extends Construct {
     grantKeyUsage(props.vaultKey, chunk, ['kms:GenerateDataKey', 'kms:Decrypt'], {
       StringEquals: { 'kms:EncryptionContext:purpose': VAULT_ENCRYPTION_PURPOSE },
     });
-    // A new number gets a new fingerprint (its duplicate scope entries move in the row's transaction: UpdateItem per item).
+    // A new number gets a new fingerprint (it joins that fingerprint's duplicate-scope entry in the row's transaction: UpdateItem per item).
     grantKeyUsage(props.fingerprintKey, chunk, ['kms:GenerateMac']);
     chunk.addToRolePolicy(new PolicyStatement({ actions: ['s3:PutObject'], resources: [objects(RUNS_PREFIX)] }));
     this.grantReportsKeyViaS3(chunk, ['kms:GenerateDataKey']);

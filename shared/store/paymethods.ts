@@ -27,7 +27,7 @@ const MAX_WRITE_ATTEMPTS = 3;
 /** TransactWriteItems' limit of items per call. */
 const TRANSACTION_ITEMS = 100;
 
-/** An Account Updater change whose commit is a transaction: its card update and duplicate-scope writes. */
+/** An Account Updater change whose commit is a transaction: its card update and its new duplicate-scope entry. */
 interface MovingChange {
   index: number;
   items: TransactItem[];
@@ -261,7 +261,7 @@ export class DynamoPaymethodStore implements PaymethodRepository, CardUpdates {
       }
       if (completion && outcome[idempotencyIndex] === 'ConditionalCheckFailed') throw idempotencyKeyLost();
       if (membership && outcome[duplicateIndex] === 'ConditionalCheckFailed') {
-        const existing = await this.duplicateOf(paymethod);
+        const existing = await this.holderOf(paymethod);
         if (existing) throw duplicatePaymethod(paymethod, existing);
       }
       if (options.consumeOneTimeToken && outcome[ottIndex] === 'ConditionalCheckFailed') {
@@ -335,9 +335,9 @@ export class DynamoPaymethodStore implements PaymethodRepository, CardUpdates {
    * UpdateItem of the card, conditioned on the version read (and still a
    * card), that sets the card, the new sealed number, the file line it came
    * from and the sparse report index keys; everything the report and the
-   * history need is on the card after it. A new number also moves the card's
-   * duplicate-scope entry in the same commit, so those changes are
-   * transactions: the ones passed together share TransactWriteItems calls
+   * history need is on the card after it. A new number also adds the card to
+   * its new fingerprint's duplicate-scope entry in the same commit, so those
+   * changes are transactions: the ones passed together share TransactWriteItems calls
    * (no item twice in one, at most 100 items), one round trip for many rows
    * instead of one each. 'conflict' for a change whose card changed or went
    * away.
@@ -347,8 +347,8 @@ export class DynamoPaymethodStore implements PaymethodRepository, CardUpdates {
     const moving: MovingChange[] = [];
     const updates: Array<Promise<void>> = [];
     changes.forEach((change, index) => {
-      const { update, fingerprintMove } = this.accountUpdateWrite(change);
-      if (fingerprintMove.length > 0) moving.push({ index, items: [{ Update: update }, ...fingerprintMove] });
+      const { update, scopeJoin } = this.accountUpdateWrite(change);
+      if (scopeJoin) moving.push({ index, items: [{ Update: update }, scopeJoin] });
       else updates.push(this.updateCard(update).then((outcome) => void (outcomes[index] = outcome)));
     });
     // Every write settles before a failure is reported: the caller's retry starts from a settled store.
@@ -358,7 +358,7 @@ export class DynamoPaymethodStore implements PaymethodRepository, CardUpdates {
     return outcomes;
   }
 
-  /** The card's conditional update for one change, and the duplicate-scope writes its new fingerprint needs. */
+  /** The card's conditional update for one change, and the duplicate-scope entry its new fingerprint joins. */
   private accountUpdateWrite({ current, card, secret, source, updatedAt }: CardChange) {
     const next: Paymethod = { ...current, card, updated_at: updatedAt, version: current.version + 1 };
     const names: Record<string, string> = { '#version': 'version', '#type': 'paymethod_type' };
@@ -393,8 +393,11 @@ export class DynamoPaymethodStore implements PaymethodRepository, CardUpdates {
       ExpressionAttributeNames: names,
       ExpressionAttributeValues: values,
     };
-    // Only a new number changes the fingerprint.
-    return { update, fingerprintMove: duplicateScopeMove(this.tableName, current, next) };
+    // Only a new number changes the fingerprint. The card joins its new entry in the same commit, so every
+    // entry always names every card holding its fingerprint; it does not leave the old one, which keeps the
+    // bulk path's row at two items. The duplicate check tells such former holders apart (holderOf).
+    const scopeJoin = fingerprintOf(next) === fingerprintOf(current) ? undefined : duplicateScopeWrite(this.tableName, next, 'ADD');
+    return { update, scopeJoin };
   }
 
   private async updateCard(update: NonNullable<TransactItem['Update']>): Promise<'applied' | 'conflict'> {
@@ -631,11 +634,57 @@ export class DynamoPaymethodStore implements PaymethodRepository, CardUpdates {
     };
   }
 
-  /** A paymethod already holding `record`'s fingerprint in its duplicate scope (strongly consistent), if any. */
-  private async duplicateOf(record: Paymethod): Promise<string | undefined> {
-    const item = await this.getItem(duplicateScopeKey(record)!, true);
-    const tokens = [...((item?.[DUPLICATE_SCOPE_TOKENS] as Set<string> | undefined) ?? [])].sort();
-    return tokens[0];
+  /**
+   * The paymethod holding `record`'s fingerprint in its duplicate scope
+   * (strongly consistent), if any. An entry names every card holding its
+   * fingerprint, and may still name cards that held it once: an Account
+   * Updater new number joins its new entry without leaving the old one. So
+   * each member is checked against its card; when none holds the fingerprint
+   * any more, they are taken out of the entry (releaseFormerHolders) and the
+   * caller tries its write again.
+   */
+  private async holderOf(record: Paymethod): Promise<string | undefined> {
+    const entry = duplicateScopeKey(record)!;
+    const item = await this.getItem(entry, true);
+    const members = [...((item?.[DUPLICATE_SCOPE_TOKENS] as Set<string> | undefined) ?? [])].sort();
+    if (members.length === 0) return undefined;
+    const cards = new Map((await this.getPaymethodItems(members, true)).map((found) => [found.paymethod_token as string, paymethodFromItem(found)]));
+    const holder = members.find((token) => {
+      const card = cards.get(token);
+      return card !== undefined && duplicateScopeKey(card)?.pk === entry.pk;
+    });
+    if (holder) return holder;
+    await this.releaseFormerHolders(entry, members, cards);
+    return undefined;
+  }
+
+  /**
+   * Takes former holders out of a duplicate-scope entry, each on the
+   * condition that its card is still as read (same version, or still gone):
+   * a card that took the fingerprint back meanwhile joined the entry in its
+   * own commit, changed its version, and so stays. A cancelled release
+   * leaves the entry as it was, for the caller's next attempt to read again.
+   */
+  private async releaseFormerHolders(entry: Item, members: readonly string[], cards: ReadonlyMap<string, Paymethod>): Promise<void> {
+    for (let first = 0; first < members.length; first += TRANSACTION_ITEMS - 1) {
+      const former = members.slice(first, first + TRANSACTION_ITEMS - 1);
+      const asRead: TransactItem[] = former.map((token) => {
+        const card = cards.get(token);
+        const Key = keys.paymethod(token);
+        return card
+          ? { ConditionCheck: { TableName: this.tableName, Key, ConditionExpression: '#version = :version', ExpressionAttributeNames: { '#version': 'version' }, ExpressionAttributeValues: { ':version': card.version } } }
+          : { ConditionCheck: { TableName: this.tableName, Key, ConditionExpression: `attribute_not_exists(${TABLE_KEY.partitionKey})` } };
+      });
+      const release: TransactItem = {
+        Update: { TableName: this.tableName, Key: entry, UpdateExpression: 'DELETE #tokens :former', ExpressionAttributeNames: { '#tokens': DUPLICATE_SCOPE_TOKENS }, ExpressionAttributeValues: { ':former': new Set(former) } },
+      };
+      try {
+        await this.client.send(new TransactWriteCommand({ TransactItems: [...asRead, release] }));
+      } catch (error) {
+        if (cancellationReasons(error, asRead.length + 1)) return;
+        throw error;
+      }
+    }
   }
 
   /** The customer's newest paymethod other than `current`: the next default by the documented rule. */

@@ -158,6 +158,84 @@ describe('Account Updater new numbers', () => {
     expect((await post(customerPath(ORG, loc, cst), { card: { ...CARD, card_type: 'mast', account_number: OTHER_CARD_NUMBER }, fail_on_duplicate: true }, { as })).status).toBe(201);
   });
 
+  /** A new number for the card as it is now, as a file's row brings it, and the card it leaves (its old fingerprint). */
+  async function renumber(token: string, number: string) {
+    const { paymethodStore, vault } = await import('#shared/wiring/paymethods.ts');
+    const { fingerprinter } = await import('#shared/wiring/account-updater.ts').then((module) => module.batchDeps());
+    const { paymethod } = (await paymethodStore().findCards([token])).get(token)!;
+    const appliedAt = new Date().toISOString();
+    const card = { ...paymethod.card!, last_4_account_number: number.slice(-4), masked_account_number: `****${number.slice(-4)}`, au_code: 'new' as const, au_description: 'New account number', au_updated_date: appliedAt, fingerprint: await fingerprinter.fingerprint(paymethod.organization_id, { kind: 'card', accountNumber: number }) };
+    const secret = await vault().seal(number, { organizationId: paymethod.organization_id, recordToken: token });
+    const change = { current: paymethod, card, secret, source: { file_id: 'direct', line: 2, run_id: unique('run'), before: { card: paymethod.card! } }, updatedAt: appliedAt };
+    expect(await paymethodStore().applyAccountUpdates([change])).toEqual(['applied']);
+    return paymethod;
+  }
+
+  /** The tokens a duplicate-scope entry names, read straight from the table. */
+  async function entryMembers(record: Paymethod): Promise<string[]> {
+    const { GetCommand } = await import('@aws-sdk/lib-dynamodb');
+    const { dynamo } = await import('#shared/aws/dynamodb.ts');
+    const { config } = await import('#shared/config.ts');
+    const { keys } = await import('#shared/store/keys.ts');
+    const scope = record.customer_token ? `CST#${record.customer_token}` : `LOC#${record.location_id}`;
+    const { Item } = await dynamo.send(new GetCommand({ TableName: config.tableName, Key: keys.duplicateScope(record.organization_id, scope, record.card!.fingerprint!), ConsistentRead: true }));
+    return [...((Item?.tokens as Set<string> | undefined) ?? [])].sort();
+  }
+
+  it('join their new entry and leave the old one naming the card, until a flagged create finds it a former holder and takes it out', async () => {
+    useRuntimeEnvironment();
+    const loc = unique('loc_');
+    const cst = unique('cst_');
+    const token = String((await post(customerPath(ORG, loc, cst), { card: CARD }, { as })).body.paymethod_token);
+    const before = await renumber(token, OTHER_CARD_NUMBER);
+    // One write fewer per new number: the card stays in its old entry, no longer holding its fingerprint.
+    expect(await entryMembers(before)).toEqual([token]);
+    const again = await post(customerPath(ORG, loc, cst), { card: CARD, fail_on_duplicate: true }, { as });
+    expect(again.status).toBe(201);
+    expect(await entryMembers(before)).toEqual([String(again.body.paymethod_token)]);
+    expectError(await post(customerPath(ORG, loc, cst), { card: { ...CARD, card_type: 'mast', account_number: OTHER_CARD_NUMBER }, fail_on_duplicate: true }, { as }), 409);
+
+    // A former holder deleted since is taken out too.
+    const elsewhere = unique('cst_');
+    const gone = String((await post(customerPath(ORG, loc, elsewhere), { card: CARD }, { as })).body.paymethod_token);
+    const goneBefore = await renumber(gone, cardNumber('49970001'));
+    expect((await call(`${locationPath(ORG, loc)}/paymethods/${gone}`, { method: 'DELETE', as })).status).toBe(200);
+    expect(await entryMembers(goneBefore)).toEqual([gone]);
+    const after = await post(customerPath(ORG, loc, elsewhere), { card: CARD, fail_on_duplicate: true }, { as });
+    expect(after.status).toBe(201);
+    expect(await entryMembers(goneBefore)).toEqual([String(after.body.paymethod_token)]);
+  });
+
+  it('keep a former holder in its entry when it takes the fingerprint back while a flagged create checks it', async () => {
+    useRuntimeEnvironment();
+    const { BatchGetCommand } = await import('@aws-sdk/lib-dynamodb');
+    const { dynamo } = await import('#shared/aws/dynamodb.ts');
+    const { config } = await import('#shared/config.ts');
+    const { DynamoPaymethodStore } = await import('#shared/store/paymethods.ts');
+    const loc = unique('loc_');
+    const cst = unique('cst_');
+    const token = String((await post(customerPath(ORG, loc, cst), { card: CARD }, { as })).body.paymethod_token);
+    const original = await renumber(token, OTHER_CARD_NUMBER);
+    // The create reads the entry's members; right after that read, and before it acts on it, a later file
+    // gives the card its first number back (which joins an entry that already names it).
+    let raced = false;
+    const racing = {
+      send: async (command: Parameters<typeof dynamo.send>[0]) => {
+        const output = await dynamo.send(command);
+        if (command instanceof BatchGetCommand && !raced) {
+          raced = true;
+          await renumber(token, CARD_NUMBER);
+        }
+        return output;
+      },
+    } as unknown as typeof dynamo;
+    const now = new Date();
+    const { is_default: _default, version: _version, ...sameNumber } = { ...original, paymethod_token: unique('mth_'), created_at: now.toISOString(), updated_at: now.toISOString() };
+    await expect(new DynamoPaymethodStore(racing, config.tableName).create(sameNumber, undefined, { now, failOnDuplicate: true })).rejects.toMatchObject({ code: 'DUPLICATE_PAYMETHOD', message: expect.stringContaining(token) });
+    expect(raced).toBe(true);
+    expect(await entryMembers(original)).toEqual([token]);
+  });
+
   it('commit many at once: cards sharing a duplicate-scope entry, and a stale card, each settle on their own', async () => {
     useRuntimeEnvironment();
     const ORG = MERCHANT.organizationId;

@@ -43,8 +43,8 @@ const HISTORY_GROUP = 25;
 /** History items of a re-applied file checked together: one BatchGetItem (DynamoDB's limit). */
 const RESTORE_GROUP = 100;
 /**
- * Rows with a new number committed together. Each such commit moves the
- * card's duplicate-scope entry too, a transaction of two or three items;
+ * Rows with a new number committed together. Each such commit adds the
+ * card to its new duplicate-scope entry too, a transaction of two items;
  * sixteen share one call (under its 100 items). Measured on DynamoDB Local,
  * a transaction per row ran at about 0.35x the rate of a single UpdateItem,
  * sixteen rows to a transaction at about 0.75x per row.

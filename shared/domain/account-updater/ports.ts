@@ -60,7 +60,7 @@ export interface CardUpdates {
    * still a card) that also sets the record's updated_at to the change's
    * `updatedAt` (so a later update through the API shows as one),
    * 'conflict' when it changed or went away. A new number's
-   * commit also moves the card's duplicate-scope entry, a transaction; such
+   * commit also adds the card to its new duplicate-scope entry, a transaction; such
    * changes passed together share transactions, so they are worth sending
    * together.
    */
