@@ -60,8 +60,10 @@ export const keys = {
   /**
    * The paymethods holding one fingerprint within one duplicate scope (a customer, or a
    * location's or the organization's paymethods without a customer), as a string set
-   * `tokens`: written in the same transaction as every create, move, delete and number
-   * change, so a create with fail_on_duplicate can refuse atomically.
+   * `tokens`: joined in the same transaction as every create, move and number change, and
+   * left in the same transaction as every delete and move, so a create with
+   * fail_on_duplicate can refuse atomically. An Account Updater number change only joins,
+   * so the set may also name former holders, which that create checks and takes out.
    */
   duplicateScope: (organizationId: string, scope: string, fingerprint: string) => ({ pk: `DUP#${organizationId}#${scope}#${fingerprint}`, sk: 'DUP' }),
   /** One item per customer naming its default paymethod; its existence is the "has a default" lock. */

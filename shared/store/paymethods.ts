@@ -24,11 +24,19 @@ type Item = Record<string, unknown>;
 type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
 const MAX_WRITE_ATTEMPTS = 3;
+/**
+ * Times a flagged create may find only former holders in its way and go
+ * again without spending an attempt: each time, they were taken out, or one
+ * of them changed while the check read it.
+ */
+const MAX_FORMER_HOLDER_RELEASES = 5;
+/** Members of a duplicate-scope entry read at once: the first holder is almost always among the first few. */
+const HOLDER_READ = 10;
 /** TransactWriteItems' limit of items per call. */
 const TRANSACTION_ITEMS = 100;
 
 /** An Account Updater change whose commit is a transaction: its card update and its new duplicate-scope entry. */
-interface MovingChange {
+interface JoiningChange {
   index: number;
   items: TransactItem[];
 }
@@ -221,6 +229,7 @@ export class DynamoPaymethodStore implements PaymethodRepository, CardUpdates {
     secret: SealedSecret | undefined,
     options: { consumeOneTimeToken?: string; now: Date; completion?: IdempotencyCompletion<Paymethod>; failOnDuplicate?: boolean },
   ): Promise<Paymethod> {
+    let releases = 0;
     for (let attempt = 1; ; attempt += 1) {
       const transaction: TransactItem[] = [];
       let isDefault = false;
@@ -260,11 +269,18 @@ export class DynamoPaymethodStore implements PaymethodRepository, CardUpdates {
         return paymethod;
       }
       if (completion && outcome[idempotencyIndex] === 'ConditionalCheckFailed') throw idempotencyKeyLost();
+      const tokenUsed = options.consumeOneTimeToken !== undefined && outcome[ottIndex] === 'ConditionalCheckFailed';
       if (membership && outcome[duplicateIndex] === 'ConditionalCheckFailed') {
         const existing = await this.holderOf(paymethod);
         if (existing) throw duplicatePaymethod(paymethod, existing);
+        // Only former holders were in the way: not a lost race, so the create goes again without spending an attempt.
+        if (!tokenUsed && releases < MAX_FORMER_HOLDER_RELEASES) {
+          releases += 1;
+          attempt -= 1;
+          continue;
+        }
       }
-      if (options.consumeOneTimeToken && outcome[ottIndex] === 'ConditionalCheckFailed') {
+      if (tokenUsed) {
         throw new Conflict('ONE_TIME_TOKEN_USED', 'the one-time token has already been used');
       }
       // The customer's default changed under us (or a transaction conflict): decide again.
@@ -344,15 +360,15 @@ export class DynamoPaymethodStore implements PaymethodRepository, CardUpdates {
    */
   async applyAccountUpdates(changes: readonly CardChange[]): Promise<Array<'applied' | 'conflict'>> {
     const outcomes = new Array<'applied' | 'conflict'>(changes.length);
-    const moving: MovingChange[] = [];
+    const joining: JoiningChange[] = [];
     const updates: Array<Promise<void>> = [];
     changes.forEach((change, index) => {
       const { update, scopeJoin } = this.accountUpdateWrite(change);
-      if (scopeJoin) moving.push({ index, items: [{ Update: update }, scopeJoin] });
+      if (scopeJoin) joining.push({ index, items: [{ Update: update }, scopeJoin] });
       else updates.push(this.updateCard(update).then((outcome) => void (outcomes[index] = outcome)));
     });
     // Every write settles before a failure is reported: the caller's retry starts from a settled store.
-    const settled = await Promise.allSettled([...updates, this.commitMoving(moving, outcomes)]);
+    const settled = await Promise.allSettled([...updates, this.commitJoining(joining, outcomes)]);
     const failed = settled.find((outcome) => outcome.status === 'rejected');
     if (failed) throw failed.reason;
     return outcomes;
@@ -411,16 +427,16 @@ export class DynamoPaymethodStore implements PaymethodRepository, CardUpdates {
   }
 
   /**
-   * Commits changes that move duplicate-scope entries, several to a
+   * Commits changes that join a duplicate-scope entry, several to a
    * transaction, one transaction at a time (those of one call share items
    * only when they had to be split). A cancelled transaction names the items
    * that caused it: a change with one of them is a 'conflict' (its card
    * changed, or another transaction held one of its items); the others did
    * nothing and go again.
    */
-  private async commitMoving(moving: readonly MovingChange[], outcomes: Array<'applied' | 'conflict'>): Promise<void> {
-    for (let pending = moving; pending.length > 0; ) {
-      const again: MovingChange[] = [];
+  private async commitJoining(joining: readonly JoiningChange[], outcomes: Array<'applied' | 'conflict'>): Promise<void> {
+    for (let pending = joining; pending.length > 0; ) {
+      const again: JoiningChange[] = [];
       for (const group of sharedTransactions(pending)) {
         const outcome = await this.transact(group.flatMap((change) => change.items));
         if (outcome === 'ok') {
@@ -639,22 +655,26 @@ export class DynamoPaymethodStore implements PaymethodRepository, CardUpdates {
    * (strongly consistent), if any. An entry names every card holding its
    * fingerprint, and may still name cards that held it once: an Account
    * Updater new number joins its new entry without leaving the old one. So
-   * each member is checked against its card; when none holds the fingerprint
-   * any more, they are taken out of the entry (releaseFormerHolders) and the
-   * caller tries its write again.
+   * members are checked against their paymethods, in token order, a few at a
+   * time, up to the first that holds it; when none does any more, they are
+   * taken out of the entry (releaseFormerHolders) and the caller tries its
+   * write again.
    */
   private async holderOf(record: Paymethod): Promise<string | undefined> {
     const entry = duplicateScopeKey(record)!;
     const item = await this.getItem(entry, true);
     const members = [...((item?.[DUPLICATE_SCOPE_TOKENS] as Set<string> | undefined) ?? [])].sort();
-    if (members.length === 0) return undefined;
-    const cards = new Map((await this.getPaymethodItems(members, true)).map((found) => [found.paymethod_token as string, paymethodFromItem(found)]));
-    const holder = members.find((token) => {
-      const card = cards.get(token);
-      return card !== undefined && duplicateScopeKey(card)?.pk === entry.pk;
-    });
-    if (holder) return holder;
-    await this.releaseFormerHolders(entry, members, cards);
+    const read = new Map<string, Paymethod>();
+    for (let first = 0; first < members.length; first += HOLDER_READ) {
+      const some = members.slice(first, first + HOLDER_READ);
+      for (const found of await this.getPaymethodItems(some, true)) read.set(found.paymethod_token as string, paymethodFromItem(found));
+      const holder = some.find((token) => {
+        const paymethod = read.get(token);
+        return paymethod !== undefined && duplicateScopeKey(paymethod)?.pk === entry.pk;
+      });
+      if (holder) return holder;
+    }
+    if (members.length > 0) await this.releaseFormerHolders(entry, members, read);
     return undefined;
   }
 
@@ -748,8 +768,8 @@ export class DynamoPaymethodStore implements PaymethodRepository, CardUpdates {
  * (two cards in one duplicate scope can touch the same entry), which
  * DynamoDB refuses.
  */
-function sharedTransactions(changes: readonly MovingChange[]): MovingChange[][] {
-  const transactions: Array<{ changes: MovingChange[]; items: number; keys: Set<string> }> = [];
+function sharedTransactions(changes: readonly JoiningChange[]): JoiningChange[][] {
+  const transactions: Array<{ changes: JoiningChange[]; items: number; keys: Set<string> }> = [];
   for (const change of changes) {
     const changeKeys = change.items.map((item) => {
       const key = (item.Update ?? item.Delete ?? item.ConditionCheck)?.Key ?? item.Put?.Item;

@@ -127,7 +127,7 @@ describe('Account Updater new numbers', () => {
     expectError(await post(customerPath(ORG, loc, cst), { card: { ...CARD, card_type: 'mast', account_number: OTHER_CARD_NUMBER }, fail_on_duplicate: true }), 409);
   });
 
-  it('undone by a later line take back, from a card not yet fingerprinted, the fingerprint, its filter key and its duplicate-scope entry', async () => {
+  it('undone by a later line take back, from a card not yet fingerprinted, the fingerprint, its filter key and its place in the duplicate check', async () => {
     // The domain decides the card the later line leaves (unit-tested); this is the store committing it.
     useRuntimeEnvironment();
     const loc = unique('loc_');
@@ -234,6 +234,74 @@ describe('Account Updater new numbers', () => {
     await expect(new DynamoPaymethodStore(racing, config.tableName).create(sameNumber, undefined, { now, failOnDuplicate: true })).rejects.toMatchObject({ code: 'DUPLICATE_PAYMETHOD', message: expect.stringContaining(token) });
     expect(raced).toBe(true);
     expect(await entryMembers(original)).toEqual([token]);
+  });
+
+  /** A record like `like` under a token of its own, as the repository's create takes it. */
+  function sameNumber(like: Paymethod) {
+    const now = new Date();
+    const { is_default: _default, version: _version, ...record } = { ...like, paymethod_token: unique('mth_'), created_at: now.toISOString(), updated_at: now.toISOString() };
+    return { record, now };
+  }
+
+  it('cost a refused flagged create no more than two reads however many paymethods hold the number', async () => {
+    useRuntimeEnvironment();
+    const { BatchGetCommand, GetCommand } = await import('@aws-sdk/lib-dynamodb');
+    const { dynamo } = await import('#shared/aws/dynamodb.ts');
+    const { config } = await import('#shared/config.ts');
+    const { DynamoPaymethodStore } = await import('#shared/store/paymethods.ts');
+    const { paymethodStore } = await import('#shared/wiring/paymethods.ts');
+    const loc = unique('loc_');
+    // 30 paymethods without a customer at one location, all the same card (created without the flag: all allowed).
+    const first = await post(`${locationPath(ORG, loc)}/paymethods`, { card: CARD }, { as });
+    const like = (await paymethodStore().get(String(first.body.paymethod_token)))!;
+    await Promise.all(Array.from({ length: 29 }, () => {
+      const { record, now } = sameNumber(like);
+      return paymethodStore().create(record, undefined, { now });
+    }));
+    const reads: string[] = [];
+    const counting = {
+      send: async (command: Parameters<typeof dynamo.send>[0]) => {
+        if (command instanceof GetCommand) reads.push('GetItem');
+        if (command instanceof BatchGetCommand) reads.push(`BatchGetItem of ${Object.values(command.input.RequestItems!)[0]!.Keys!.length}`);
+        return dynamo.send(command);
+      },
+    } as unknown as typeof dynamo;
+    const { record, now } = sameNumber(like);
+    await expect(new DynamoPaymethodStore(counting, config.tableName).create(record, undefined, { now, failOnDuplicate: true })).rejects.toMatchObject({ code: 'DUPLICATE_PAYMETHOD' });
+    expect(reads).toEqual(['GetItem', 'BatchGetItem of 10']);
+  });
+
+  it('do not use up a flagged create\'s attempts when a former holder changes twice while it checks', async () => {
+    useRuntimeEnvironment();
+    const { GetCommand, TransactWriteCommand } = await import('@aws-sdk/lib-dynamodb');
+    const { dynamo } = await import('#shared/aws/dynamodb.ts');
+    const { config } = await import('#shared/config.ts');
+    const { keys } = await import('#shared/store/keys.ts');
+    const { DynamoPaymethodStore } = await import('#shared/store/paymethods.ts');
+    const { paymethodStore } = await import('#shared/wiring/paymethods.ts');
+    const loc = unique('loc_');
+    const cst = unique('cst_');
+    const token = String((await post(customerPath(ORG, loc, cst), { card: CARD }, { as })).body.paymethod_token);
+    const original = await renumber(token, OTHER_CARD_NUMBER);
+    // Right before each of the first two releases, the merchant edits the former holder (a label: not its number).
+    let edits = 0;
+    const racing = {
+      send: async (command: Parameters<typeof dynamo.send>[0]) => {
+        const releasing = command instanceof TransactWriteCommand && command.input.TransactItems!.some((item) => item.ConditionCheck?.Key?.pk === keys.paymethod(token).pk);
+        if (releasing && edits < 2) {
+          edits += 1;
+          const current = (await paymethodStore().get(token))!;
+          await paymethodStore().update(current, { ...current, label: `edit ${edits}` });
+        }
+        return dynamo.send(command);
+      },
+    } as unknown as typeof dynamo;
+    const { record, now } = sameNumber(original);
+    const created = await new DynamoPaymethodStore(racing, config.tableName).create(record, undefined, { now, failOnDuplicate: true });
+    expect(edits).toBe(2);
+    expect(created.paymethod_token).toBe(record.paymethod_token);
+    const entry = await dynamo.send(new GetCommand({ TableName: config.tableName, Key: keys.duplicateScope(ORG, `CST#${cst}`, original.card!.fingerprint!), ConsistentRead: true }));
+    expect([...((entry.Item?.tokens as Set<string> | undefined) ?? [])]).toEqual([record.paymethod_token]);
   });
 
   it('commit many at once: cards sharing a duplicate-scope entry, and a stale card, each settle on their own', async () => {

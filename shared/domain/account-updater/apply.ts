@@ -266,7 +266,7 @@ class Batch {
       au_description: AU_CODES[row.code],
       au_updated_date: this.run.applied_at,
     };
-    // A new number is a new account: its fingerprint (and so its duplicate scope entry) changes with it.
+    // A new number is a new account: its fingerprint changes with it (and the card joins that fingerprint's duplicate-scope entry).
     if (numberChanged) card.fingerprint = await this.deps.fingerprinter.fingerprint(paymethod.organization_id, { kind: 'card', accountNumber: row.accountNumber! });
     // Otherwise the number is the one from before the file, and so is its fingerprint, or its lack of one
     // (a card not yet fingerprinted): never the fingerprint of a number an earlier line gave the card.

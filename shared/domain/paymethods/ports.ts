@@ -41,7 +41,8 @@ export interface PaymethodRepository {
    * and stores `completion`'s answer (OutcomeUnknown when the write may or may not have landed).
    * With `failOnDuplicate`, Conflict DUPLICATE_PAYMETHOD when the record's duplicate scope
    * (its customer, else its location's paymethods without a customer) already holds its
-   * fingerprint; decided in the same transaction, so of two racing creates only one succeeds.
+   * fingerprint; the create's own transaction is conditioned on it, so of two racing creates
+   * only one succeeds.
    */
   create(
     record: NewPaymethod,
