@@ -182,59 +182,22 @@ describe('Account Updater new numbers', () => {
     return [...((Item?.tokens as Set<string> | undefined) ?? [])].sort();
   }
 
-  it('join their new entry and leave the old one naming the card, until a flagged create finds it a former holder and takes it out', async () => {
-    useRuntimeEnvironment();
+  /** A customer's card that a file took from CARD_NUMBER to OTHER_CARD_NUMBER: a former holder of its first entry. */
+  async function formerHolder() {
     const loc = unique('loc_');
     const cst = unique('cst_');
     const token = String((await post(customerPath(ORG, loc, cst), { card: CARD }, { as })).body.paymethod_token);
-    const before = await renumber(token, OTHER_CARD_NUMBER);
-    // One write fewer per new number: the card stays in its old entry, no longer holding its fingerprint.
-    expect(await entryMembers(before)).toEqual([token]);
-    const again = await post(customerPath(ORG, loc, cst), { card: CARD, fail_on_duplicate: true }, { as });
-    expect(again.status).toBe(201);
-    expect(await entryMembers(before)).toEqual([String(again.body.paymethod_token)]);
-    expectError(await post(customerPath(ORG, loc, cst), { card: { ...CARD, card_type: 'mast', account_number: OTHER_CARD_NUMBER }, fail_on_duplicate: true }, { as }), 409);
+    return { loc, cst, token, before: await renumber(token, OTHER_CARD_NUMBER) };
+  }
 
-    // A former holder deleted since is taken out too.
-    const elsewhere = unique('cst_');
-    const gone = String((await post(customerPath(ORG, loc, elsewhere), { card: CARD }, { as })).body.paymethod_token);
-    const goneBefore = await renumber(gone, cardNumber('49970001'));
-    expect((await call(`${locationPath(ORG, loc)}/paymethods/${gone}`, { method: 'DELETE', as })).status).toBe(200);
-    expect(await entryMembers(goneBefore)).toEqual([gone]);
-    const after = await post(customerPath(ORG, loc, elsewhere), { card: CARD, fail_on_duplicate: true }, { as });
-    expect(after.status).toBe(201);
-    expect(await entryMembers(goneBefore)).toEqual([String(after.body.paymethod_token)]);
-  });
-
-  it('keep a former holder in its entry when it takes the fingerprint back while a flagged create checks it', async () => {
-    useRuntimeEnvironment();
-    const { BatchGetCommand } = await import('@aws-sdk/lib-dynamodb');
+  /** The repository over the runtime's table, `around` each request its client sends. */
+  async function storeAround(around: (command: object, send: () => Promise<unknown>) => Promise<unknown>) {
     const { dynamo } = await import('#shared/aws/dynamodb.ts');
     const { config } = await import('#shared/config.ts');
     const { DynamoPaymethodStore } = await import('#shared/store/paymethods.ts');
-    const loc = unique('loc_');
-    const cst = unique('cst_');
-    const token = String((await post(customerPath(ORG, loc, cst), { card: CARD }, { as })).body.paymethod_token);
-    const original = await renumber(token, OTHER_CARD_NUMBER);
-    // The create reads the entry's members; right after that read, and before it acts on it, a later file
-    // gives the card its first number back (which joins an entry that already names it).
-    let raced = false;
-    const racing = {
-      send: async (command: Parameters<typeof dynamo.send>[0]) => {
-        const output = await dynamo.send(command);
-        if (command instanceof BatchGetCommand && !raced) {
-          raced = true;
-          await renumber(token, CARD_NUMBER);
-        }
-        return output;
-      },
-    } as unknown as typeof dynamo;
-    const now = new Date();
-    const { is_default: _default, version: _version, ...sameNumber } = { ...original, paymethod_token: unique('mth_'), created_at: now.toISOString(), updated_at: now.toISOString() };
-    await expect(new DynamoPaymethodStore(racing, config.tableName).create(sameNumber, undefined, { now, failOnDuplicate: true })).rejects.toMatchObject({ code: 'DUPLICATE_PAYMETHOD', message: expect.stringContaining(token) });
-    expect(raced).toBe(true);
-    expect(await entryMembers(original)).toEqual([token]);
-  });
+    const client = { send: (command: Parameters<typeof dynamo.send>[0]) => around(command, () => dynamo.send(command)) } as unknown as typeof dynamo;
+    return new DynamoPaymethodStore(client, config.tableName);
+  }
 
   /** A record like `like` under a token of its own, as the repository's create takes it. */
   function sameNumber(like: Paymethod) {
@@ -243,65 +206,92 @@ describe('Account Updater new numbers', () => {
     return { record, now };
   }
 
+  it('join their new entry and leave the old one naming the card, until a flagged create finds it a former holder and takes it out', async () => {
+    useRuntimeEnvironment();
+    const { loc, cst, token, before } = await formerHolder();
+    // One write fewer per new number: the card stays in its old entry, no longer holding its fingerprint.
+    expect(await entryMembers(before)).toEqual([token]);
+    const again = await post(customerPath(ORG, loc, cst), { card: CARD, fail_on_duplicate: true }, { as });
+    expect(again.status).toBe(201);
+    expect(await entryMembers(before)).toEqual([String(again.body.paymethod_token)]);
+    expectError(await post(customerPath(ORG, loc, cst), { card: { ...CARD, card_type: 'mast', account_number: OTHER_CARD_NUMBER }, fail_on_duplicate: true }, { as }), 409);
+
+    // A former holder deleted since is taken out too.
+    const gone = await formerHolder();
+    expect((await call(`${locationPath(ORG, gone.loc)}/paymethods/${gone.token}`, { method: 'DELETE', as })).status).toBe(200);
+    expect(await entryMembers(gone.before)).toEqual([gone.token]);
+    const after = await post(customerPath(ORG, gone.loc, gone.cst), { card: CARD, fail_on_duplicate: true }, { as });
+    expect(after.status).toBe(201);
+    expect(await entryMembers(gone.before)).toEqual([String(after.body.paymethod_token)]);
+  });
+
+  it('keep a former holder in its entry when it takes the fingerprint back while a flagged create checks it', async () => {
+    useRuntimeEnvironment();
+    const { BatchGetCommand } = await import('@aws-sdk/lib-dynamodb');
+    const { token, before } = await formerHolder();
+    // The create reads the entry's members; right after that read, and before it acts on it, a later file
+    // gives the card its first number back (which joins an entry that already names it).
+    let raced = false;
+    const store = await storeAround(async (command, send) => {
+      const output = await send();
+      if (command instanceof BatchGetCommand && !raced) {
+        raced = true;
+        await renumber(token, CARD_NUMBER);
+      }
+      return output;
+    });
+    const { record, now } = sameNumber(before);
+    await expect(store.create(record, undefined, { now, failOnDuplicate: true })).rejects.toMatchObject({ code: 'DUPLICATE_PAYMETHOD', message: expect.stringContaining(token) });
+    expect(raced).toBe(true);
+    expect(await entryMembers(before)).toEqual([token]);
+  });
+
   it('cost a refused flagged create no more than two reads however many paymethods hold the number', async () => {
     useRuntimeEnvironment();
     const { BatchGetCommand, GetCommand } = await import('@aws-sdk/lib-dynamodb');
-    const { dynamo } = await import('#shared/aws/dynamodb.ts');
-    const { config } = await import('#shared/config.ts');
-    const { DynamoPaymethodStore } = await import('#shared/store/paymethods.ts');
     const { paymethodStore } = await import('#shared/wiring/paymethods.ts');
-    const loc = unique('loc_');
     // 30 paymethods without a customer at one location, all the same card (created without the flag: all allowed).
-    const first = await post(`${locationPath(ORG, loc)}/paymethods`, { card: CARD }, { as });
+    const first = await post(`${locationPath(ORG, unique('loc_'))}/paymethods`, { card: CARD }, { as });
     const like = (await paymethodStore().get(String(first.body.paymethod_token)))!;
-    await Promise.all(Array.from({ length: 29 }, () => {
-      const { record, now } = sameNumber(like);
-      return paymethodStore().create(record, undefined, { now });
-    }));
+    await Promise.all(
+      Array.from({ length: 29 }, () => {
+        const { record, now } = sameNumber(like);
+        return paymethodStore().create(record, undefined, { now });
+      }),
+    );
     const reads: string[] = [];
-    const counting = {
-      send: async (command: Parameters<typeof dynamo.send>[0]) => {
-        if (command instanceof GetCommand) reads.push('GetItem');
-        if (command instanceof BatchGetCommand) reads.push(`BatchGetItem of ${Object.values(command.input.RequestItems!)[0]!.Keys!.length}`);
-        return dynamo.send(command);
-      },
-    } as unknown as typeof dynamo;
+    const store = await storeAround((command, send) => {
+      if (command instanceof GetCommand) reads.push('GetItem');
+      if (command instanceof BatchGetCommand) reads.push(`BatchGetItem of ${Object.values(command.input.RequestItems!)[0]!.Keys!.length}`);
+      return send();
+    });
     const { record, now } = sameNumber(like);
-    await expect(new DynamoPaymethodStore(counting, config.tableName).create(record, undefined, { now, failOnDuplicate: true })).rejects.toMatchObject({ code: 'DUPLICATE_PAYMETHOD' });
+    await expect(store.create(record, undefined, { now, failOnDuplicate: true })).rejects.toMatchObject({ code: 'DUPLICATE_PAYMETHOD' });
     expect(reads).toEqual(['GetItem', 'BatchGetItem of 10']);
   });
 
   it('do not use up a flagged create\'s attempts when a former holder changes twice while it checks', async () => {
     useRuntimeEnvironment();
-    const { GetCommand, TransactWriteCommand } = await import('@aws-sdk/lib-dynamodb');
-    const { dynamo } = await import('#shared/aws/dynamodb.ts');
-    const { config } = await import('#shared/config.ts');
+    const { TransactWriteCommand } = await import('@aws-sdk/lib-dynamodb');
     const { keys } = await import('#shared/store/keys.ts');
-    const { DynamoPaymethodStore } = await import('#shared/store/paymethods.ts');
     const { paymethodStore } = await import('#shared/wiring/paymethods.ts');
-    const loc = unique('loc_');
-    const cst = unique('cst_');
-    const token = String((await post(customerPath(ORG, loc, cst), { card: CARD }, { as })).body.paymethod_token);
-    const original = await renumber(token, OTHER_CARD_NUMBER);
+    const { token, before } = await formerHolder();
     // Right before each of the first two releases, the merchant edits the former holder (a label: not its number).
     let edits = 0;
-    const racing = {
-      send: async (command: Parameters<typeof dynamo.send>[0]) => {
-        const releasing = command instanceof TransactWriteCommand && command.input.TransactItems!.some((item) => item.ConditionCheck?.Key?.pk === keys.paymethod(token).pk);
-        if (releasing && edits < 2) {
-          edits += 1;
-          const current = (await paymethodStore().get(token))!;
-          await paymethodStore().update(current, { ...current, label: `edit ${edits}` });
-        }
-        return dynamo.send(command);
-      },
-    } as unknown as typeof dynamo;
-    const { record, now } = sameNumber(original);
-    const created = await new DynamoPaymethodStore(racing, config.tableName).create(record, undefined, { now, failOnDuplicate: true });
+    const store = await storeAround(async (command, send) => {
+      const releasing = command instanceof TransactWriteCommand && command.input.TransactItems!.some((item) => item.ConditionCheck?.Key?.pk === keys.paymethod(token).pk);
+      if (releasing && edits < 2) {
+        edits += 1;
+        const current = (await paymethodStore().get(token))!;
+        await paymethodStore().update(current, { ...current, label: `edit ${edits}` });
+      }
+      return send();
+    });
+    const { record, now } = sameNumber(before);
+    const created = await store.create(record, undefined, { now, failOnDuplicate: true });
     expect(edits).toBe(2);
     expect(created.paymethod_token).toBe(record.paymethod_token);
-    const entry = await dynamo.send(new GetCommand({ TableName: config.tableName, Key: keys.duplicateScope(ORG, `CST#${cst}`, original.card!.fingerprint!), ConsistentRead: true }));
-    expect([...((entry.Item?.tokens as Set<string> | undefined) ?? [])]).toEqual([record.paymethod_token]);
+    expect(await entryMembers(before)).toEqual([record.paymethod_token]);
   });
 
   it('commit many at once: cards sharing a duplicate-scope entry, and a stale card, each settle on their own', async () => {
