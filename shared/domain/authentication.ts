@@ -81,7 +81,9 @@ export async function authenticateRequest(
  * the limit again if no more come (epoch seconds); undefined when they are
  * below it now. So 30 failures straddling two clock minutes throttle as 30 in
  * one do, and the throttle lasts about 60 s after the failures, not to the
- * end of a clock minute.
+ * end of a clock minute. Never more than 60 s from now: every failure counted
+ * happened by now, so the 60 s window of the contract ends by then, whereas
+ * the estimate, rounded up, can last two seconds longer.
  */
 export function throttledUntil(current: number, previous: number, window: number, elapsed: number): number | undefined {
   const limit = FAILED_AUTHENTICATION_LIMIT;
@@ -90,7 +92,8 @@ export function throttledUntil(current: number, previous: number, window: number
   const [fadingWindow, fading, kept] = current >= limit ? [window + 1, current, 0] : [window, previous, current];
   // The estimate is below the limit once kept + fading * (1 - f) <= limit - 1.
   const endsAt = 1 - (limit - 1 - kept) / fading;
-  return Math.ceil((fadingWindow + endsAt) * FAILED_AUTHENTICATION_WINDOW_SECONDS);
+  const seconds = FAILED_AUTHENTICATION_WINDOW_SECONDS;
+  return Math.min(Math.ceil((fadingWindow + endsAt) * seconds), Math.floor((window + elapsed) * seconds) + seconds);
 }
 
 /**

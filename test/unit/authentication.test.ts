@@ -84,6 +84,9 @@ describe('failed-authentication throttle', () => {
   it('estimates the last 60 s from two windows, and says when the estimate falls below the limit', () => {
     expect(throttledUntil(29, 0, 100, 0.5)).toBeUndefined();
     expect(throttledUntil(30, 0, 100, 0.5)).toBe(101 * 60 + 2);
+    // 30 failures in the first second of a minute: the estimate lasts to 2 s into the next one, the window 60 s from now.
+    expect(throttledUntil(30, 0, 100, 0.01)).toBe(100 * 60 + 60);
+    expect(throttledUntil(30, 0, 100, 0.01)! - (100 + 0.01) * 60).toBeLessThanOrEqual(60);
     // 20 now, 20 in the previous minute, a quarter through this one: 20 + 15 = 35; below 30 once 20 * (1 - f) <= 9.
     expect(throttledUntil(20, 20, 100, 0.25)).toBe(Math.ceil((100 + 0.55) * 60));
     expect(throttledUntil(20, 20, 100, 0.6)).toBeUndefined();
