@@ -9,7 +9,7 @@ import { mediaTypeOf } from './hostile-input.ts';
 /** RFC 2046 `boundary := 0*69<bchars> bcharsnospace`. */
 const BOUNDARY = /^[0-9A-Za-z'()+_,\-./:=? ]{0,69}[0-9A-Za-z'()+_,\-./:=?]$/;
 
-const invalidMultipart = (message: string) => new InvalidRequest([{ field: '', message }], 'INVALID_MULTIPART');
+export const invalidMultipart = (message: string) => new InvalidRequest([{ field: '', message }], 'INVALID_MULTIPART');
 
 /** The boundary of a multipart/form-data Content-Type: 415 for another type or charset, 400 for a missing or bad boundary. */
 export function multipartBoundary(contentType: string | undefined): string {

@@ -7,7 +7,7 @@ import { Readable } from 'node:stream';
 import busboy from 'busboy';
 import { InvalidRequest, TooLarge, UnsupportedMediaType } from '#shared/domain/errors.ts';
 import { mediaTypeOf, parseJsonObject } from './hostile-input.ts';
-import { multipartBoundary } from './multipart-boundary.ts';
+import { invalidMultipart as invalid, multipartBoundary } from './multipart-boundary.ts';
 
 export interface MultipartUpload {
   /** The JSON part, parsed (members whose value is null removed). */
@@ -29,7 +29,6 @@ export interface MultipartLimits {
 /** Slices fed to the parser: a failure stops the parse within one slice. */
 const FEED_BYTES = 64 * 1024;
 
-const invalid = (message: string) => new InvalidRequest([{ field: '', message }], 'INVALID_MULTIPART');
 
 export function parseMultipartUpload(contentType: string | undefined, body: Buffer | undefined, limits: MultipartLimits): Promise<MultipartUpload> {
   const boundary = multipartBoundary(contentType);

@@ -19,8 +19,8 @@ export interface CursorPosition {
 }
 
 const TOKEN_PATTERN = /^mth_[A-Za-z0-9]{1,40}$/;
-/** Every paymethod list index sorts on `<ISO 8601 instant>#<token>` (keys.ts). */
-const SORT_INSTANT_PATTERN = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?Z$/;
+/** The instant every list index sorts on: paymethods `<instant>#<token>`, documents `DOC#<instant>#<id>` (keys.ts). */
+export const SORT_INSTANT_PATTERN = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?Z$/;
 
 export function queryFingerprint(parts: readonly unknown[]): string {
   return createHash('sha256').update(JSON.stringify(parts)).digest('base64url').slice(0, 16);
@@ -59,8 +59,18 @@ function isSortValueOf(sortValue: string, token: string): boolean {
  * held; one past either end was edited, and DynamoDB would refuse it as a
  * start key (or as the upper bound of a merged read).
  */
-export function assertWithinRange(position: CursorPosition, range: { from?: string | undefined; to?: string | undefined }): void {
-  if ((range.from !== undefined && position.sortValue < range.from) || (range.to !== undefined && position.sortValue > range.to)) {
+export function assertWithinRange(position: CursorPosition, range: SortRange): void {
+  if (!isWithinRange(position.sortValue, range)) {
     throw new InvalidRequest([{ field: 'cursor', message: "lies outside the query's range; follow links.next as given" }], 'INVALID_CURSOR');
   }
+}
+
+/** A query's range on its index's sort key; either end may be open. */
+export interface SortRange {
+  from?: string | undefined;
+  to?: string | undefined;
+}
+
+export function isWithinRange(sortValue: string, { from, to }: SortRange): boolean {
+  return (from === undefined || sortValue >= from) && (to === undefined || sortValue <= to);
 }

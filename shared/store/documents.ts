@@ -6,6 +6,8 @@ import type { IdempotencyCompletion } from '#shared/domain/idempotency.ts';
 import type { AvailableDocument, StoredDocument } from '#shared/domain/documents/document.ts';
 import type { DocumentListQuery, DocumentPage, DocumentRepository } from '#shared/domain/documents/ports.ts';
 import { InvalidRequest } from '#shared/domain/errors.ts';
+import { SORT_INSTANT_PATTERN, isWithinRange } from './cursor.ts';
+import type { SortRange } from './cursor.ts';
 import { idempotencyCompletionWrite, idempotencyKeyLost } from './idempotency.ts';
 import { DOCUMENT_INDEX_ATTRIBUTES, documentListPartition, documentListSortKeyBounds, keys } from './keys.ts';
 import type { PagedList } from './page-boundaries.ts';
@@ -201,7 +203,7 @@ interface ListPlan {
   organizationId: string;
   partition: Partition;
   /** The range on the index's sort key, when the query has one. */
-  bounds: { from?: string; to?: string };
+  bounds: SortRange;
   keyCondition: string;
   filter?: string;
   names: Record<string, string>;
@@ -242,7 +244,7 @@ function encodeCursor(position: Item, plan: ListPlan, pageIndex: number): string
 }
 
 /** `DOC#<ISO 8601 instant>#<document id>` (documentListSortKey). */
-const CURSOR_SORT_KEY = /^DOC#\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?Z#(doc_[A-Za-z0-9]{1,40})$/;
+const CURSOR_SORT_KEY = /^DOC#([^#]+)#(doc_[A-Za-z0-9]{1,40})$/;
 
 /**
  * A cursor is only honoured for the query and page it was issued for, and
@@ -273,15 +275,9 @@ function decodeCursor(cursor: string, plan: ListPlan, pageIndex: number): Item {
     throw invalid();
   }
   const sortKey = key[plan.partition.sortKeyAttribute] as string;
-  const documentId = CURSOR_SORT_KEY.exec(sortKey)?.[1];
-  const { from, to } = plan.bounds;
-  if (
-    documentId === undefined ||
-    key.pk !== keys.document(plan.organizationId, documentId).pk ||
-    key.sk !== keys.document(plan.organizationId, documentId).sk ||
-    (from !== undefined && sortKey < from) ||
-    (to !== undefined && sortKey > to)
-  ) {
+  const [, instant, documentId] = CURSOR_SORT_KEY.exec(sortKey) ?? [];
+  const own = documentId === undefined ? undefined : keys.document(plan.organizationId, documentId);
+  if (!own || !SORT_INSTANT_PATTERN.test(instant!) || key.pk !== own.pk || key.sk !== own.sk || !isWithinRange(sortKey, plan.bounds)) {
     throw invalid();
   }
   return key;
