@@ -105,7 +105,7 @@ describe('AccountUpdater construct', () => {
     expect(history.Properties.GlobalSecondaryIndexes).toBeUndefined();
   });
 
-  it('names every role its IAM policies let use the reports key in that key policy too: the state machine reads and writes through it', () => {
+  it('backs in the reports key policy every KMS action its IAM policies let a role use on that key: the state machine reads and writes through it', () => {
     expect(keyGrantsTheKeyIgnores(template)).toEqual([]);
     const reportsKey = idOf(template, 'AWS::KMS::Key', 'AccountUpdaterReportsKey');
     const machineRole = idOf(template, 'AWS::IAM::Role', 'AccountUpdaterApplyStateMachineRole');

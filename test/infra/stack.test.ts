@@ -3,6 +3,7 @@ import { streamTriggers } from '#shared/events.ts';
 import { GLOBAL_SECONDARY_INDEXES } from '#shared/store/table.ts';
 import { accessFor } from '#shared/function-environment.ts';
 import { Match } from 'aws-cdk-lib/assertions';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { Template } from 'aws-cdk-lib/assertions';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -10,6 +11,8 @@ import { errorEnvelope } from '#shared/http/envelope.ts';
 import { GATEWAY_RESPONSES } from '#shared/http/gateway-responses.ts';
 import { routes } from '#shared/http/routes.ts';
 import { AUTHORIZER_CACHE_TTL_SECONDS } from '#shared/domain/credentials.ts';
+import { grantKeyUsage } from '#infra/keys.ts';
+import type { PaymentsApiStack } from '#infra/stack.ts';
 import { fixtureRoutes } from './fixtures/routes.ts';
 import {
   actionsOf,
@@ -23,6 +26,7 @@ import {
   refTo,
   resourceIdsByPath,
   resourcesOfType,
+  roleIdOf,
   roleStatements,
   settings,
   synthesize,
@@ -132,9 +136,27 @@ describe('PaymentsApiStack (fixture routes, dev)', () => {
     });
   });
 
-  it("names in each scoped key's policy every role the IAM policies let use it: KMS ignores an IAM grant the key policy does not back", () => {
+  it("backs in each scoped key's policy every KMS action the IAM policies let a role use on it, under the same conditions: KMS ignores an IAM grant the key policy does not back", () => {
     expect(keyGrantsTheKeyIgnores(template)).toEqual([]);
   });
+
+  it('finds an IAM grant that the key policy backs only for other actions, or only under narrower conditions', () => {
+    const functionFor = (stack: PaymentsApiStack, handler: string) => stack.api.routeFunctions.find(({ route }) => route.handler === handler)!.fn;
+    const vaultKey = keyIdByDescription(template, 'account-number data keys');
+    const extended = synthesize(settings('dev'), { routes: fixtureRoutes, functionsDir }, (stack) => {
+      // The key policy names this role, for GenerateDataKey alone; CDK's own grant writes only the IAM policy.
+      stack.vaultKey.grantDecrypt(functionFor(stack, 'paymethods-create'));
+      // Decrypt in both policies under the vault's encryption context, and in the IAM policy alone without it.
+      const fn = functionFor(stack, 'paymethods-delete');
+      grantKeyUsage(stack.vaultKey, fn, ['kms:Decrypt'], { StringEquals: { 'kms:EncryptionContext:purpose': 'paymethod-vault' } });
+      fn.addToRolePolicy(new PolicyStatement({ actions: ['kms:Decrypt'], resources: [stack.vaultKey.keyArn] }));
+    });
+    const roleOf = (handler: string) => {
+      const route = fixtureRoutes.find((candidate) => candidate.handler === handler)!;
+      return roleIdOf(extended, integrationFunctionId(extended, findMethod(extended, route.path, route.method)!));
+    };
+    expect(keyGrantsTheKeyIgnores(extended).sort()).toEqual([`${roleOf('paymethods-create')} -> ${vaultKey}: kms:Decrypt`, `${roleOf('paymethods-delete')} -> ${vaultKey}: kms:Decrypt`].sort());
+  }, SYNTH_TIMEOUT_MS);
 
   it('keeps documents private, versioned, SSE-KMS with the vault key and TLS-only', () => {
     expect(resourcesOfType(template, 'AWS::S3::Bucket')[bucketId(template, 'documents')]!.Properties).toMatchObject({

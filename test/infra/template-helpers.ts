@@ -128,25 +128,45 @@ export function refTo(template: Template, type: string): { Ref: string } {
 }
 
 /**
- * "role -> key" for every role whose IAM policies grant it use of a KMS key
- * that trusts only the principals its own policy names (a scoped key: the
- * account root may administer it, not use it). KMS ignores such an IAM grant
- * unless the key policy names the role too.
+ * "role -> key: action" for every KMS action an IAM policy lets a role use on
+ * a key that trusts only the principals its own policy names (a scoped key:
+ * the account root may administer it, not use it) when no statement of that
+ * key policy backs it: one that allows the action to the role under the same
+ * conditions, or none. KMS refuses a call unless both policies allow it, so an
+ * IAM grant the key policy does not back, or backs only for other actions or
+ * under narrower conditions, is ignored (grantKeyUsage in infra/keys.ts writes
+ * both alike).
  */
 export function keyGrantsTheKeyIgnores(template: Template): string[] {
-  const keys = Object.entries(resourcesOfType(template, 'AWS::KMS::Key'));
-  const scoped = keys.filter(([, key]) => !(key.Properties.KeyPolicy as { Statement: Statement[] }).Statement.some((statement) => [statement.Action].flat().includes('kms:*')));
+  const keyPolicies = Object.entries(resourcesOfType(template, 'AWS::KMS::Key')).map(([keyId, key]) => [keyId, (key.Properties.KeyPolicy as { Statement: Statement[] }).Statement] as const);
+  const scoped = keyPolicies.filter(([, statements]) => !statements.some((statement) => [statement.Action].flat().includes('kms:*')));
   const ignored: string[] = [];
   for (const policy of Object.values(resourcesOfType(template, 'AWS::IAM::Policy'))) {
     const roles = ((policy.Properties.Roles ?? []) as Array<{ Ref?: string }>).flatMap((role) => (role.Ref ? [role.Ref] : []));
     for (const statement of (policy.Properties.PolicyDocument as { Statement: Statement[] }).Statement) {
-      if (![statement.Action].flat().some((action) => action.startsWith('kms:'))) continue;
-      for (const [keyId, key] of scoped) {
+      const kmsActions = [statement.Action].flat().filter((action) => action.startsWith('kms:'));
+      if (kmsActions.length === 0 || (statement.Effect ?? 'Allow') !== 'Allow') continue;
+      for (const [keyId, keyStatements] of scoped) {
         if (!JSON.stringify(statement.Resource).includes(`"${keyId}"`)) continue;
-        const named = (key.Properties.KeyPolicy as { Statement: Statement[] }).Statement.map((keyStatement) => JSON.stringify(keyStatement.Principal));
-        for (const role of roles) if (!named.some((principal) => principal.includes(`"${role}"`))) ignored.push(`${role} -> ${keyId}`);
+        for (const role of roles) {
+          const backing = keyStatements.filter(
+            (keyStatement) =>
+              (keyStatement.Effect ?? 'Allow') === 'Allow' &&
+              JSON.stringify(keyStatement.Principal).includes(`"${role}"`) &&
+              (keyStatement.Condition === undefined || JSON.stringify(keyStatement.Condition) === JSON.stringify(statement.Condition)),
+          );
+          for (const action of kmsActions) {
+            if (!backing.some((keyStatement) => [keyStatement.Action].flat().some((allowed) => actionCovers(allowed, action)))) ignored.push(`${role} -> ${keyId}: ${action}`);
+          }
+        }
       }
     }
   }
   return ignored;
+}
+
+/** Whether a policy's action (`kms:GenerateDataKey*` style wildcards, any case) covers `action` (taken literally). */
+function actionCovers(allowed: string, action: string): boolean {
+  const pattern = allowed.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*');
+  return new RegExp(`^${pattern}$`, 'i').test(action);
 }
