@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import { GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
+import { GetObjectCommand, HeadObjectCommand, PutObjectCommand, paginateListObjectsV2 } from '@aws-sdk/client-s3';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import type { UpdateFileSource } from '#shared/account-updater/csv.ts';
@@ -95,9 +95,7 @@ export class S3BatchResults implements BatchResults {
 
   async *list(runId: string): AsyncIterable<BatchResult> {
     const prefix = `${RUNS_PREFIX}${runId}/batches/`;
-    let token: string | undefined;
-    do {
-      const page = await this.s3.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, ...(token ? { ContinuationToken: token } : {}) }));
+    for await (const page of paginateListObjectsV2({ client: this.s3 }, { Bucket: this.bucket, Prefix: prefix })) {
       // A few GETs ahead, results still in order.
       const keys = (page.Contents ?? []).map((object) => object.Key!).filter((key) => key.endsWith('.json'));
       const window: Array<Promise<BatchResult>> = [];
@@ -105,8 +103,7 @@ export class S3BatchResults implements BatchResults {
         while (window.length < 8 && index + window.length < keys.length) window.push(this.read(keys[index + window.length]!));
         yield await window.shift()!;
       }
-      token = page.IsTruncated ? page.NextContinuationToken : undefined;
-    } while (token);
+    }
   }
 
   private async read(key: string): Promise<BatchResult> {

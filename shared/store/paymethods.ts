@@ -108,7 +108,7 @@ export function duplicateScopeWrite(tableName: string, record: ScopedRecord, cha
 }
 
 /** The writes that move a record from one duplicate scope or fingerprint to another; none when neither changes. */
-export function duplicateScopeMove(tableName: string, before: ScopedRecord, after: ScopedRecord): TransactItem[] {
+function duplicateScopeMove(tableName: string, before: ScopedRecord, after: ScopedRecord): TransactItem[] {
   const same = duplicateScopeOf(before) === duplicateScopeOf(after) && fingerprintOf(before) === fingerprintOf(after);
   if (same) return [];
   return [duplicateScopeWrite(tableName, before, 'DELETE'), duplicateScopeWrite(tableName, after, 'ADD')].filter((item): item is TransactItem => item !== undefined);
