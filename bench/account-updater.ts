@@ -8,7 +8,8 @@
  *    its number sealed by the real vault, its fingerprint, and its
  *    duplicate-scope entry.
  * 3. Interleaved, each in a child process so that its peak RSS is its own,
- *    after one floor run that warms DynamoDB Local up and is not counted:
+ *    after rounds of both floors that warm DynamoDB Local up and are not
+ *    counted (until a round runs as fast as the one before):
  *    the two floors (below: the raw single conditional UpdateItem, and the
  *    store's write for the files' mix of rows), the apply of a
  *    BENCH_ROWS/10-row file, the floors again, the apply of the
@@ -51,11 +52,16 @@ const RAW_UPDATES = Math.min(SMALL, 5_000);
 /** Raw runs, interleaved with the applies; each updates cards of its own that no file touches. */
 const RAW_RUNS = 4;
 /**
- * One raw run first, not counted: DynamoDB Local's JVM compiles its update
- * path during the first thousands of calls, and a cold first sample would
- * flatter every ratio.
+ * Rounds of both floors first, not counted: DynamoDB Local's JVM compiles its
+ * write paths over the first tens of thousands of calls, and a floor measured
+ * before that is slow and flatters every ratio. One round was not enough: in
+ * the runs that had one, the first counted raw floor ran 1 to 16% below the
+ * other three. Rounds go on until both floors run within WARM_UP_SETTLED of
+ * the round before, at least two and at most WARM_UP_MAX_ROUNDS.
  */
-const WARM_UP_RUNS = 1;
+const WARM_UP_MIN_ROUNDS = 2;
+const WARM_UP_MAX_ROUNDS = 6;
+const WARM_UP_SETTLED = 0.05;
 const ORG = 'org_bench_au';
 const LOCATIONS = 100;
 /** Conditional writes the local engine keeps in flight: 4 batches x 8 writes. */
@@ -455,7 +461,7 @@ async function main(): Promise<void> {
     const expiryFirst = SMALL + ROWS;
     const rawFirst = expiryFirst + SMALL;
     // Each measured slot runs both floors, each on cards of its own.
-    const unitsFirst = rawFirst + (WARM_UP_RUNS + 2 * RAW_RUNS) * RAW_UPDATES;
+    const unitsFirst = rawFirst + 2 * (WARM_UP_MAX_ROUNDS + RAW_RUNS) * RAW_UPDATES;
     const total = unitsFirst + 2;
     progress(`runtime at ${started.url}; seeding ${total} cards`);
     const seedStarted = performance.now();
@@ -512,7 +518,13 @@ async function main(): Promise<void> {
       floors.mix.push(await rawRun('raw-mix'));
       progress(`raw UpdateItem ${Math.round(floors.raw.at(-1)!.perSecond)}/s, store write for the files' mix ${Math.round(floors.mix.at(-1)!.perSecond)}/s`);
     };
-    for (let run = 0; run < WARM_UP_RUNS; run += 1) progress(`warm-up (not counted): ${Math.round((await rawRun('raw-mix')).perSecond)} writes/s`);
+    const warmUp = { raw: [] as number[], mix: [] as number[] };
+    const settled = (rates: number[]) => rates.length >= 2 && Math.abs(rates.at(-1)! - rates.at(-2)!) <= WARM_UP_SETTLED * rates.at(-2)!;
+    while (warmUp.raw.length < WARM_UP_MAX_ROUNDS && (warmUp.raw.length < WARM_UP_MIN_ROUNDS || !settled(warmUp.raw) || !settled(warmUp.mix))) {
+      warmUp.raw.push((await rawRun('raw')).perSecond);
+      warmUp.mix.push((await rawRun('raw-mix')).perSecond);
+      progress(`warm-up (not counted): raw UpdateItem ${Math.round(warmUp.raw.at(-1)!)}/s, store write for the files' mix ${Math.round(warmUp.mix.at(-1)!)}/s`);
+    }
     await measureFloors();
     progress(`applying ${SMALL} rows`);
     const applySmall = await child(['--phase', 'apply', '--file', small], env);
@@ -540,6 +552,8 @@ async function main(): Promise<void> {
     const report = {
       rows: ROWS,
       apply: { ...applyLarge.result, seconds: +(applyLarge.elapsedMs / 1000).toFixed(1), rowsPerSecond: Math.round(applyRate), peakRssMb: Math.round(applyLarge.peakRssMb) },
+      // Not counted: the rounds that warmed DynamoDB Local up, until both floors settled (or WARM_UP_MAX_ROUNDS).
+      warmUp: { rounds: warmUp.raw.length, settled: settled(warmUp.raw) && settled(warmUp.mix), rawPerSecond: warmUp.raw.map(Math.round), sameMixPerSecond: warmUp.mix.map(Math.round) },
       rawConditionalUpdateItem: { inFlight: ENGINE_IN_FLIGHT, perSecondEachRun: floors.raw.map((run) => Math.round(run.perSecond)), perSecondMean: Math.round(rawRate) },
       applyToRawRatio: +(applyRate / rawRate).toFixed(2),
       // The store's write for the same mix of rows as the files (every fourth a new number: a transaction of the card and its new duplicate-scope entry).
