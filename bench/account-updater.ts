@@ -31,7 +31,7 @@
  * Numbers are local (DynamoDB Local on the JVM, s3rver, all on one machine).
  */
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -42,6 +42,7 @@ import type { CardChange } from '#shared/domain/account-updater/ports.ts';
 import type { CardDetails } from '#shared/domain/paymethods/model.ts';
 import type { SealedSecret } from '#shared/domain/vault.ts';
 import { lambdaHeapFlags } from '../local/lambda-context.ts';
+import { eventsFilePath } from '../local/runtime-file.ts';
 import { median, REPO_ROOT, startRuntimeForBench } from './support.ts';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 100_000);
@@ -290,6 +291,24 @@ async function child(args: string[], env: Record<string, string>): Promise<Phase
 }
 
 const progress = (message: string) => process.stderr.write(`[bench] ${message}\n`);
+
+/**
+ * Waits until the runtime's event publisher has caught up: its events file
+ * has not grown for two seconds. Every write to the paymethod table is a
+ * stream record the runtime reads and publishes from, on the same 2 cores as
+ * DynamoDB Local; a backlog left by seeding (a Created event per card) or by
+ * the phase before would slow whatever ran next. Returns the time waited.
+ */
+async function publisherCaughtUp(eventsFile: string): Promise<number> {
+  const started = performance.now();
+  const sizeOf = async () => (await stat(eventsFile).catch(() => undefined))?.size ?? 0;
+  for (let size = await sizeOf(), quietSince = performance.now(); ; ) {
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    const now = await sizeOf();
+    if (now !== size) [size, quietSince] = [now, performance.now()];
+    else if (performance.now() - quietSince >= 2_000) return performance.now() - started;
+  }
+}
 const roundedHeap = (heap: LiveHeap | undefined) => heap && { ...heap, peak: Math.round(heap.peak), firstQuarterMedian: Math.round(heap.firstQuarterMedian), lastQuarterMedian: Math.round(heap.lastQuarterMedian) };
 
 /** Lambda gives a function one vCPU at 1,769 MB of memory, and a share in proportion below that. */
@@ -486,6 +505,15 @@ async function main(): Promise<void> {
     };
     await Promise.all(Array.from({ length: 8 }, seedWorker));
     progress(`seeded in ${((performance.now() - seedStarted) / 1000).toFixed(1)} s`);
+    const eventsFile = eventsFilePath(REPO_ROOT, Number(new URL(started.url).port));
+    const afterSeeding = await publisherCaughtUp(eventsFile);
+    progress(`the runtime published the seeding's events ${(afterSeeding / 1000).toFixed(1)} s later`);
+    // Every phase starts with the publisher caught up with the one before, so none pays for another's events.
+    const publisherWaits: number[] = [];
+    const measured = async (args: string[]) => {
+      publisherWaits.push(await publisherCaughtUp(eventsFile));
+      return child(args, env);
+    };
 
     // 2. The update files: new numbers, new expiries, closed, contact.
     const writeFileOf = async (name: string, from: number, count: number, expiryOnly = false) => {
@@ -509,7 +537,7 @@ async function main(): Promise<void> {
     const rawRun = async (kind: 'raw' | 'raw-mix') => {
       const first = rawFirst + rawRange * RAW_UPDATES;
       rawRange += 1;
-      const run = await child(['--phase', kind, '--first', String(first), '--count', String(RAW_UPDATES)], env);
+      const run = await measured(['--phase', kind, '--first', String(first), '--count', String(RAW_UPDATES)]);
       return { perSecond: (RAW_UPDATES / run.elapsedMs) * 1000, cpuMsPerWrite: run.cpuMs / RAW_UPDATES };
     };
     const floors = { raw: [] as Array<{ perSecond: number; cpuMsPerWrite: number }>, mix: [] as Array<{ perSecond: number; cpuMsPerWrite: number }> };
@@ -527,13 +555,13 @@ async function main(): Promise<void> {
     }
     await measureFloors();
     progress(`applying ${SMALL} rows`);
-    const applySmall = await child(['--phase', 'apply', '--file', small], env);
+    const applySmall = await measured(['--phase', 'apply', '--file', small]);
     await measureFloors();
     progress(`applied ${SMALL} rows in ${(applySmall.elapsedMs / 1000).toFixed(1)} s; applying ${ROWS} rows`);
-    const applyLarge = await child(['--phase', 'apply', '--file', large], env);
+    const applyLarge = await measured(['--phase', 'apply', '--file', large]);
     await measureFloors();
     progress(`applied ${ROWS} rows in ${(applyLarge.elapsedMs / 1000).toFixed(1)} s; applying ${SMALL} expiry-only rows`);
-    const applyExpiry = await child(['--phase', 'apply', '--file', expiryOnly], env);
+    const applyExpiry = await measured(['--phase', 'apply', '--file', expiryOnly]);
     await measureFloors();
     const mean = (runs: Array<{ perSecond: number }>) => runs.reduce((sum, run) => sum + run.perSecond, 0) / runs.length;
     const applyRate = (ROWS / applyLarge.elapsedMs) * 1000;
@@ -553,6 +581,8 @@ async function main(): Promise<void> {
       rows: ROWS,
       apply: { ...applyLarge.result, seconds: +(applyLarge.elapsedMs / 1000).toFixed(1), rowsPerSecond: Math.round(applyRate), peakRssMb: Math.round(applyLarge.peakRssMb) },
       // Not counted: the rounds that warmed DynamoDB Local up, until both floors settled (or WARM_UP_MAX_ROUNDS).
+      // How long the runtime took to publish the seeding's events, and the longest wait for it before a phase.
+      publisherCaughtUpSeconds: { afterSeeding: +(afterSeeding / 1000).toFixed(1), longestBeforeAPhase: +(Math.max(...publisherWaits) / 1000).toFixed(1) },
       warmUp: { rounds: warmUp.raw.length, settled: settled(warmUp.raw) && settled(warmUp.mix), rawPerSecond: warmUp.raw.map(Math.round), sameMixPerSecond: warmUp.mix.map(Math.round) },
       rawConditionalUpdateItem: { inFlight: ENGINE_IN_FLIGHT, perSecondEachRun: floors.raw.map((run) => Math.round(run.perSecond)), perSecondMean: Math.round(rawRate) },
       applyToRawRatio: +(applyRate / rawRate).toFixed(2),
