@@ -507,7 +507,7 @@ async function main(): Promise<void> {
     progress(`seeded in ${((performance.now() - seedStarted) / 1000).toFixed(1)} s`);
     const eventsFile = eventsFilePath(REPO_ROOT, Number(new URL(started.url).port));
     const afterSeeding = await publisherCaughtUp(eventsFile);
-    progress(`the runtime published the seeding's events ${(afterSeeding / 1000).toFixed(1)} s later`);
+    progress(`the runtime's event publisher caught up ${(afterSeeding / 1000).toFixed(1)} s after seeding (2 s of it without a new event)`);
     // Every phase starts with the publisher caught up with the one before, so none pays for another's events.
     const publisherWaits: number[] = [];
     const measured = async (args: string[]) => {
@@ -580,9 +580,10 @@ async function main(): Promise<void> {
     const report = {
       rows: ROWS,
       apply: { ...applyLarge.result, seconds: +(applyLarge.elapsedMs / 1000).toFixed(1), rowsPerSecond: Math.round(applyRate), peakRssMb: Math.round(applyLarge.peakRssMb) },
-      // Not counted: the rounds that warmed DynamoDB Local up, until both floors settled (or WARM_UP_MAX_ROUNDS).
-      // How long the runtime took to publish the seeding's events, and the longest wait for it before a phase.
+      // Waits for the runtime's event publisher to catch up (each includes the 2 s without a new event that ends it):
+      // after seeding, and the longest before a phase.
       publisherCaughtUpSeconds: { afterSeeding: +(afterSeeding / 1000).toFixed(1), longestBeforeAPhase: +(Math.max(...publisherWaits) / 1000).toFixed(1) },
+      // Not counted: the rounds that warmed DynamoDB Local up, until both floors settled (or WARM_UP_MAX_ROUNDS).
       warmUp: { rounds: warmUp.raw.length, settled: settled(warmUp.raw) && settled(warmUp.mix), rawPerSecond: warmUp.raw.map(Math.round), sameMixPerSecond: warmUp.mix.map(Math.round) },
       rawConditionalUpdateItem: { inFlight: ENGINE_IN_FLIGHT, perSecondEachRun: floors.raw.map((run) => Math.round(run.perSecond)), perSecondMean: Math.round(rawRate) },
       applyToRawRatio: +(applyRate / rawRate).toFixed(2),
