@@ -7,9 +7,10 @@
  *    BatchWrite, in the repository's layout, each as the API creates one:
  *    its number sealed by the real vault, its fingerprint, and its
  *    duplicate-scope entry.
- * 3. Interleaved, each in a child process so that its peak RSS is its own,
- *    after rounds of both floors that warm DynamoDB Local up and are not
- *    counted (until a round runs as fast as the one before):
+ * 3. Interleaved, each in a child process so that its peak RSS is its own
+ *    and each once the runtime's event publisher has caught up, after
+ *    rounds of both floors that warm DynamoDB Local up and are not counted
+ *    (until both run within 5% of the round before):
  *    the two floors (below: the raw single conditional UpdateItem, and the
  *    store's write for the files' mix of rows), the apply of a
  *    BENCH_ROWS/10-row file, the floors again, the apply of the
@@ -55,9 +56,9 @@ const RAW_RUNS = 4;
 /**
  * Rounds of both floors first, not counted: DynamoDB Local's JVM compiles its
  * write paths over the first tens of thousands of calls, and a floor measured
- * before that is slow and flatters every ratio. One round was not enough: in
+ * before that is slow and flatters every ratio. One run was not enough: in
  * the runs that had one, the first counted raw floor ran 1 to 16% below the
- * other three. Rounds go on until both floors run within WARM_UP_SETTLED of
+ * mean of the other three. Rounds go on until both floors run within WARM_UP_SETTLED of
  * the round before, at least two and at most WARM_UP_MAX_ROUNDS.
  */
 const WARM_UP_MIN_ROUNDS = 2;
@@ -309,6 +310,7 @@ async function publisherCaughtUp(eventsFile: string): Promise<number> {
     else if (performance.now() - quietSince >= 2_000) return performance.now() - started;
   }
 }
+
 const roundedHeap = (heap: LiveHeap | undefined) => heap && { ...heap, peak: Math.round(heap.peak), firstQuarterMedian: Math.round(heap.firstQuarterMedian), lastQuarterMedian: Math.round(heap.lastQuarterMedian) };
 
 /** Lambda gives a function one vCPU at 1,769 MB of memory, and a share in proportion below that. */
