@@ -58,10 +58,10 @@ const RAW_RUNS = 4;
  * write paths over the first tens of thousands of calls, and a floor measured
  * before that is slow and flatters every ratio. One run was not enough: in
  * the runs that had one, the first counted raw floor ran 1 to 16% below the
- * mean of the other three. Rounds go on until both floors run within WARM_UP_SETTLED of
- * the round before, at least two and at most WARM_UP_MAX_ROUNDS.
+ * mean of the other three. Rounds go on until both floors run within
+ * WARM_UP_SETTLED of the round before (so at least two rounds), at most
+ * WARM_UP_MAX_ROUNDS.
  */
-const WARM_UP_MIN_ROUNDS = 2;
 const WARM_UP_MAX_ROUNDS = 6;
 const WARM_UP_SETTLED = 0.05;
 const ORG = 'org_bench_au';
@@ -550,7 +550,8 @@ async function main(): Promise<void> {
     };
     const warmUp = { raw: [] as number[], mix: [] as number[] };
     const settled = (rates: number[]) => rates.length >= 2 && Math.abs(rates.at(-1)! - rates.at(-2)!) <= WARM_UP_SETTLED * rates.at(-2)!;
-    while (warmUp.raw.length < WARM_UP_MAX_ROUNDS && (warmUp.raw.length < WARM_UP_MIN_ROUNDS || !settled(warmUp.raw) || !settled(warmUp.mix))) {
+    // settled() needs two rounds to compare, so there are always at least two.
+    while (warmUp.raw.length < WARM_UP_MAX_ROUNDS && !(settled(warmUp.raw) && settled(warmUp.mix))) {
       warmUp.raw.push((await rawRun('raw')).perSecond);
       warmUp.mix.push((await rawRun('raw-mix')).perSecond);
       progress(`warm-up (not counted): raw UpdateItem ${Math.round(warmUp.raw.at(-1)!)}/s, store write for the files' mix ${Math.round(warmUp.mix.at(-1)!)}/s`);

@@ -29,7 +29,6 @@ export interface MultipartLimits {
 /** Slices fed to the parser: a failure stops the parse within one slice. */
 const FEED_BYTES = 64 * 1024;
 
-
 export function parseMultipartUpload(contentType: string | undefined, body: Buffer | undefined, limits: MultipartLimits): Promise<MultipartUpload> {
   const boundary = multipartBoundary(contentType);
   try {
