@@ -1,4 +1,4 @@
-import { Duration, Stack } from 'aws-cdk-lib';
+import { CfnResource, Duration, Stack } from 'aws-cdk-lib';
 import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat, SourceMapMode } from 'aws-cdk-lib/aws-lambda-nodejs';
@@ -87,4 +87,26 @@ export function serviceFunction(scope: Construct, id: string, props: ServiceFunc
       },
     },
   });
+}
+
+/** The construct id CDK gives its bucket-notifications function, one per stack (aws-s3's NotificationsResourceHandler). */
+const BUCKET_NOTIFICATIONS_HANDLER_ID = 'BucketNotificationsHandler050a0587b7544547bf325f094a3db834';
+
+/**
+ * CDK's own deploy-time function that applies a bucket's notification
+ * settings (here, EventBridge on) has no log group in the template, so Lambda
+ * creates one on its first run and keeps it forever. This gives it one of the
+ * stack's, with the environment's retention, as every other function has.
+ */
+export function bucketNotificationsLogGroup(stack: Stack, environment: EnvironmentSettings): void {
+  const handler = stack.node.tryFindChild(BUCKET_NOTIFICATIONS_HANDLER_ID);
+  if (!handler) return;
+  const fn = handler.node.tryFindChild('Resource');
+  // A CDK release that builds the function differently fails the synth here rather than leave it unlogged.
+  if (!(fn instanceof CfnResource) || fn.cfnResourceType !== 'AWS::Lambda::Function') throw new Error(`${BUCKET_NOTIFICATIONS_HANDLER_ID} has no Lambda function named Resource`);
+  const logGroup = new LogGroup(stack, 'BucketNotificationsLogs', {
+    retention: environment.logRetention,
+    removalPolicy: environment.removalPolicy,
+  });
+  fn.addPropertyOverride('LoggingConfig', { LogGroup: logGroup.logGroupName });
 }

@@ -20,6 +20,7 @@ import { UPLOAD_OBJECT_PREFIX } from '#shared/names.ts';
 import { TABLE_KEY, TABLE_STREAM_VIEW, TTL_ATTRIBUTE } from '#shared/store/table.ts';
 import { AccountUpdater } from './account-updater.ts';
 import { DomainEvents } from './domain-events.ts';
+import { bucketNotificationsLogGroup } from './functions.ts';
 import { PaymentsRestApi } from './api.ts';
 import { S3TriggeredFunctions } from './s3-triggers.ts';
 import type { EnvironmentSettings } from './environments.ts';
@@ -217,6 +218,9 @@ export class PaymentsApiStack extends Stack {
     output(this, 'EnvironmentName', environment.responseEnvironment, 'response.environment (ENVIRONMENT_NAME)');
     output(this, 'AlarmTopicArn', monitoring.topic.topicArn, 'Subscribe on-call here');
     output(this, 'DashboardName', monitoring.dashboard.dashboardName);
+
+    // After every bucket: CDK creates its notifications function with the first bucket that needs one.
+    bucketNotificationsLogGroup(this, environment);
 
     applyNagSuppressions({
       api: restApi,

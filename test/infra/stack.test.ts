@@ -300,6 +300,16 @@ describe('PaymentsApiStack (fixture routes, dev)', () => {
     }
   });
 
+  it('logs CDK\'s deploy-time bucket-notifications function to a log group of the stack\'s, with the same retention', () => {
+    const logGroups = resourcesOfType(template, 'AWS::Logs::LogGroup');
+    const handlers = Object.entries(resourcesOfType(template, 'AWS::Lambda::Function')).filter(([id]) => id.startsWith('BucketNotificationsHandler'));
+    expect(handlers).toHaveLength(1);
+    for (const [id, fn] of handlers) {
+      const { Ref: logGroupId } = (fn.Properties.LoggingConfig as { LogGroup: { Ref: string } }).LogGroup;
+      expect(logGroups[logGroupId]?.Properties.RetentionInDays, id).toBe(14);
+    }
+  });
+
   it('sets only the environment variables each route needs', () => {
     const table = paymethodTableRef(template);
     for (const route of fixtureRoutes) {
