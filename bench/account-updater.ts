@@ -45,6 +45,7 @@ import type { SealedSecret } from '#shared/domain/vault.ts';
 import { lambdaHeapFlags } from '../local/lambda-context.ts';
 import { eventsFilePath } from '../local/runtime-file.ts';
 import { median, REPO_ROOT, startRuntimeForBench } from './support.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 100_000);
 const SMALL = Math.max(1_000, Math.round(ROWS / 10));
@@ -304,7 +305,7 @@ async function publisherCaughtUp(eventsFile: string): Promise<number> {
   const started = performance.now();
   const sizeOf = async () => (await stat(eventsFile).catch(() => undefined))?.size ?? 0;
   for (let size = await sizeOf(), quietSince = performance.now(); ; ) {
-    await new Promise((resolve) => setTimeout(resolve, 250));
+    await sleep(250);
     const now = await sizeOf();
     if (now !== size) [size, quietSince] = [now, performance.now()];
     else if (performance.now() - quietSince >= 2_000) return performance.now() - started;

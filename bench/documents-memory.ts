@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { BOUNDARY, multipartBody, uploadParts } from '../test/fixtures/documents.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 const size = Number(process.env.BENCH_FILE_BYTES);
 const organizationId = process.env.BENCH_ORGANIZATION_ID as string;
@@ -44,7 +45,7 @@ if (warm.statusCode !== 201) throw new Error(`warm-up upload failed: ${warm.body
 
 const largest = event(size);
 gc();
-await new Promise((resolve) => setTimeout(resolve, 50));
+await sleep(50);
 gc();
 const baseline = process.memoryUsage();
 const baselineMaxRss = process.resourceUsage().maxRSS * 1024;

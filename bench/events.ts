@@ -13,6 +13,7 @@
 import { open } from 'node:fs/promises';
 import { startLocalRuntime } from '#local/runtime.ts';
 import { median } from './support.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 const CHANGES = Number(process.env.BENCH_CHANGES ?? 60);
 const ORG = 'org_bench';
@@ -60,7 +61,7 @@ async function awaitLine(type: string, token: unknown): Promise<void> {
   for (let reads = 0; reads < 20_000; reads += 1) {
     await readNewLines();
     if (seen.some((event) => event.type === type && event.token === token)) return;
-    await new Promise((resolve) => setTimeout(resolve, 1));
+    await sleep(1);
   }
   throw new Error(`no ${type} event for ${String(token)}`);
 }

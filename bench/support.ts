@@ -3,6 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readRuntimeFile } from '../local/runtime-file.ts';
 import type { RuntimeFile } from '../local/runtime-file.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -43,7 +44,7 @@ export async function startRuntimeForBench(env: Record<string, string> = {}): Pr
         // not listening yet
       }
     }
-    if (firstAnswerMs === undefined) await new Promise((resolve) => setTimeout(resolve, 20));
+    if (firstAnswerMs === undefined) await sleep(20);
   }
   const runtime = await readRuntimeFile(REPO_ROOT, port as number);
   if (!runtime) throw new Error('no runtime file');

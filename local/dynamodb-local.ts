@@ -7,6 +7,7 @@ import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { assertPortFree, freePort, LOCAL_HOST, localCredentials } from './ports.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 const MINIMUM_JAVA_MAJOR = 17;
 
@@ -126,7 +127,7 @@ async function waitUntilReady(endpoint: string, child: ChildProcess, output: () 
         await client.send(new ListTablesCommand({ Limit: 1 }));
         return;
       } catch {
-        await new Promise((resolve) => setTimeout(resolve, 100));
+        await sleep(100);
       }
     }
     throw new Error(`DynamoDB Local did not answer within 60 s:\n${output()}`);

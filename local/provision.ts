@@ -2,6 +2,7 @@ import { CreateTableCommand, DescribeTableCommand, UpdateTableCommand, UpdateTim
 import type { CreateTableCommandInput, DynamoDBClient, KeySchemaElement } from '@aws-sdk/client-dynamodb';
 import type { IndexDefinition } from '#shared/store/table.ts';
 import { AU_HISTORY_TABLE_KEY, GLOBAL_SECONDARY_INDEXES, RETIRED_INDEXES, TABLE_KEY, TABLE_STREAM_VIEW, TTL_ATTRIBUTE } from '#shared/store/table.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 const STREAM = { StreamEnabled: true, StreamViewType: TABLE_STREAM_VIEW } as const;
 
@@ -119,7 +120,7 @@ async function addMissingIndexes(client: DynamoDBClient, tableName: string, exis
     const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
     if (!(Table?.GlobalSecondaryIndexes ?? []).some((index) => retired.includes(index.IndexName as string))) return;
     if (waited >= 60_000) throw new Error(`DynamoDB Local did not delete ${retired.join(', ')} within a minute`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await sleep(100);
   }
 }
 
@@ -131,7 +132,7 @@ async function oneIndexChange(client: DynamoDBClient, command: UpdateTableComman
       return;
     } catch (error) {
       if ((error as Error).name !== 'LimitExceededException' || waited >= 60_000) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await sleep(100);
     }
   }
 }

@@ -5,6 +5,7 @@ import type { Context, S3Event, S3EventRecord } from 'aws-lambda';
 import type S3rver from 's3rver';
 import type { S3Trigger } from '#shared/events.ts';
 import { lambdaContext } from './lambda-context.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /**
  * Local stand-in for S3 bucket notifications to Lambda: s3rver's `event`
@@ -61,7 +62,7 @@ export function routeS3Events(options: S3EventRouterOptions): { close(): Promise
         return;
       } catch (error) {
         log({ level: 'WARN', message: 's3 event handler failed', handler: trigger.handler, attempt: attempt + 1, error: String(error) });
-        if (attempt < ASYNC_RETRIES) await new Promise((resolve) => setTimeout(resolve, options.retryDelayMs ?? 200));
+        if (attempt < ASYNC_RETRIES) await sleep(options.retryDelayMs ?? 200);
       }
     }
     log({ level: 'ERROR', message: 's3 event dropped after retries', handler: trigger.handler });

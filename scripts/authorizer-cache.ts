@@ -11,6 +11,7 @@ import { SignatureV4 } from '@smithy/signature-v4';
 import { AUTHORIZER_BUDGET_MS } from '#shared/aws/deadline.ts';
 import { ADMIN_FLUSH_PATH } from '../local/runtime-file.ts';
 import { appliedTarget } from './target.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 export type FlushOutcome = { flushed: 'api-gateway'; restApiId: string; stage: string } | { flushed: 'local-runtime'; url: string } | { flushed: 'none'; reason: string };
 
@@ -33,7 +34,7 @@ export async function flushAuthorizerCache(): Promise<FlushOutcome> {
   await flushStageAuthorizersCache(restApiId, stage);
   // An authorizer invocation that read the credential before the revocation may hand its "allow" to the gateway
   // after the flush; none outlives the authorizer's budget, so a second flush after it catches that answer.
-  await new Promise((resolve) => setTimeout(resolve, AUTHORIZER_BUDGET_MS + 1_000));
+  await sleep(AUTHORIZER_BUDGET_MS + 1_000);
   await flushStageAuthorizersCache(restApiId, stage);
   return { flushed: 'api-gateway', restApiId, stage };
 }

@@ -1,5 +1,6 @@
 import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /** One index as DynamoDB describes it: readable only once ACTIVE and no longer backfilling. */
 export interface IndexState {
@@ -34,11 +35,11 @@ export async function waitForIndexes(
   tableName: string,
   options: { intervalMs: number; onPending?: (status: IndexStatus) => void; sleep?: (ms: number) => Promise<void> },
 ): Promise<IndexStatus> {
-  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  const pause = options.sleep ?? sleep;
   for (;;) {
     const status = await indexStatus(client, tableName);
     if (status.ready) return status;
     options.onPending?.(status);
-    await sleep(options.intervalMs);
+    await pause(options.intervalMs);
   }
 }

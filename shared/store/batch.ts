@@ -1,5 +1,6 @@
 import { BatchGetCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 type Item = Record<string, unknown>;
 
@@ -11,7 +12,7 @@ export const MAX_BATCH_ATTEMPTS = 8;
 /** Jittered exponential pause before a batch call's next attempt, at most 2 s. */
 export function backoff(attempt: number): Promise<void> {
   const ms = Math.min(2_000, 25 * 2 ** attempt) * (0.5 + Math.random() / 2);
-  return new Promise((resolve) => setTimeout(resolve, ms));
+  return sleep(ms);
 }
 
 /**

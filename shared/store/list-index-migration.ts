@@ -3,6 +3,7 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { LEGACY_PAYMETHOD_LIST_KEY_ATTRIBUTES, keys } from './keys.ts';
 import { PAYMETHOD_ENTITY, paymethodFromItem } from './records.ts';
 import { isConditionFailure } from './write-conflicts.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 type Item = Record<string, unknown>;
 
@@ -27,7 +28,7 @@ export async function migratePaymethodListKeys(
   const pace = async () => {
     const wait = nextSlot - Date.now();
     nextSlot = Math.max(nextSlot, Date.now()) + interval;
-    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    if (wait > 0) await sleep(wait);
   };
   const legacy = LEGACY_PAYMETHOD_LIST_KEY_ATTRIBUTES;
   const segment = async (index: number) => {

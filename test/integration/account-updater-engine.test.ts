@@ -9,6 +9,7 @@ import type { Paymethod } from '#shared/domain/paymethods/model.ts';
 import { useRuntimeEnvironment } from '../support/api.ts';
 import { npmScript } from '../support/cli.ts';
 import { unique } from '../support/paymethods.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /**
  * The engine (the state machine's definition and handlers, run locally) on
@@ -236,7 +237,7 @@ describe('Account Updater check step', () => {
 
     // The runtime routes the upload to its own run of the engine, as the stack's rule starts an execution: let that
     // run write its summary and take it away, so that a summary seen below can only come from these checks.
-    for (let attempt = 0; attempt < 120 && !(await resultExists()); attempt += 1) await new Promise((resolve) => setTimeout(resolve, 250));
+    for (let attempt = 0; attempt < 120 && !(await resultExists()); attempt += 1) await sleep(250);
     await s3.send(new DeleteObjectCommand({ Bucket: environment.REPORTS_BUCKET!, Key: resultKey }));
     expect(await resultExists()).toBe(false);
 

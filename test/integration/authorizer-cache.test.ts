@@ -8,6 +8,7 @@ import type { Identity } from '../support/api.ts';
 import { authHeaders, UNRELATED, useRuntimeEnvironment } from '../support/api.ts';
 import { npmScript } from '../support/cli.ts';
 import { fixtureEmulatorOptions } from '../support/emulator.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /**
  * The authorizer's decision cache as API Gateway keeps it (the stage's TTL),
@@ -55,7 +56,7 @@ describe('authorizer cache', () => {
     try {
       const send = () => fetch(`${slow.url}/v3/organizations/org_200/echo`, { headers: authHeaders(identity) }).then((answer) => answer.status);
       const inFlight = send(); // its authorizer run reads the credential, still active, now
-      await new Promise((resolve) => setTimeout(resolve, 700));
+      await sleep(700);
       // What `admin revoke-credentials` does: revoke in the store, then flush the authorizer cache.
       const { revokeCredential } = await import('#shared/domain/credentials.ts');
       const { DynamoCredentialStore } = await import('#shared/store/credentials.ts');

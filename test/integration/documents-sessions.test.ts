@@ -5,6 +5,7 @@ import { PARTNER, call } from '../support/api.ts';
 import type { ApiAnswer, Identity } from '../support/api.ts';
 import { documentsPath, runtimeStores } from '../support/documents.ts';
 import type { RuntimeStores } from '../support/documents.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 interface Session {
   document_id: string;
@@ -16,7 +17,7 @@ interface Session {
 async function poll<T>(read: () => Promise<T>, done: (value: T) => boolean, attempts = 100, delayMs = 100): Promise<T> {
   let value = await read();
   for (let attempt = 1; attempt < attempts && !done(value); attempt += 1) {
-    await new Promise((resolve) => setTimeout(resolve, delayMs));
+    await sleep(delayMs);
     value = await read();
   }
   return value;

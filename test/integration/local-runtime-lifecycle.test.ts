@@ -6,6 +6,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { eventsFilePath, runtimeFilePath } from '../../local/runtime-file.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /**
  * `npm start` as a user runs it, in its own process group: which ports it
@@ -96,7 +97,7 @@ const alive = (pid: number) => {
 async function leftovers(runtime: Started): Promise<{ processes: number[]; files: string[] }> {
   await runtime.exited;
   const everything = [...runtime.descendants, runtime.npm.pid as number];
-  for (let attempt = 0; attempt < 100 && everything.some(alive); attempt += 1) await new Promise((resolve) => setTimeout(resolve, 100));
+  for (let attempt = 0; attempt < 100 && everything.some(alive); attempt += 1) await sleep(100);
   // The events file stays for a fixed PORT (emptied at the next start); on random ports it goes too.
   const files = [runtimeFilePath(repoRoot, runtime.port), runtime.s3Folder, ...(runtime.randomPorts ? [eventsFilePath(repoRoot, runtime.port)] : [])].filter((file) => existsSync(file));
   return { processes: everything.filter(alive), files };
@@ -175,7 +176,7 @@ describe('npm start with PORT set, authorizer cache on', { timeout: 300_000 }, (
     expect((await request(url, { headers: basic(demo.id, demo.key), from: '127.0.0.3' })).status).toBe(200);
     const macCalls = async () => ((await (await fetch(`${kmsUrl}/__standin/calls`)).json()) as Record<string, number>).GenerateMac ?? 0;
     // Stay inside one clock minute, so the 30 failures share one window.
-    if (new Date().getUTCSeconds() > 40) await new Promise((resolve) => setTimeout(resolve, (61 - new Date().getUTCSeconds()) * 1000));
+    if (new Date().getUTCSeconds() > 40) await sleep((61 - new Date().getUTCSeconds()) * 1000);
 
     const before = await macCalls();
     const statuses: number[] = [];
@@ -248,7 +249,7 @@ describe('npm start stops cleanly whatever the signal', { timeout: 300_000 }, ()
     const target = to === 'npm' ? (runtime.npm.pid as number) : to === 'runtime' ? runtimePid : -(runtime.npm.pid as number);
     for (let index = 0; index < times; index += 1) {
       process.kill(target, signal);
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      await sleep(50);
     }
     expect(await leftovers(runtime)).toEqual({ processes: [], files: [] });
   });

@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { describe, expect, inject, it } from 'vitest';
 import { call, MERCHANT } from '../support/api.ts';
 import { CARD, ECHECK, ECHECK_NUMBER, locationPath, OTHER_CARD_NUMBER, post, unique } from '../support/paymethods.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 const ORG = MERCHANT.organizationId;
 
@@ -12,7 +13,7 @@ async function logUntil(requestId: string): Promise<string> {
     const text = await readFile(file, 'utf8');
     if (text.includes(requestId)) return text;
     await new Promise((resolve) => setImmediate(resolve));
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await sleep(20);
   }
   throw new Error(`request ${requestId} never reached the runtime log`);
 }

@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { inject } from 'vitest';
 import { eventsFilePath } from '../../local/runtime-file.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 const repoRoot = path.resolve(import.meta.dirname, '../..');
 
@@ -46,7 +47,7 @@ export async function awaitEvent(match: (event: PublishedEvent) => boolean, atte
   for (let attempt = 0; attempt < attempts; attempt += 1) {
     const found = (await readEvents()).find(match);
     if (found) return found;
-    await new Promise((resolve) => setTimeout(resolve, delayMs));
+    await sleep(delayMs);
   }
   throw new Error(`no matching event in ${eventsFile()} after ${attempts} reads`);
 }

@@ -13,6 +13,7 @@ import { InvalidRequest } from '#shared/domain/errors.ts';
 import type { Paymethod } from '#shared/domain/paymethods/model.ts';
 import type { SealedSecret, Vault, VaultBinding } from '#shared/domain/vault.ts';
 import { UnreadableSecret } from '#shared/domain/vault.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /** A vault that "seals" by binding the plaintext to its ids, so a wrong binding cannot open it. */
 class FakeVault implements Vault {
@@ -445,14 +446,14 @@ describe('applying an update file in batches', () => {
         this.writes += 1;
         if (this.writes === this.failOnWrite) throw new Error('DynamoDB is down');
         writesInFlight += 1;
-        await new Promise((resolve) => setTimeout(resolve, 1));
+        await sleep(1);
         writesInFlight -= 1;
         events.push('card');
         return super.applyAccountUpdates(changes);
       }
       override async record(updates: ReadonlyArray<{ line: number; update: AccountUpdateRecord }>) {
         writesInFlight += 1;
-        await new Promise((resolve) => setTimeout(resolve, 5));
+        await sleep(5);
         writesInFlight -= 1;
         events.push(`history ${updates.length}`);
         return super.record(updates);

@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startStreamPoller } from '#local/dynamodb-streams.ts';
 import type { StreamTrigger } from '#shared/events.ts';
 import { recorder } from '../fixtures/functions/stream-recorder.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /**
  * The local stream poller against a scripted Streams API: several shards read
@@ -25,7 +26,7 @@ const record = (pk: string): StreamRecord => {
 };
 
 async function until(condition: () => boolean): Promise<void> {
-  for (let attempt = 0; attempt < 500 && !condition(); attempt += 1) await new Promise((resolve) => setTimeout(resolve, 10));
+  for (let attempt = 0; attempt < 500 && !condition(); attempt += 1) await sleep(10);
   expect(condition()).toBe(true);
 }
 
