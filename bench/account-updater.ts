@@ -37,6 +37,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { ACCOUNT_UPDATER_FUNCTION_SIZING } from '#shared/function-sizing.ts';
 import type { BatchDeps } from '#shared/domain/account-updater/apply.ts';
 import type { CardChange } from '#shared/domain/account-updater/ports.ts';
@@ -45,7 +46,6 @@ import type { SealedSecret } from '#shared/domain/vault.ts';
 import { lambdaHeapFlags } from '../local/lambda-context.ts';
 import { eventsFilePath } from '../local/runtime-file.ts';
 import { median, REPO_ROOT, startRuntimeForBench } from './support.ts';
-import { setTimeout as sleep } from 'node:timers/promises';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 100_000);
 const SMALL = Math.max(1_000, Math.round(ROWS / 10));

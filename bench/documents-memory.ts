@@ -6,9 +6,9 @@
  * handler runs, and the runtime's own copy of it is not ours to shrink.
  */
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { BOUNDARY, multipartBody, uploadParts } from '../test/fixtures/documents.ts';
-import { setTimeout as sleep } from 'node:timers/promises';
 
 const size = Number(process.env.BENCH_FILE_BYTES);
 const organizationId = process.env.BENCH_ORGANIZATION_ID as string;

@@ -11,9 +11,9 @@
  * plus the handler and the stand-in's append, not Lambda's.
  */
 import { open } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { startLocalRuntime } from '#local/runtime.ts';
 import { median } from './support.ts';
-import { setTimeout as sleep } from 'node:timers/promises';
 
 const CHANGES = Number(process.env.BENCH_CHANGES ?? 60);
 const ORG = 'org_bench';

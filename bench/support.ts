@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { readRuntimeFile } from '../local/runtime-file.ts';
 import type { RuntimeFile } from '../local/runtime-file.ts';
-import { setTimeout as sleep } from 'node:timers/promises';
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 

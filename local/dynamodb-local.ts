@@ -5,9 +5,9 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } 
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { assertPortFree, freePort, LOCAL_HOST, localCredentials } from './ports.ts';
-import { setTimeout as sleep } from 'node:timers/promises';
 
 const MINIMUM_JAVA_MAJOR = 17;
 

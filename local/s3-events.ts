@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Context, S3Event, S3EventRecord } from 'aws-lambda';
 import type S3rver from 's3rver';
 import type { S3Trigger } from '#shared/events.ts';
 import { lambdaContext } from './lambda-context.ts';
-import { setTimeout as sleep } from 'node:timers/promises';
 
 /**
  * Local stand-in for S3 bucket notifications to Lambda: s3rver's `event`

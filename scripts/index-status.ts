@@ -1,6 +1,6 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { setTimeout as sleep } from 'node:timers/promises';
 
 /** One index as DynamoDB describes it: readable only once ACTIVE and no longer backfilling. */
 export interface IndexState {

@@ -2,6 +2,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,7 +10,6 @@ import type { Paymethod } from '#shared/domain/paymethods/model.ts';
 import { useRuntimeEnvironment } from '../support/api.ts';
 import { npmScript } from '../support/cli.ts';
 import { unique } from '../support/paymethods.ts';
-import { setTimeout as sleep } from 'node:timers/promises';
 
 /**
  * The engine (the state machine's definition and handlers, run locally) on

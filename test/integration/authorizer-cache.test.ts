@@ -1,4 +1,5 @@
 import http from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiGatewayEmulator, ApiGatewayEmulatorOptions } from '../../local/api-gateway.ts';
 import { startApiGatewayEmulator } from '../../local/api-gateway.ts';
@@ -8,7 +9,6 @@ import type { Identity } from '../support/api.ts';
 import { authHeaders, UNRELATED, useRuntimeEnvironment } from '../support/api.ts';
 import { npmScript } from '../support/cli.ts';
 import { fixtureEmulatorOptions } from '../support/emulator.ts';
-import { setTimeout as sleep } from 'node:timers/promises';
 
 /**
  * The authorizer's decision cache as API Gateway keeps it (the stage's TTL),

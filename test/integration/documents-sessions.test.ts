@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { S3Event } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jpeg, png, txt, wav } from '../fixtures/documents.ts';
@@ -5,7 +6,6 @@ import { PARTNER, call } from '../support/api.ts';
 import type { ApiAnswer, Identity } from '../support/api.ts';
 import { documentsPath, runtimeStores } from '../support/documents.ts';
 import type { RuntimeStores } from '../support/documents.ts';
-import { setTimeout as sleep } from 'node:timers/promises';
 
 interface Session {
   document_id: string;

@@ -4,9 +4,9 @@ import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { eventsFilePath, runtimeFilePath } from '../../local/runtime-file.ts';
-import { setTimeout as sleep } from 'node:timers/promises';
 
 /**
  * `npm start` as a user runs it, in its own process group: which ports it

@@ -1,8 +1,8 @@
 import { readFile } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, inject, it } from 'vitest';
 import { call, MERCHANT } from '../support/api.ts';
 import { CARD, ECHECK, ECHECK_NUMBER, locationPath, OTHER_CARD_NUMBER, post, unique } from '../support/paymethods.ts';
-import { setTimeout as sleep } from 'node:timers/promises';
 
 const ORG = MERCHANT.organizationId;
 

@@ -1,8 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { inject } from 'vitest';
 import { eventsFilePath } from '../../local/runtime-file.ts';
-import { setTimeout as sleep } from 'node:timers/promises';
 
 const repoRoot = path.resolve(import.meta.dirname, '../..');
 

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { checkUpdateFile, readUpdateFile } from '#shared/account-updater/csv.ts';
 import type { UpdateFileSource } from '#shared/account-updater/csv.ts';
@@ -13,7 +14,6 @@ import { InvalidRequest } from '#shared/domain/errors.ts';
 import type { Paymethod } from '#shared/domain/paymethods/model.ts';
 import type { SealedSecret, Vault, VaultBinding } from '#shared/domain/vault.ts';
 import { UnreadableSecret } from '#shared/domain/vault.ts';
-import { setTimeout as sleep } from 'node:timers/promises';
 
 /** A vault that "seals" by binding the plaintext to its ids, so a wrong binding cannot open it. */
 class FakeVault implements Vault {

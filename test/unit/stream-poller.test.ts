@@ -1,4 +1,5 @@
 import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { DescribeStreamCommand, DynamoDBStreamsClient, GetRecordsCommand, GetShardIteratorCommand } from '@aws-sdk/client-dynamodb-streams';
 import type { _Record as StreamRecord, Shard } from '@aws-sdk/client-dynamodb-streams';
 import { mockClient } from 'aws-sdk-client-mock';
@@ -6,7 +7,6 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startStreamPoller } from '#local/dynamodb-streams.ts';
 import type { StreamTrigger } from '#shared/events.ts';
 import { recorder } from '../fixtures/functions/stream-recorder.ts';
-import { setTimeout as sleep } from 'node:timers/promises';
 
 /**
  * The local stream poller against a scripted Streams API: several shards read
