@@ -9,7 +9,7 @@ import { failedAuthenticationThrottle } from './auth-throttle.ts';
 import { corsHeadersForPublishable } from './cors.ts';
 import { classifyError, errorResponse, internalErrorResponse } from './errors.ts';
 import type { ApiRequest } from './request.ts';
-import { buildApiRequest } from './request.ts';
+import { buildApiRequest, checkQueryParameters } from './request.ts';
 import type { ApiResponse } from './response.ts';
 import type { RouteDefinition } from './routes.ts';
 
@@ -49,7 +49,11 @@ export function apiMiddlewareStack(route: RouteDefinition, run: ApiRouteHandler,
     .use(apiRequest(route))
     // middy refuses a middleware with no hook: public routes simply have no tenancy step.
     .use(tenancy ? [tenancy, errorEnvelope()] : [errorEnvelope()])
-    .handler(async (_event, context, { signal }) => toProxyResult(await run(context.api, { signal }), context.api.requestId));
+    .handler(async (_event, context, { signal }) => {
+      // After the tenancy check, as a list route's own query check: a caller learns nothing of an organization it may not use.
+      checkQueryParameters(route, context.api.query);
+      return toProxyResult(await run(context.api, { signal }), context.api.requestId);
+    });
   return (event: APIGatewayProxyEvent, context: Context) => withDeadline(REQUEST_BUDGET_MS, () => handler(event, context as ApiContext));
 }
 

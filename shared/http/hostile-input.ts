@@ -4,6 +4,7 @@
  *
  * - a JSON member named `__proto__`, `constructor` or `prototype`, at any
  *   depth, is 400 naming it;
+ * - a query parameter a route does not take is 400 naming it, whatever its name;
  * - JSON nested deeper than 32 levels is 400;
  * - a text value (or member name) holding U+0000 or an unpaired surrogate is 400;
  * - a Content-Type `charset` other than `utf-8` is 415.
@@ -32,6 +33,18 @@ export function isSafeText(text: string): boolean {
 /** An object without a prototype: `record.constructor`, `record.__proto__` are plain missing members. */
 export function emptyRecord<T>(): Record<string, T> {
   return Object.create(null) as Record<string, T>;
+}
+
+/**
+ * A query parameter whose name a route does not take is 400, whatever the
+ * name: `constructor`, `toString` and `__proto__` are names like any other.
+ * One issue per unknown name, at most MAX_ISSUES.
+ */
+export function unknownQueryParameterIssues(query: Readonly<Record<string, readonly string[]>>, known: ReadonlySet<string>): FieldIssue[] {
+  return Object.keys(query)
+    .filter((name) => !known.has(name))
+    .slice(0, MAX_ISSUES)
+    .map((name) => ({ field: name, message: 'is not a known query parameter' }));
 }
 
 /**

@@ -14,7 +14,7 @@
 import type { FieldIssue } from '#shared/domain/errors.ts';
 import { InvalidRequest } from '#shared/domain/errors.ts';
 import { responseMember } from './envelope.ts';
-import { emptyRecord } from './hostile-input.ts';
+import { emptyRecord, unknownQueryParameterIssues } from './hostile-input.ts';
 import type { ApiResponse } from './response.ts';
 
 export type FilterSpec =
@@ -66,7 +66,7 @@ export function parseListQuery<Name extends string>(query: Readonly<Record<strin
     if (values.length > 1) issues.push(issue(name, 'must be given once'));
     return values[0];
   };
-  for (const name of Object.keys(query)) if (!known.has(name)) issues.push(issue(name, 'is not a known query parameter'));
+  issues.push(...unknownQueryParameterIssues(query, known));
 
   const terms: Array<{ name: string; value: string }> = [];
   for (const name of Object.keys(spec.filters)) {

@@ -188,7 +188,7 @@ function tagOf(route: RouteDefinition): string {
 }
 
 function operation(route: RouteDefinition, entry: RouteSchemas, components: SchemaComponents, errors: ErrorResponses): JsonObject {
-  const parameters = [...pathParameters(route), ...queryParameters(entry), ...(route.method === 'POST' ? [{ $ref: '#/components/parameters/IdempotencyKey' }] : [])];
+  const parameters = [...pathParameters(route), ...queryParameters(route, entry), ...(route.method === 'POST' ? [{ $ref: '#/components/parameters/IdempotencyKey' }] : [])];
   return {
     operationId: route.handler,
     summary: route.summary,
@@ -230,7 +230,10 @@ function pathParameters(route: RouteDefinition): JsonObject[] {
 
 const DATE_PATTERN = '^\\d{4}-\\d{2}-\\d{2}(T\\d{2}:\\d{2}:\\d{2})?$';
 
-function queryParameters(entry: RouteSchemas): JsonObject[] {
+function queryParameters(route: RouteDefinition, entry: RouteSchemas): JsonObject[] {
+  if (route.query !== undefined && route.query !== 'list') {
+    return Object.entries(route.query).map(([name, description]) => ({ name, in: 'query', required: false, description, schema: { type: 'string' } }));
+  }
   if (!entry.listFilters) return [];
   const filters = Object.entries(entry.listFilters);
   const filter = {

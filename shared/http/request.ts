@@ -3,7 +3,7 @@ import { config } from '#shared/config.ts';
 import { InvalidRequest, NotAuthenticated, NotFound, TooLarge, UnsupportedMediaType } from '#shared/domain/errors.ts';
 import type { PublishableScope } from '#shared/domain/publishable-keys.ts';
 import type { Caller } from '#shared/domain/tenancy.ts';
-import { emptyRecord, isSafeText, mediaTypeOf, parseJsonObject } from './hostile-input.ts';
+import { emptyRecord, isSafeText, mediaTypeOf, parseJsonObject, unknownQueryParameterIssues } from './hostile-input.ts';
 import type { RouteDefinition } from './routes.ts';
 import { PATH_PARAMETER_PREFIXES } from './routes.ts';
 
@@ -103,6 +103,19 @@ function decodeQuery(event: APIGatewayProxyEvent): Record<string, string[]> {
     );
   }
   return query;
+}
+
+/**
+ * A route that is not a list takes only the query parameters its table entry
+ * names (most take none), each once: anything else is 400 naming it. A list
+ * route's handler checks its own as it parses them (list-query.ts).
+ */
+export function checkQueryParameters(route: RouteDefinition, query: ApiRequest['query']): void {
+  if (route.query === 'list') return;
+  const taken = new Set(Object.keys(route.query ?? {}));
+  const issues = unknownQueryParameterIssues(query, taken);
+  for (const name of taken) if ((query[name]?.length ?? 0) > 1) issues.push({ field: name, message: 'must be given once' });
+  if (issues.length > 0) throw new InvalidRequest(issues, 'INVALID_QUERY');
 }
 
 function parseJsonBody(event: APIGatewayProxyEvent, headers: Record<string, string>): Record<string, unknown> {

@@ -63,6 +63,13 @@ export interface RouteDefinition {
   readonly maxBodyBytes?: number;
   /** multipart/form-data bodies arrive base64-encoded (API Gateway binary media type). */
   readonly binaryBody?: boolean;
+  /**
+   * The query parameters the route takes: `list` for a list route (its handler
+   * parses page_size, page_index, cursor, filter and its filters, list-query.ts),
+   * else the names it reads, each with its description for the OpenAPI
+   * document; none when absent. Any other name is 400.
+   */
+  readonly query?: 'list' | Readonly<Record<string, string>>;
   readonly access: RouteAccess;
   readonly summary: string;
 }
@@ -147,6 +154,7 @@ export const routes: readonly RouteDefinition[] = [
     method: 'GET',
     path: '/v3/organizations/{organization_id}/locations/{location_id}/customers/{customer_token}/paymethods',
     auth: 'secret',
+    query: 'list',
     access: { table: 'read', pageBoundaries: true },
     summary: "List a customer's paymethods at a location",
   },
@@ -155,6 +163,7 @@ export const routes: readonly RouteDefinition[] = [
     method: 'GET',
     path: '/v3/organizations/{organization_id}/locations/{location_id}/paymethods',
     auth: 'secret',
+    query: 'list',
     access: { table: 'read', pageBoundaries: true },
     summary: "List a location's paymethods",
   },
@@ -163,6 +172,7 @@ export const routes: readonly RouteDefinition[] = [
     method: 'GET',
     path: '/v3/organizations/{organization_id}/paymethods',
     auth: 'secret',
+    query: 'list',
     access: { table: 'read', pageBoundaries: true },
     summary: "List an organization's paymethods, including the Account Updater report",
   },
@@ -203,6 +213,7 @@ export const routes: readonly RouteDefinition[] = [
     method: 'GET',
     path: DOCUMENTS,
     auth: 'secret',
+    query: 'list',
     access: { table: 'read', pageBoundaries: true },
     summary: "List the organization's documents, newest first",
   },
@@ -255,6 +266,7 @@ export const routes: readonly RouteDefinition[] = [
     method: 'GET',
     path: '/v3/js/tokenize.js',
     auth: 'none',
+    query: { v: 'The version to pin (the content hash the demo page names): that URL is cached for a year, the bare one for five minutes.' },
     access: {},
     summary: 'The client-side tokenization library (ES module), cacheable, with an ETag',
   },

@@ -4,6 +4,8 @@ import { BOUNDARY, multipartBody, png, uploadParts } from '../fixtures/documents
 import type { ApiAnswer } from '../support/api.ts';
 import { MERCHANT, authHeaders, baseUrl, call } from '../support/api.ts';
 import { CARD, customerPath, locationPath, unique } from '../support/paymethods.ts';
+import type { RouteDefinition } from '#shared/http/routes.ts';
+import { PATH_PARAMETER_PREFIXES, routes } from '#shared/http/routes.ts';
 
 /**
  * Hostile input against the running local runtime (the API Gateway emulator
@@ -125,6 +127,54 @@ describe('hostile input, case by case', () => {
     const list = await call<{ results: unknown[] }>(customerPath(ORG, LOCATION, customer));
     expect(list.status).toBe(200);
     expect(list.body.results).toEqual([]);
+  });
+});
+
+describe('query parameters on routes that take none', () => {
+  /** Each route's path with its parameters filled in: the refusal comes before any record is looked up. */
+  const pathOf = (route: RouteDefinition) => route.path.replace(/\{(\w+)\}/g, (_match, name: string) => (name === 'organization_id' ? ORG : `${PATH_PARAMETER_PREFIXES[name] ?? ''}hostileq1`));
+
+  it('every route that is not a list answers 400 INVALID_QUERY naming each parameter it does not take', async () => {
+    const failures: string[] = [];
+    for (const route of routes.filter((candidate) => candidate.query !== 'list')) {
+      const answer = await call(`${pathOf(route)}?constructor=1&toString=x&__proto__=y`, { method: route.method, ...(route.method === 'POST' || route.method === 'PUT' ? { body: {} } : {}) });
+      try {
+        expectEnvelope(answer, route.handler);
+        expect(answer.status, route.handler).toBe(400);
+        expect(codeOf(answer), route.handler).toBe('INVALID_QUERY');
+        expect(fieldsOf(answer), route.handler).toEqual(['constructor', 'toString', '__proto__']);
+      } catch (error) {
+        failures.push(`${route.handler}: ${(error as Error).message.split('\n')[0]} ${answer.text.slice(0, 300)}`);
+      }
+    }
+    expect(failures).toEqual([]);
+  });
+
+  it('the tokenization script takes its version parameter, once', async () => {
+    expect((await call('/v3/js/tokenize.js?v=abc', { as: null })).status).toBe(200);
+    const twice = await call('/v3/js/tokenize.js?v=a&v=b', { as: null });
+    expect(twice.status).toBe(400);
+    expect(fieldsOf(twice)).toEqual(['v']);
+  });
+
+  it('a refused create writes nothing and a refused delete deletes nothing', async () => {
+    const customer = unique('cst_q');
+    const create = await call(`${customerPath(ORG, LOCATION, customer)}?foo=1`, { method: 'POST', body: { card: CARD } });
+    expect(create.status).toBe(400);
+    expect((await call<{ results: unknown[] }>(customerPath(ORG, LOCATION, customer))).body.results).toEqual([]);
+
+    const created = await call<{ paymethod_token: string }>(customerPath(ORG, LOCATION, customer), { method: 'POST', body: { card: CARD } });
+    expect(created.status).toBe(201);
+    const paymethod = `${locationPath(ORG, LOCATION)}/paymethods/${created.body.paymethod_token}`;
+    expect((await call(`${paymethod}?__proto__=1`, { method: 'DELETE' })).status).toBe(400);
+    expect((await call(paymethod)).status).toBe(200);
+
+    const document = await upload(multipartBody(uploadParts(documentMetadata, { name: 'a.png', contentType: 'image/png', bytes: png }), BOUNDARY));
+    expect(document.status).toBe(201);
+    const documentPath = `${DOCUMENTS}/${(document.body as { document_id: string }).document_id}`;
+    expect((await call(`${documentPath}?constructor=1`, { method: 'DELETE' })).status).toBe(400);
+    expect((await call(documentPath)).status).toBe(200);
+    expect((await call(`${documentPath}/file?x=1`)).status).toBe(400);
   });
 });
 

@@ -147,12 +147,16 @@ describe('OpenAPI document', () => {
     }
   });
 
-  it('lists the declared filters of list routes, plus filter, page_size, page_index and cursor; other routes take no query', () => {
+  it('lists the declared filters of list routes, plus filter, page_size, page_index and cursor; other routes only the parameters the route table names', () => {
     for (const route of routes) {
       const query = parametersOf(operationOf(route)).filter((parameter) => parameter.in === 'query').map((parameter) => parameter.name);
       const filters = routeSchemas[route.handler]!.listFilters;
-      expect(query, route.handler).toEqual(filters ? [...Object.keys(filters), 'filter', 'page_size', 'page_index', 'cursor'] : []);
+      // The route table marks the list routes the handlers check; the schemas give their filters: both must agree.
+      expect(route.query === 'list', route.handler).toBe(filters !== undefined);
+      const taken = route.query === undefined || route.query === 'list' ? [] : Object.keys(route.query);
+      expect(query, route.handler).toEqual(filters ? [...Object.keys(filters), 'filter', 'page_size', 'page_index', 'cursor'] : taken);
     }
+    expect(parametersOf(paths['/v3/js/tokenize.js']!.get!).map((parameter) => parameter.name)).toEqual(['v']);
     const documentsList = parametersOf(paths['/v3/organizations/{organization_id}/documents']!.get!);
     expect(documentsList.find((parameter) => parameter.name === 'type')?.schema).toEqual({ type: 'string', enum: ['jpeg', 'png', 'tiff', 'txt', 'bmp', 'wav', 'mp3'] });
     expect(documentsList.find((parameter) => parameter.name === 'page_size')?.schema).toEqual({ type: 'integer', minimum: 1, maximum: 1000, default: 50 });
