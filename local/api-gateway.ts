@@ -106,8 +106,11 @@ export async function startApiGatewayEmulator(options: ApiGatewayEmulatorOptions
     const body = JSON.stringify(
       errorEnvelope(tooLarge ? 'HEADERS_TOO_LARGE' : 'INVALID_REQUEST', tooLarge ? 'request headers are too large' : 'malformed HTTP request'),
     );
+    // Every answer names its request, these too (the contract's X-Request-Id), and logs it.
+    const requestId = randomUUID();
+    log({ message: 'request', request_id: requestId, status, error: error.code });
     socket.end(
-      `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
     );
   });
 

@@ -140,6 +140,16 @@ describe('caps and failures', () => {
     expect(answer.status).toBe(413);
     const giant = await rawRequest(`GET /v3/organizations/org_200/echo HTTP/1.1\r\nHost: x\r\nX-Giant: ${'y'.repeat(70_000)}\r\n\r\n`);
     expect(giant).toMatch(/^HTTP\/1.1 413/);
+    expect(giant).toMatch(/\r\nX-Request-Id: [0-9a-f-]{36}\r\n/);
+    expect(giant).toContain('"response_code":"HEADERS_TOO_LARGE"');
+    expect((await send('/v3/organizations/org_200/echo')).status).toBe(200);
+  });
+
+  it('answers a request the HTTP parser refuses with 400 in the envelope and a request id', async () => {
+    const badChunk = await rawRequest(`POST /v3/organizations/org_200/echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Type: application/json\r\n\r\nzz\r\n{}\r\n0\r\n\r\n`);
+    expect(badChunk).toMatch(/^HTTP\/1.1 400/);
+    expect(badChunk).toMatch(/\r\nX-Request-Id: [0-9a-f-]{36}\r\n/);
+    expect(badChunk).toContain('"response_code":"INVALID_REQUEST"');
     expect((await send('/v3/organizations/org_200/echo')).status).toBe(200);
   });
 
