@@ -95,9 +95,12 @@ function seededRecord(index: number, fingerprint: string) {
     version: 1,
   };
 }
-/** A 16-digit number passing Luhn, different for every index. */
+/** The cards' new numbers: visa too, as a network refreshes a card within its brand; their last four always differ from the old. */
+const NEW_NUMBER_PREFIX = '49';
+
+/** A 16-digit number passing Luhn, different for every index (and prefix). */
 function cardNumber(index: number, prefix = '4'): string {
-  const body = `${prefix}${String(index).padStart(14, '0')}`;
+  const body = `${prefix}${String(index).padStart(15 - prefix.length, '0')}`;
   let sum = 0;
   for (let position = 0; position < body.length; position += 1) {
     let digit = Number(body[body.length - 1 - position]);
@@ -117,7 +120,7 @@ async function newNumberFor(
   card: CardDetails,
   appliedAt: string,
 ): Promise<{ card: CardDetails; secret: SealedSecret }> {
-  const number = cardNumber(index, '5');
+  const number = cardNumber(index, NEW_NUMBER_PREFIX);
   return {
     card: {
       ...card,
@@ -524,7 +527,7 @@ async function main(): Promise<void> {
       for (let index = from; index < from + count; index += 1) {
         const kind = index % 4;
         if (expiryOnly) lines.push(`${token(index)},exp,,${1 + (index % 12)},2034`);
-        else lines.push(kind === 0 ? `${token(index)},new,${cardNumber(index, '5')},,` : kind === 1 ? `${token(index)},exp,,6,2033` : kind === 2 ? `${token(index)},cls,,,` : `${token(index)},con,,,`);
+        else lines.push(kind === 0 ? `${token(index)},new,${cardNumber(index, NEW_NUMBER_PREFIX)},,` : kind === 1 ? `${token(index)},exp,,6,2033` : kind === 2 ? `${token(index)},cls,,,` : `${token(index)},con,,,`);
       }
       const file = path.join(dir, name);
       await writeFile(file, `${lines.join('\r\n')}\r\n`);

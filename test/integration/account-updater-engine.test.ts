@@ -85,7 +85,7 @@ describe('Account Updater engine: batches that retry alone and agree whatever th
     // Every card once, in token order; one card again in the second and third batches: the last line (in batch 3) wins.
     const rows = tokens.map((token, index) => (index % 2 === 0 ? `${token},exp,,6,2033` : `${token},con,,,`));
     rows.splice(1_500, 0, `${duplicated()},cls,,,`);
-    rows.push(`${duplicated()},new,5555555555554444,,`);
+    rows.push(`${duplicated()},new,4012888888881881,,`);
     file = path.join(dir, 'multi.csv');
     await writeFile(file, `${HEADER}\r\n${rows.join('\r\n')}\r\n`);
   }, 300_000);
@@ -135,7 +135,7 @@ describe('Account Updater engine: batches that retry alone and agree whatever th
     expect(lookups).toBeLessThan(CARDS / 20);
 
     const cards = await cardsOf(tokens);
-    expect(cards.get(duplicated())!.card).toMatchObject({ au_code: 'new', last_4_account_number: '4444', expire_month: 12, expire_year: 2031 });
+    expect(cards.get(duplicated())!.card).toMatchObject({ au_code: 'new', last_4_account_number: '1881', expire_month: 12, expire_year: 2031 });
     expect(cards.get(tokens[0]!)!.card).toMatchObject({ au_code: 'exp', expire_month: 6, expire_year: 2033 });
     expect(cards.get(victim)!.card).toMatchObject({ au_code: 'exp', expire_month: 6, expire_year: 2033 });
     expect(cards.get(tokens[1]!)!.card).toMatchObject({ au_code: 'con', expire_month: 12 });

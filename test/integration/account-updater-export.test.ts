@@ -63,9 +63,9 @@ describe('Account Updater monthly export', () => {
         { file_id: unique('file'), run_id: unique('run'), applied_at: at, first_applied_at: at },
         deps,
       );
-    const first = await apply('2030-01-10T08:00:00.000Z', `${tokens[1]},new,5555555555554444,3,2033`, `${tokens[0]},exp,,4,2032`, `${tokens[2]},cls,,,`);
+    const first = await apply('2030-01-10T08:00:00.000Z', `${tokens[1]},new,4012888888881881,3,2033`, `${tokens[0]},exp,,4,2032`, `${tokens[2]},cls,,,`);
     expect(first).toMatchObject({ applied: 3, errors: [] });
-    const second = await apply('2030-01-31T23:59:59.999Z', `${tokens[0]},con,,,`, `${tokens[3]},new,378282246310005,,`);
+    const second = await apply('2030-01-31T23:59:59.999Z', `${tokens[0]},con,,,`, `${tokens[3]},new,4000000000070005,,`);
     expect(second).toMatchObject({ applied: 2, errors: [] });
     // Another month: not in this export.
     await apply('2030-02-01T00:00:00.000Z', `${tokens[2]},con,,,`);
@@ -94,7 +94,7 @@ describe('Account Updater monthly export', () => {
     [`au-reports/${orgs[0]}/${MONTH}.csv`]:
       HEADER +
       `2030-01-10T08:00:00.000Z,${tokens[0]},loc_export,cst_first,exp,New expiration date,1111,4,2032\r\n` +
-      `2030-01-10T08:00:00.000Z,${tokens[1]},loc_export,,new,New account number,4444,3,2033\r\n` +
+      `2030-01-10T08:00:00.000Z,${tokens[1]},loc_export,,new,New account number,1881,3,2033\r\n` +
       `2030-01-31T23:59:59.999Z,${tokens[0]},loc_export,cst_first,con,Contact cardholder,1111,4,2032\r\n`,
     [`au-reports/${orgs[1]}/${MONTH}.csv`]: HEADER + `2030-01-10T08:00:00.000Z,${tokens[2]},loc_export,,cls,Account closed,1111,12,2031\r\n`,
     [`au-reports/${orgs[2]}/${MONTH}.csv`]: HEADER + `2030-01-31T23:59:59.999Z,${tokens[3]},loc_export,cst_third,new,New account number,0005,12,2031\r\n`,

@@ -8,7 +8,7 @@ import { CARD, createCard, ECHECK, locationPath, post, resultsOf, unique } from 
 
 const ORG = MERCHANT.organizationId;
 const HEADER = 'paymethod_token,au_code,account_number,expire_month,expire_year';
-const NEW_NUMBER = '5555555555554444';
+const NEW_NUMBER = '4012888888881881';
 let dir: string;
 
 async function updateFile(name: string, content: string | Buffer): Promise<string> {
@@ -99,7 +99,7 @@ describe('Account Updater: applying a file with the CLI against the running serv
     expect(JSON.stringify(summary)).not.toContain(NEW_NUMBER);
 
     const cardA = await cardOf(loc, a);
-    expect(cardA).toMatchObject({ last_4_account_number: '4444', masked_account_number: '****4444', expire_month: 12, expire_year: 2031, au_code: 'new', au_description: 'New account number' });
+    expect(cardA).toMatchObject({ last_4_account_number: '1881', masked_account_number: '****1881', expire_month: 12, expire_year: 2031, au_code: 'new', au_description: 'New account number' });
     expect(Date.now() - Date.parse(cardA.au_updated_date as string)).toBeLessThan(120_000);
     expect(cardA.au_updated_date).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
     expect(await cardOf(loc, b)).toMatchObject({ last_4_account_number: '1111', expire_month: 6, expire_year: 2032, au_code: 'exp', au_description: 'New expiration date' });

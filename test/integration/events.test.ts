@@ -127,7 +127,7 @@ describe('paymethod events', () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'events-au-'));
     try {
       const file = path.join(dir, 'updates.csv');
-      await writeFile(file, `paymethod_token,au_code,account_number,expire_month,expire_year\n${token},new,5555555555554444,,\n`);
+      await writeFile(file, `paymethod_token,au_code,account_number,expire_month,expire_year\n${token},new,4012888888881881,,\n`);
       const applied = await npmScript('au:apply', file, '--org', org.organizationId);
       expect(applied.code, applied.stderr).toBe(0);
       expect(JSON.parse(applied.stdout)).toMatchObject({ applied: 1 });
@@ -137,10 +137,10 @@ describe('paymethod events', () => {
 
     const event = await awaitEvent(ofType('Paymethod Account Updated', 'paymethod_token', token));
     expectWellFormed(event, 'payments.paymethods');
-    expect(event.raw).not.toContain('5555555555554444');
+    expect(event.raw).not.toContain('4012888888881881');
     const { event_id: _id, occurred_at: occurredAt, ...detail } = event.detail;
     expect(detail).toEqual(await get(token));
-    expect(detail.card).toMatchObject({ au_code: 'new', last_4_account_number: '4444' });
+    expect(detail.card).toMatchObject({ au_code: 'new', last_4_account_number: '1881' });
     expect(occurredAt).toBe((detail.card as { au_updated_date: string }).au_updated_date);
     expect(typesOf(await eventsOf('paymethod_token', token))).toEqual(['Paymethod Created', 'Paymethod Account Updated']);
   });

@@ -107,11 +107,13 @@ describe('Account Updater new numbers', () => {
     const cst = unique('cst_');
     const created = await post(customerPath(ORG, loc, cst), { card: CARD });
     const token = String(created.body.paymethod_token);
-    const newNumber = await post(`${locationPath(ORG, unique('loc_'))}/paymethods`, { card: { ...CARD, card_type: 'mast', account_number: OTHER_CARD_NUMBER } });
+    // A visa number, as the card's: a network refreshes a card within its brand.
+    const renewed = '4012888888881881';
+    const newNumber = await post(`${locationPath(ORG, unique('loc_'))}/paymethods`, { card: { ...CARD, account_number: renewed } });
     const dir = await mkdtemp(path.join(tmpdir(), 'fp-au-'));
     try {
       const file = path.join(dir, 'updates.csv');
-      await writeFile(file, `paymethod_token,au_code,account_number,expire_month,expire_year\n${token},new,${OTHER_CARD_NUMBER},,\n`);
+      await writeFile(file, `paymethod_token,au_code,account_number,expire_month,expire_year\n${token},new,${renewed},,\n`);
       const result = await npmScript('au:apply', file, '--org', ORG);
       expect(result.code, result.stderr).toBe(0);
       expect(JSON.parse(result.stdout)).toMatchObject({ applied: 1 });
@@ -124,7 +126,7 @@ describe('Account Updater new numbers', () => {
     expect((byNew.body.results as Array<{ paymethod_token: string }>).map((item) => item.paymethod_token)).toEqual([token]);
     // The customer no longer holds the old number, and now holds the new one.
     expect((await post(customerPath(ORG, loc, cst), { card: CARD, fail_on_duplicate: true })).status).toBe(201);
-    expectError(await post(customerPath(ORG, loc, cst), { card: { ...CARD, card_type: 'mast', account_number: OTHER_CARD_NUMBER }, fail_on_duplicate: true }), 409);
+    expectError(await post(customerPath(ORG, loc, cst), { card: { ...CARD, account_number: renewed }, fail_on_duplicate: true }), 409);
   });
 
   it('undone by a later line take back, from a card not yet fingerprinted, the fingerprint, its filter key and its place in the duplicate check', async () => {

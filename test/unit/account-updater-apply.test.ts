@@ -183,18 +183,18 @@ describe('applying an update file in batches', () => {
     const summary = await run(
       file(
         HEADER,
-        'mth_a,new,5555555555554444,,', // 2 applied
+        'mth_a,new,4012888888881881,,', // 2 applied
         'mth_b,exp,,3,2031', // 3 applied
         'mth_c,cls,,,', // 4 superseded by 6
         'mth_zzz,new,,,', // 5 unknown
         'mth_c,con,,,', // 6 applied
-        'mth_sup,new,5555555555554444,,', // 7 suppressed
-        'mth_other,new,5555555555554444,,', // 8 other organization (scoped)
+        'mth_sup,new,4012888888881881,,', // 7 suppressed
+        'mth_other,new,4012888888881881,,', // 8 other organization (scoped)
         'mth_d,new,1234,,', // 9 bad number
         'mth_d,xxx,,,', // 10 bad code
         'mth_d,exp,,1,2026', // 11 past expiry
         'mth_d,exp,,', // 12 wrong column count
-        'mth_echeck,new,5555555555554444,,', // 13 not a card
+        'mth_echeck,new,4012888888881881,,', // 13 not a card
         '',
       ),
       store,
@@ -217,8 +217,8 @@ describe('applying an update file in batches', () => {
       { line: 7, paymethod_token: 'mth_sup', reason: 'suppressed: suppress_account_updater is true' },
     ]);
     const a = store.records.get('mth_a')!;
-    expect(a.paymethod.card).toMatchObject({ last_4_account_number: '4444', masked_account_number: '****4444', au_code: 'new', au_description: 'New account number' });
-    expect(await vault.open(a.secret!, { organizationId: 'org_1', recordToken: 'mth_a' })).toBe('5555555555554444');
+    expect(a.paymethod.card).toMatchObject({ last_4_account_number: '1881', masked_account_number: '****1881', au_code: 'new', au_description: 'New account number' });
+    expect(await vault.open(a.secret!, { organizationId: 'org_1', recordToken: 'mth_a' })).toBe('4012888888881881');
     expect(store.records.get('mth_b')!.paymethod.card).toMatchObject({ expire_month: 3, expire_year: 2031, au_code: 'exp', au_description: 'New expiration date' });
     expect(store.records.get('mth_c')!.paymethod.card).toMatchObject({ au_code: 'con', au_description: 'Contact cardholder' });
     expect(store.records.get('mth_other')!.paymethod.card!.au_code).toBeUndefined();
@@ -226,8 +226,23 @@ describe('applying an update file in batches', () => {
     expect([...store.months]).toEqual(['2026-05#org_1']);
   });
 
+  it("refuses a new number of another brand than the card's: the row is a bad number and the card keeps its own", async () => {
+    const store = new FakeStore();
+    await card(store, 'mth_visa');
+    await card(store, 'mth_amex', 'org_1', { card_type: 'amex', last_4_account_number: '0005', masked_account_number: '****0005' });
+    const summary = await run(file(HEADER, 'mth_visa,new,5555555555554444,,', 'mth_amex,new,4012888888881881,,', 'mth_amex,new,378734493671000,,'), store, { organizationId: 'org_1' });
+    expect(summary.errors).toEqual([
+      { line: 2, paymethod_token: 'mth_visa', reason: 'bad number: card_type visa does not agree with the card number: a visa number starts with 4' },
+      { line: 3, paymethod_token: 'mth_amex', reason: 'bad number: card_type amex does not agree with the card number: an amex number starts with 34 or 37 and has 15 digits' },
+    ]);
+    expect(summary.applied).toBe(1);
+    expect(store.records.get('mth_visa')!.paymethod.card).toMatchObject({ last_4_account_number: '1111' });
+    expect(store.records.get('mth_visa')!.paymethod.card!.au_code).toBeUndefined();
+    expect(store.records.get('mth_amex')!.paymethod.card).toMatchObject({ card_type: 'amex', last_4_account_number: '1000', au_code: 'new' });
+  });
+
   it('resolves duplicate rows to the last line whatever order the batches run in, retries included', async () => {
-    const rows = [HEADER, 'mth_a,cls,,,', 'mth_b,exp,,3,2031', 'mth_a,exp,,4,2032', 'mth_b,con,,,', 'mth_a,con,,,', 'mth_c,cls,,,', 'mth_a,new,5555555555554444,,'];
+    const rows = [HEADER, 'mth_a,cls,,,', 'mth_b,exp,,3,2031', 'mth_a,exp,,4,2032', 'mth_b,con,,,', 'mth_a,con,,,', 'mth_c,cls,,,', 'mth_a,new,4012888888881881,,'];
     const orders: Array<(batches: SourceRow[][]) => SourceRow[][]> = [
       (all) => all,
       (all) => [...all].reverse(),
@@ -253,12 +268,12 @@ describe('applying an update file in batches', () => {
         { line: 6, paymethod_token: 'mth_a', reason: 'superseded by line 8' },
       ],
     });
-    expect(outcomes[0]!.cards[0]).toMatchObject({ au_code: 'new', last_4_account_number: '4444', expire_month: 12 });
+    expect(outcomes[0]!.cards[0]).toMatchObject({ au_code: 'new', last_4_account_number: '1881', expire_month: 12 });
     for (const outcome of outcomes.slice(1)) expect(outcome).toEqual(outcomes[0]);
   });
 
   it('keeps the number from before the file only once a line replaces it, and compares with and restores it in any order', async () => {
-    const rows = [HEADER, 'mth_a,exp,,4,2032', 'mth_a,new,5555555555554444,,', 'mth_a,exp,,5,2033', 'mth_b,exp,,4,2032', 'mth_b,new,4111111111111111,,'];
+    const rows = [HEADER, 'mth_a,exp,,4,2032', 'mth_a,new,4012888888881881,,', 'mth_a,exp,,5,2033', 'mth_b,exp,,4,2032', 'mth_b,new,4111111111111111,,'];
     const orders: Array<(batches: SourceRow[][]) => SourceRow[][]> = [(all) => all, (all) => [...all].reverse(), (all) => [all[1]!, all[0]!, all[2]!, all[1]!], (all) => [all[2]!, all[0]!, all[1]!]];
     for (const order of orders) {
       const store = new FakeStore();
@@ -279,7 +294,7 @@ describe('applying an update file in batches', () => {
     for (const fingerprint of ['fp_before_the_file', undefined]) {
       const undone = new FakeStore();
       await card(undone, 'mth_f', 'org_1', fingerprint ? { fingerprint } : {});
-      await run(file(HEADER, 'mth_f,new,5555555555554444,,', 'mth_f,exp,,5,2033'), undone, { batchSize: 1 });
+      await run(file(HEADER, 'mth_f,new,4012888888881881,,', 'mth_f,exp,,5,2033'), undone, { batchSize: 1 });
       const restored = undone.records.get('mth_f')!;
       expect(restored.source?.applied_lines).toEqual([2, 3]);
       expect(restored.paymethod.card).toMatchObject({ last_4_account_number: '1111', expire_month: 5 });
@@ -293,7 +308,7 @@ describe('applying an update file in batches', () => {
   });
 
   it('counts only the last line as applied when a batch failed after replacing an earlier line and ran again after a later one', async () => {
-    const rows = [HEADER, 'mth_a,cls,,,', 'mth_b,exp,,3,2031', 'mth_a,exp,,4,2032', 'mth_b,con,,,', 'mth_a,con,,,', 'mth_c,cls,,,', 'mth_a,new,5555555555554444,,'];
+    const rows = [HEADER, 'mth_a,cls,,,', 'mth_b,exp,,3,2031', 'mth_a,exp,,4,2032', 'mth_b,con,,,', 'mth_a,con,,,', 'mth_c,cls,,,', 'mth_a,new,4012888888881881,,'];
     const store = new FakeStore();
     for (const token of ['mth_a', 'mth_b', 'mth_c']) await card(store, token);
     // Batch 1 (line 4 replaces line 2) loses its result, batches 2 and 3 follow (line 8 wins), then batch 1 runs again.
@@ -315,7 +330,7 @@ describe('applying an update file in batches', () => {
     const store = new FakeStore();
     await card(store, 'mth_a');
     await card(store, 'mth_b');
-    const updates = file(HEADER, 'mth_a,new,5555555555554444,1,2032', 'mth_b,cls,,,', 'mth_b,new,4111111111111111,,');
+    const updates = file(HEADER, 'mth_a,new,4012888888881881,1,2032', 'mth_b,cls,,,', 'mth_b,new,4111111111111111,,');
     const first = await run(updates, store, { batchSize: 2 });
     // mth_b: same number as stored (opened and compared), new code: applied once.
     expect(first).toMatchObject({ applied: 2, skipped: 1, errors: [] });
@@ -329,7 +344,7 @@ describe('applying an update file in batches', () => {
   it('puts back, when the file is applied again, a history item its first run failed to write, and no other', async () => {
     const store = new FakeStore();
     for (const token of ['mth_a', 'mth_b', 'mth_c']) await card(store, token);
-    const updates = file(HEADER, 'mth_a,exp,,4,2032', 'mth_b,cls,,,', 'mth_c,new,5555555555554444,,');
+    const updates = file(HEADER, 'mth_a,exp,,4,2032', 'mth_b,cls,,,', 'mth_c,new,4012888888881881,,');
     await run(updates, store);
     const written = structuredClone([...store.history.entries()]);
     // The first run's last attempt died between mth_b's card and its history item.
@@ -497,7 +512,7 @@ describe('applying an update file in batches', () => {
     const tokens = Array.from({ length: 60 }, (_, index) => `mth_n${String(index).padStart(3, '0')}`);
     for (const token of tokens) await card(store, token);
     // Rows 2..41 bring new numbers, 42..61 new expiries; the last line names the first card again.
-    const lines = tokens.map((token, index) => (index < 40 ? `${token},new,${index % 2 ? '5555555555554444' : '4242424242424242'},,` : `${token},exp,,6,2033`));
+    const lines = tokens.map((token, index) => (index < 40 ? `${token},new,${index % 2 ? '4012888888881881' : '4242424242424242'},,` : `${token},exp,,6,2033`));
     store.conflictsLeft = 1;
     const summary = await run(file(HEADER, ...lines, `${tokens[0]},exp,,7,2034`), store);
     // 61 rows: line 2 counts as skipped, superseded by line 62.
@@ -510,7 +525,7 @@ describe('applying an update file in batches', () => {
     expect(calls.findIndex((call) => call[0] === 'exp:mth_n040')).toBeLessThan(calls.indexOf(newNumberCalls[2]!));
     // The last line wins over the first card's new number, whichever committed first: only its change shows.
     expect(store.records.get(tokens[0]!)!.paymethod.card).toMatchObject({ au_code: 'exp', expire_month: 7, expire_year: 2034, last_4_account_number: '1111' });
-    expect(store.records.get(tokens[1]!)!.paymethod.card).toMatchObject({ au_code: 'new', last_4_account_number: '4444' });
+    expect(store.records.get(tokens[1]!)!.paymethod.card).toMatchObject({ au_code: 'new', last_4_account_number: '1881' });
   });
 
   it('lists the first 1,000 errors, counts all, writes all beside the summary, and reports lines no batch covered', async () => {

@@ -1,5 +1,5 @@
 import type { CardDetails, Paymethod } from '../paymethods/model.ts';
-import { isExpiryCurrentOrFuture, lastFour, masked } from '../paymethods/rules.ts';
+import { cardBrandMismatch, isExpiryCurrentOrFuture, lastFour, masked } from '../paymethods/rules.ts';
 import type { Fingerprinter } from '../paymethods/fingerprints.ts';
 import type { SealedSecret, Vault } from '../vault.ts';
 import { UnreadableSecret } from '../vault.ts';
@@ -240,6 +240,9 @@ class Batch {
     const month = row.expireMonth ?? before.card.expire_month;
     const year = row.expireYear ?? before.card.expire_year;
     if ((row.expireMonth !== undefined || row.expireYear !== undefined) && !isExpiryCurrentOrFuture(month, year, this.now)) return this.fail(row, pastExpiry(month, year));
+    // A network refreshes a card within its brand: a number of another brand is a wrong row, not a new card_type.
+    const brandMismatch = row.accountNumber === undefined ? undefined : cardBrandMismatch(current.card_type, row.accountNumber);
+    if (brandMismatch) return this.fail(row, `bad number: card_type ${current.card_type} ${brandMismatch}`);
 
     let numberChanged: boolean;
     try {
