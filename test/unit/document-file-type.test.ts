@@ -74,6 +74,11 @@ describe('checking a file against its name, Content-Type and resource', () => {
       issues: [{ field: 'file', message: 'mp3 files are accepted only for resource dispute' }],
     });
     expect(checkFile({ ...facts, detected: undefined, size: 0 }, 'file')).toEqual({ issues: [{ field: 'file', message: 'must not be empty' }] });
+    // What the upload sees of an empty file: no bytes are valid UTF-8, so it is detected as txt; it is reported as empty, once.
+    expect(checkFile({ ...facts, detected: 'txt', size: 0 }, 'file')).toEqual({ issues: [{ field: 'file', message: 'must not be empty' }] });
+    expect(checkFile({ ...facts, fileName: 'notes.txt', contentType: 'text/plain', detected: undefined }, 'file')).toEqual({
+      issues: [{ field: 'file', message: 'content is not text: a txt file must be UTF-8 without NUL characters' }],
+    });
     expect('issues' in checkFile({ ...facts, fileName: 'a.gif', detected: undefined }, 'file')).toBe(true);
   });
 });

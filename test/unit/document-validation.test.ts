@@ -40,5 +40,14 @@ describe('file names', () => {
     expect(normalizeFileName('..', 'file').issues).toEqual([{ field: 'file', message: 'name must not be empty' }]);
     expect(normalizeFileName('a\nb.txt', 'file').issues[0]?.message).toMatch(/control characters/);
     expect(normalizeFileName('a\uFFFD.txt', 'file').issues[0]?.message).toMatch(/UTF-8/);
+    for (const control of ['\u0000', '\u001f', '\u007f', '\u0080', '\u0085', '\u009f']) {
+      expect(normalizeFileName(`a${control}b.txt`, 'file').issues, JSON.stringify(control)).toEqual([{ field: 'file', message: 'name must not contain control characters' }]);
+    }
+    expect(normalizeFileName('a\u00a0b.txt', 'file').issues).toEqual([]);
+  });
+
+  it("names the rule without repeating the field's own word when the field is the name", () => {
+    expect(normalizeFileName('', 'file_name').issues).toEqual([{ field: 'file_name', message: 'must not be empty' }]);
+    expect(normalizeFileName(`${'x'.repeat(256)}.txt`, 'file_name').issues).toEqual([{ field: 'file_name', message: 'must be at most 255 characters' }]);
   });
 });

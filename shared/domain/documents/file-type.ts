@@ -140,15 +140,20 @@ export interface FileFacts {
 export function checkFile(facts: FileFacts, field: string): { type: DocumentType } | { issues: FieldIssue[] } {
   const issues: FieldIssue[] = [];
   const claimed = typeOfExtension(facts.fileName);
+  // No bytes are valid UTF-8 too: an empty file is empty, not a txt file that contradicts its name.
+  const detected = facts.size === 0 ? undefined : facts.detected;
   if (facts.size === 0) issues.push({ field, message: 'must not be empty' });
   if (!claimed) issues.push({ field, message: `name must end in one of ${ALL_EXTENSIONS}` });
-  if (facts.size > 0 && !facts.detected) {
-    issues.push({ field, message: `content is none of the supported types (${DOCUMENT_TYPES.join(', ')})` });
+  if (facts.size > 0 && !detected) {
+    issues.push({
+      field,
+      message: claimed === 'txt' ? 'content is not text: a txt file must be UTF-8 without NUL characters' : `content is none of the supported types (${DOCUMENT_TYPES.join(', ')})`,
+    });
   }
-  if (claimed && facts.detected && claimed !== facts.detected) {
-    issues.push({ field, message: `content is ${facts.detected}, which does not match the extension of ${JSON.stringify(facts.fileName)}` });
+  if (claimed && detected && claimed !== detected) {
+    issues.push({ field, message: `content is ${detected}, which does not match the extension of ${JSON.stringify(facts.fileName)}` });
   }
-  const type = facts.detected ?? claimed;
+  const type = detected ?? claimed;
   const declared = facts.contentType;
   if (type && declared !== undefined && !NEUTRAL_CONTENT_TYPES.includes(declared) && !TYPE_RULES[type].contentTypes.includes(declared)) {
     issues.push({ field: `${field}.content_type`, message: `${declared} does not match a ${type} file (expected ${TYPE_RULES[type].contentTypes.join(' or ')})` });
@@ -156,7 +161,7 @@ export function checkFile(facts: FileFacts, field: string): { type: DocumentType
   if (type && AUDIO_TYPES.has(type) && facts.resource !== undefined && facts.resource !== AUDIO_RESOURCE) {
     issues.push({ field, message: `${type} files are accepted only for resource ${AUDIO_RESOURCE}` });
   }
-  return issues.length > 0 || !facts.detected ? { issues } : { type: facts.detected };
+  return issues.length > 0 || !detected ? { issues } : { type: detected };
 }
 
 /** Checks a file name before any bytes exist (upload sessions): extension and resource rules only. */

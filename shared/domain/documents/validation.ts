@@ -102,11 +102,14 @@ export const checkUploadSessionRequest = (input: unknown): Checked<UploadSession
 export function normalizeFileName(raw: string, field: string): { name: string; issues: FieldIssue[] } {
   const name = raw.slice(Math.max(raw.lastIndexOf('/'), raw.lastIndexOf('\\')) + 1);
   const issues: FieldIssue[] = [];
-  if (name.includes('\uFFFD')) issues.push({ field, message: 'name must be valid UTF-8' });
+  // An upload's errors name its `file` part, so they say it is the name that is wrong; a session's `file_name` is the name.
+  const must = field.endsWith('name') ? 'must' : 'name must';
+  if (name.includes('\uFFFD')) issues.push({ field, message: `${must} be valid UTF-8` });
+  // C0, DEL and C1: every character Unicode classes as a control.
   // eslint-disable-next-line no-control-regex
-  if (/[\u0000-\u001f\u007f]/.test(name)) issues.push({ field, message: 'name must not contain control characters' });
-  if (name === '' || name === '.' || name === '..') issues.push({ field, message: 'name must not be empty' });
-  if (codePoints(name) > MAX_FILE_NAME_CODE_POINTS) issues.push({ field, message: `name must be at most ${MAX_FILE_NAME_CODE_POINTS} characters` });
+  if (/[\u0000-\u001f\u007f-\u009f]/.test(name)) issues.push({ field, message: `${must} not contain control characters` });
+  if (name === '' || name === '.' || name === '..') issues.push({ field, message: `${must} not be empty` });
+  if (codePoints(name) > MAX_FILE_NAME_CODE_POINTS) issues.push({ field, message: `${must} be at most ${MAX_FILE_NAME_CODE_POINTS} characters` });
   return { name, issues };
 }
 
