@@ -115,11 +115,11 @@ export const CODE_DETAILS: Readonly<Record<ResponseCode, { readonly surface: Cod
   },
   INVALID_QUERY: {
     surface: 'api',
-    meaning: 'A query parameter or filter term is unknown, repeated, malformed or out of range (page_size, page_index, dates), or holds U+0000 or an unpaired surrogate; or a cursor belongs to another list request.',
+    meaning: 'A query parameter or filter term is unknown, repeated, malformed or out of range (page_size, page_index, dates), or holds U+0000 or an unpaired surrogate; or a cursor is not of the form this service issues.',
   },
   INVALID_CURSOR: {
     surface: 'api',
-    meaning: 'The `cursor` parameter is not one this service issued: follow `links.next` as given.',
+    meaning: 'The `cursor` parameter is not one this service issued for this list request (its path, filters, page_index and page_size): follow `links.next` as given.',
   },
   INVALID_MULTIPART: {
     surface: 'api',

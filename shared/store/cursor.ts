@@ -3,8 +3,9 @@ import { InvalidRequest } from '#shared/domain/errors.ts';
 
 /**
  * Opaque list cursors. A cursor names the last item of a page (its token and
- * its sort value in the index the query used), the page it leads to, and a
- * fingerprint of the query (index, partition, filters). The partition always
+ * its sort value in the index the query used), the page it leads to and the
+ * page size that page is counted in, and a fingerprint of the query (index,
+ * partition, filters). The partition always
  * comes from the request's path, never from the cursor, so a forged cursor can
  * at most move within the caller's own result set; one made for another query
  * is refused.
@@ -16,6 +17,8 @@ export interface CursorPosition {
   sortValue: string;
   /** Zero-based index of the page the cursor leads to. */
   pageIndex: number;
+  /** The page size it was made with: page n starts after n pages of this size, of no other. */
+  pageSize: number;
 }
 
 const TOKEN_PATTERN = /^mth_[A-Za-z0-9]{1,40}$/;
@@ -27,10 +30,10 @@ export function queryFingerprint(parts: readonly unknown[]): string {
 }
 
 export function encodeCursor(position: CursorPosition, fingerprint: string): string {
-  return Buffer.from(JSON.stringify({ t: position.token, s: position.sortValue, n: position.pageIndex, q: fingerprint }), 'utf8').toString('base64url');
+  return Buffer.from(JSON.stringify({ t: position.token, s: position.sortValue, n: position.pageIndex, z: position.pageSize, q: fingerprint }), 'utf8').toString('base64url');
 }
 
-export function decodeCursor(cursor: string, fingerprint: string, expectedPageIndex: number): CursorPosition {
+export function decodeCursor(cursor: string, fingerprint: string, expected: { pageIndex: number; pageSize: number }): CursorPosition {
   const invalid = (message: string) => new InvalidRequest([{ field: 'cursor', message }], 'INVALID_CURSOR');
   if (cursor.length > 1024 || !/^[A-Za-z0-9_-]+$/.test(cursor)) throw invalid('is not a valid cursor');
   let decoded: unknown;
@@ -39,13 +42,16 @@ export function decodeCursor(cursor: string, fingerprint: string, expectedPageIn
   } catch {
     throw invalid('is not a valid cursor');
   }
-  const { t, s, n, q } = (decoded ?? {}) as Record<string, unknown>;
+  const { t, s, n, z, q } = (decoded ?? {}) as Record<string, unknown>;
   if (typeof t !== 'string' || !TOKEN_PATTERN.test(t) || typeof s !== 'string' || !isSortValueOf(s, t) || typeof n !== 'number' || !Number.isInteger(n)) {
     throw invalid('is not a valid cursor');
   }
+  if (z !== undefined && (typeof z !== 'number' || !Number.isInteger(z))) throw invalid('is not a valid cursor');
   if (q !== fingerprint) throw invalid('belongs to another query (filters or path changed)');
-  if (n !== expectedPageIndex) throw invalid(`leads to page ${n}, not page_index ${expectedPageIndex}`);
-  return { token: t, sortValue: s, pageIndex: n };
+  if (n !== expected.pageIndex) throw invalid(`leads to page ${n}, not page_index ${expected.pageIndex}`);
+  // Cursors issued before they named their page size carry none: they are taken as made for this one.
+  if (z !== undefined && z !== expected.pageSize) throw invalid(`was made for page_size ${z}, not ${expected.pageSize}`);
+  return { token: t, sortValue: s, pageIndex: n, pageSize: expected.pageSize };
 }
 
 /** A sort value an index can hold for the item: an edited one would make DynamoDB refuse the start key (a 5xx, not the caller's 400). */

@@ -169,13 +169,13 @@ export class DynamoDocumentRepository implements DocumentRepository {
     // One more than the page tells whether another page exists without a second round trip.
     const items =
       query.cursor !== undefined
-        ? (await collect(list.queryOnePage, decodeCursor(query.cursor, plan, query.pageIndex), query.pageSize + 1)).items
+        ? (await collect(list.queryOnePage, decodeCursor(query.cursor, plan, query), query.pageSize + 1)).items
         : await this.pageBoundaries.readBarePage(list, query.pageIndex, query.pageSize);
     const page = items.slice(0, query.pageSize);
     const last = page.at(-1);
     return {
       documents: page.map((item) => documentFromItem(item) as AvailableDocument),
-      ...(items.length > query.pageSize && last ? { nextCursor: encodeCursor(positionOf(last, plan.partition), plan, query.pageIndex + 1) } : {}),
+      ...(items.length > query.pageSize && last ? { nextCursor: encodeCursor(positionOf(last, plan.partition), plan, { pageIndex: query.pageIndex + 1, pageSize: query.pageSize }) } : {}),
     };
   }
 
@@ -239,23 +239,23 @@ function positionOf(item: Item, partition: Partition): Item {
   return { pk: item.pk, sk: item.sk, [partition.partitionKeyAttribute]: item[partition.partitionKeyAttribute], [partition.sortKeyAttribute]: item[partition.sortKeyAttribute] };
 }
 
-function encodeCursor(position: Item, plan: ListPlan, pageIndex: number): string {
-  return Buffer.from(JSON.stringify({ p: pageIndex, f: plan.fingerprint, k: position })).toString('base64url');
+function encodeCursor(position: Item, plan: ListPlan, page: { pageIndex: number; pageSize: number }): string {
+  return Buffer.from(JSON.stringify({ p: page.pageIndex, z: page.pageSize, f: plan.fingerprint, k: position })).toString('base64url');
 }
 
 /** `DOC#<ISO 8601 instant>#<document id>` (documentListSortKey). */
 const CURSOR_SORT_KEY = /^DOC#([^#]+)#(doc_[A-Za-z0-9]{1,40})$/;
 
 /**
- * A cursor is only honoured for the query and page it was issued for, and
+ * A cursor is only honoured for the query, page and page size it was issued for, and
  * only if it points into the caller's own partition: a tampered cursor
  * cannot reach another organization's items. Its keys must be ones a listed
  * document of this organization can have, within the query's range: DynamoDB
  * would refuse any other start key, and the caller's edit would be a 5xx.
  */
-function decodeCursor(cursor: string, plan: ListPlan, pageIndex: number): Item {
-  const invalid = () => new InvalidRequest([{ field: 'cursor', message: 'does not belong to this list request; follow links.next as given' }], 'INVALID_QUERY');
-  let decoded: { p?: unknown; f?: unknown; k?: Record<string, unknown> };
+function decodeCursor(cursor: string, plan: ListPlan, page: { pageIndex: number; pageSize: number }): Item {
+  const invalid = () => new InvalidRequest([{ field: 'cursor', message: 'does not belong to this list request; follow links.next as given' }], 'INVALID_CURSOR');
+  let decoded: { p?: unknown; z?: unknown; f?: unknown; k?: Record<string, unknown> };
   try {
     decoded = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as typeof decoded;
   } catch {
@@ -264,7 +264,9 @@ function decodeCursor(cursor: string, plan: ListPlan, pageIndex: number): Item {
   const key = decoded?.k;
   const expected = ['pk', 'sk', plan.partition.partitionKeyAttribute, plan.partition.sortKeyAttribute];
   if (
-    decoded?.p !== pageIndex ||
+    decoded?.p !== page.pageIndex ||
+    // Page n counts pages of the size the cursor was made with; one issued before cursors named it has none.
+    (decoded.z !== undefined && decoded.z !== page.pageSize) ||
     decoded.f !== plan.fingerprint ||
     !key ||
     typeof key !== 'object' ||

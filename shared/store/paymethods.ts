@@ -462,7 +462,7 @@ export class DynamoPaymethodStore implements PaymethodRepository, CardUpdates {
     // A successor orders its partitions as the index it replaced (the same keys): a cursor issued before the upgrade still holds.
     const sortedLike = RETIRED_INDEXES.find((retired) => retired.successor === plan.index)?.indexName ?? plan.index;
     const fingerprint = queryFingerprint([sortedLike, plan.partition, plan.from, plan.to, plan.filters]);
-    const position = page.cursor === undefined ? undefined : decodeCursor(page.cursor, fingerprint, page.pageIndex);
+    const position = page.cursor === undefined ? undefined : decodeCursor(page.cursor, fingerprint, page);
     if (position) assertWithinRange(position, plan);
     // A write-sharded index (the Account Updater report) is its shards merged, paged like any other list.
     const list: PagedList = plan.shards
@@ -513,7 +513,7 @@ export class DynamoPaymethodStore implements PaymethodRepository, CardUpdates {
     const last = entries.at(-1);
     const nextCursor =
       collected.length > page.pageSize && last
-        ? encodeCursor({ token: last.paymethod_token as string, sortValue: last[plan.sortAttribute] as string, pageIndex: page.pageIndex + 1 }, fingerprint)
+        ? encodeCursor({ token: last.paymethod_token as string, sortValue: last[plan.sortAttribute] as string, pageIndex: page.pageIndex + 1, pageSize: page.pageSize }, fingerprint)
         : undefined;
     return { items: items.map(paymethodFromItem), ...(nextCursor ? { nextCursor } : {}) };
   }

@@ -34,6 +34,10 @@ describe('an edited paymethod list cursor is a 400, never a 5xx', () => {
       expect(answer.status, `${JSON.stringify(sortValue)}: ${answer.text}`).toBe(400);
       expect(answer.body.response).toMatchObject({ response_code: 'INVALID_CURSOR' });
     }
+    // Page 1 counts pages of the cursor's size: sent back with another, it names the wrong place.
+    const resized = await call(`${locationPath(ORG, loc)}/paymethods?page_size=2&page_index=1&cursor=${cursor}`);
+    expect(resized.status, resized.text).toBe(400);
+    expect(resized.body.response).toMatchObject({ response_code: 'INVALID_CURSOR' });
   });
 
   it('on the Account Updater report, its position outside the range or not one the index holds', async () => {
@@ -84,6 +88,7 @@ describe('an edited document list cursor is a 400, never a 5xx', () => {
     expect((await call(`${list}&page_index=1&cursor=${cursor}`, { as: org })).status).toBe(200);
     const answer = await call(`${list}&page_index=1&cursor=${edited(cursor, (decoded) => change(decoded.k as Record<string, string>))}`, { as: org });
     expect(answer.status, answer.text).toBe(400);
+    expect(answer.body.response).toMatchObject({ response_code: 'INVALID_CURSOR' });
   });
 
   it('a position outside the date range', async () => {
@@ -96,5 +101,13 @@ describe('an edited document list cursor is a 400, never a 5xx', () => {
       key.gsi1sk = key.gsi1sk!.replace(/^DOC#\d{4}/, 'DOC#2100');
     })}`, { as: org });
     expect(answer.status, answer.text).toBe(400);
+  });
+
+  it('a cursor sent back with another page_size', async () => {
+    const cursor = cursorOf(await call(`${documentsPath(org.organizationId)}?page_size=2`, { as: org }));
+    expect((await call(`${documentsPath(org.organizationId)}?page_size=2&page_index=1&cursor=${cursor}`, { as: org })).status).toBe(200);
+    const answer = await call(`${documentsPath(org.organizationId)}?page_size=1&page_index=1&cursor=${cursor}`, { as: org });
+    expect(answer.status, answer.text).toBe(400);
+    expect(answer.body.response).toMatchObject({ response_code: 'INVALID_CURSOR', errors: [{ field: 'cursor' }] });
   });
 });

@@ -161,8 +161,8 @@ describe('report, customer_id and fingerprint indexes', () => {
     expect(sent.map(({ name, input }) => [name, input.IndexName])).toEqual([['QueryCommand', 'gsi13'], ['BatchGetCommand', undefined]]);
     expect(upgraded.items.map((item) => item.paymethod_token)).toEqual(upgrading.items.map((item) => item.paymethod_token));
     expect(upgraded.nextCursor).toBe(upgrading.nextCursor);
-    // And the cursor the release before (reading gsi7 itself) gave for the same page.
-    const before = encodeCursor({ token: card.paymethod_token, sortValue: entry.gsi7sk, pageIndex: 1 }, queryFingerprint(['gsi7', 'FP#org_1#fp_1', undefined, undefined, []]));
+    // And the cursor the release before (reading gsi7 itself) gave for the same page: its query's fingerprint holds.
+    const before = encodeCursor({ token: card.paymethod_token, sortValue: entry.gsi7sk, pageIndex: 1, pageSize: 1 }, queryFingerprint(['gsi7', 'FP#org_1#fp_1', undefined, undefined, []]));
     expect(upgraded.nextCursor).toBe(before);
   });
 
