@@ -29,9 +29,9 @@ export const AUTHORIZER_ACCESS: FunctionAccess = { table: 'read', credentialMac:
  * runs them in containers built from these.
  */
 export const BACKGROUND_FUNCTION_ACCESS: Readonly<Record<string, FunctionAccess>> = {
-  'au-check': { table: 'read', auHistory: 'write', reports: true },
+  'au-check': { auHistory: 'write', reports: true },
   'au-chunk': { table: 'write', auHistory: 'write', vault: ['encrypt', 'decrypt'], fingerprint: true, reports: true },
-  'au-merge': { table: 'read', reports: true },
+  'au-merge': { reports: true },
   // The table too: months recorded before the history table existed are read where they were written.
   'au-export': { table: 'read', auHistory: 'read', reports: true },
   'events-publish': { events: true },
