@@ -1,6 +1,7 @@
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import * as z from 'zod/mini';
+import { AUTHORIZER_CACHE_TTL_SECONDS } from '#shared/names.ts';
 
 /**
  * Per-environment settings. The values live in cdk.json under the `environments`
@@ -18,7 +19,11 @@ export interface EnvironmentSettings {
   readonly removalPolicy: RemovalPolicy;
   readonly deletionProtection: boolean;
   readonly authorizerCacheTtl: Duration;
-  /** Stage-wide ceiling, kept under the account's regional limit so one API cannot starve the others. */
+  /**
+   * The stage's default method throttle: API Gateway applies it to each method
+   * on its own (a flood on one route is 429 there, the others go on), not to
+   * the stage as a whole; the account's regional limit caps their sum.
+   */
   readonly throttling: { readonly rateLimit: number; readonly burstLimit: number };
   readonly alarms: AlarmSettings;
   /**
@@ -63,7 +68,11 @@ const settingsSchema = z.strictObject({
   logRetentionDays: z.int().check(z.refine((days) => retentionValues.has(days), 'must be a CloudWatch Logs retention value')),
   removalPolicy: z.enum(['destroy', 'retain']),
   deletionProtection: z.boolean(),
-  authorizerCacheTtlSeconds: z.int().check(z.minimum(0), z.maximum(3600)),
+  // Longer, and last_used_at could lag its last use by more than the contract's minute (shared/domain/credentials.ts).
+  authorizerCacheTtlSeconds: z.int().check(
+    z.minimum(0),
+    z.maximum(AUTHORIZER_CACHE_TTL_SECONDS, `must be at most ${AUTHORIZER_CACHE_TTL_SECONDS}: with last_used_at written at most every 30 s, a longer cache lets it lag past a minute`),
+  ),
   throttling: z.strictObject({ rateLimit: positive, burstLimit: positiveInteger }),
   alarms: z.strictObject({
     enabled: z.boolean(),

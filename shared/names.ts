@@ -15,3 +15,14 @@ export const UPLOAD_OBJECT_PREFIX = 'uploads/';
 
 /** EventBridge sources of the domain events (docs/events.md); the stack's example rule matches on them. */
 export const EVENT_SOURCES = { paymethods: 'payments.paymethods', documents: 'payments.documents' } as const;
+
+/**
+ * How long API Gateway (cdk.json's authorizerCacheTtlSeconds, which synth
+ * refuses above this) and the local emulator keep an authorizer's answer: the
+ * authorizer stamps last_used_at only when it runs, so this and
+ * LAST_USED_RESOLUTION_MS (shared/domain/credentials.ts) add up to how far
+ * last_used_at may lag the last use (the contract: up to a minute). It also
+ * bounds how long a cached answer outlives a revocation whose flush failed,
+ * or an address's failed-authentication throttle.
+ */
+export const AUTHORIZER_CACHE_TTL_SECONDS = 30;

@@ -35,17 +35,7 @@ export interface CredentialListing {
   last_used_at: string | null;
 }
 
-/**
- * How long API Gateway (cdk.json's authorizerCacheTtlSeconds) and the local
- * emulator keep an authorizer's answer: the authorizer stamps last_used_at
- * only when it runs, so this and LAST_USED_RESOLUTION_MS add up to how far
- * last_used_at may lag the last use (the contract: up to a minute). It also
- * bounds how long a cached answer outlives a revocation whose flush failed,
- * or an address's failed-authentication throttle.
- */
-export const AUTHORIZER_CACHE_TTL_SECONDS = 30;
-
-/** last_used_at is written at most this often per credential. */
+/** last_used_at is written at most this often per credential; with AUTHORIZER_CACHE_TTL_SECONDS (shared/names.ts), how far it may lag. */
 export const LAST_USED_RESOLUTION_MS = 30_000;
 
 /** Computes the keyed hash of a secure key; in AWS the HMAC key never leaves KMS. */

@@ -291,6 +291,8 @@ describe('environment settings from cdk.json', () => {
     expect(settings('prod')).toMatchObject({ name: 'prod', responseEnvironment: 'live', deletionProtection: true, alarms: { enabled: true } });
     expect(() => environmentSettings('staging', { dev: {} })).toThrow(/Unknown environment "staging"; expected one of: dev/);
     expect(() => environmentSettings('dev', { dev: { logRetentionDays: 15 } })).toThrow(/logRetentionDays: must be a CloudWatch Logs retention value/);
+    expect(() => environmentSettings('dev', { dev: { ...rawSettings('dev'), authorizerCacheTtlSeconds: 31 } })).toThrow(/authorizerCacheTtlSeconds: must be at most 30/);
+    expect(environmentSettings('dev', { dev: { ...rawSettings('dev'), authorizerCacheTtlSeconds: 0 } }).authorizerCacheTtl.toSeconds()).toBe(0);
   });
 
   it('takes an alarm e-mail from -c alarmEmail and subscribes it', () => {

@@ -10,7 +10,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { errorEnvelope } from '#shared/http/envelope.ts';
 import { GATEWAY_RESPONSES } from '#shared/http/gateway-responses.ts';
 import { routes } from '#shared/http/routes.ts';
-import { AUTHORIZER_CACHE_TTL_SECONDS } from '#shared/domain/credentials.ts';
+import { AUTHORIZER_CACHE_TTL_SECONDS } from '#shared/names.ts';
 import { grantKeyUsage } from '#infra/keys.ts';
 import type { PaymentsApiStack } from '#infra/stack.ts';
 import { fixtureRoutes } from './fixtures/routes.ts';

@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { routes } from '#shared/http/routes.ts';
 import { bundlingDefinesFor } from '#infra/bundled-assets.ts';
 import { bundleTokenizeScriptSync } from '../../client/build.ts';
-import { AUTHORIZER_CACHE_TTL_SECONDS } from '#shared/domain/credentials.ts';
+import { AUTHORIZER_CACHE_TTL_SECONDS } from '#shared/names.ts';
 import { actionsOf, findMethod, integrationFunctionId, resourcesOfType, roleStatements, settings, synthesize } from './template-helpers.ts';
 
 const SYNTH_TIMEOUT_MS = 60_000;

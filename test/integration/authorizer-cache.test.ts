@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiGatewayEmulator, ApiGatewayEmulatorOptions } from '../../local/api-gateway.ts';
 import { startApiGatewayEmulator } from '../../local/api-gateway.ts';
 import { FAILED_AUTHENTICATION_LIMIT } from '#shared/domain/authentication.ts';
-import { AUTHORIZER_CACHE_TTL_SECONDS } from '#shared/domain/credentials.ts';
+import { AUTHORIZER_CACHE_TTL_SECONDS } from '#shared/names.ts';
 import type { Identity } from '../support/api.ts';
 import { authHeaders, UNRELATED, useRuntimeEnvironment } from '../support/api.ts';
 import { npmScript } from '../support/cli.ts';

@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import type { AuthFailureCounter } from '#shared/domain/authentication.ts';
 import { authenticateRequest, FAILED_AUTHENTICATION_LIMIT, RecentlyVerified, throttledUntil } from '#shared/domain/authentication.ts';
 import type { CredentialStore, StoredCredential } from '#shared/domain/credentials.ts';
-import { AUTHORIZER_CACHE_TTL_SECONDS, LAST_USED_RESOLUTION_MS, listCredentials, revokeCredential } from '#shared/domain/credentials.ts';
+import { LAST_USED_RESOLUTION_MS, listCredentials, revokeCredential } from '#shared/domain/credentials.ts';
+import { AUTHORIZER_CACHE_TTL_SECONDS } from '#shared/names.ts';
 import { NotAuthenticated, NotFound } from '#shared/domain/errors.ts';
 
 const basic = (id: string, key: string) => `Basic ${Buffer.from(`${id}:${key}`).toString('base64')}`;
