@@ -78,7 +78,7 @@ export function bindRoute(fn: LambdaFunction, access: FunctionAccess, resources:
     tableIndexStandIns: resources.tableIndexStandIns,
     vaultKeyId: resources.vaultKey.keyArn,
     documentsBucket: resources.documents.bucketName,
-    // Objects are written with SSE-KMS under the vault key; the bucket policy refuses anything else.
+    // Objects are written with SSE-KMS under the vault key; the bucket policy refuses another encryption or key.
     documentsKmsKeyId: resources.vaultKey.keyArn,
     fingerprintKeyId: resources.fingerprintKey.keyArn,
     ...(resources.credentialMacKey ? { credentialMacKeyId: resources.credentialMacKey.keyId } : {}),

@@ -1,7 +1,7 @@
 import { Annotations, CfnOutput, Duration, Stack } from 'aws-cdk-lib';
 import type { StackProps } from 'aws-cdk-lib';
 import { AttributeType, BillingMode, ProjectionType, StreamViewType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
-import { AccountRootPrincipal, ArnPrincipal } from 'aws-cdk-lib/aws-iam';
+import { AccountRootPrincipal, AnyPrincipal, ArnPrincipal, Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IGrantable } from 'aws-cdk-lib/aws-iam';
 import { KeySpec, KeyUsage } from 'aws-cdk-lib/aws-kms';
 import type { Key } from 'aws-cdk-lib/aws-kms';
@@ -302,7 +302,7 @@ function createAccessLogsBucket(scope: Construct, environment: EnvironmentSettin
 }
 
 function createDocumentsBucket(scope: Construct, environment: EnvironmentSettings, key: Key, accessLogs: Bucket): Bucket {
-  return new Bucket(scope, 'DocumentsBucket', {
+  const bucket = new Bucket(scope, 'DocumentsBucket', {
     blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
     objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
     encryption: BucketEncryption.KMS,
@@ -331,6 +331,14 @@ function createDocumentsBucket(scope: Construct, environment: EnvironmentSetting
     ],
     removalPolicy: environment.removalPolicy,
   });
+  // Every object under the vault key: a write may leave the encryption to the bucket's default (the same key),
+  // but one that names another (SSE-S3, or SSE-KMS under another key) is refused, whoever sends it.
+  // A statement per condition: either alone refuses.
+  const refused = { DenyOtherEncryption: { 's3:x-amz-server-side-encryption': 'aws:kms' }, DenyOtherEncryptionKey: { 's3:x-amz-server-side-encryption-aws-kms-key-id': key.keyArn } };
+  for (const [sid, required] of Object.entries(refused)) {
+    bucket.addToResourcePolicy(new PolicyStatement({ sid, effect: Effect.DENY, principals: [new AnyPrincipal()], actions: ['s3:PutObject'], resources: [bucket.arnForObjects('*')], conditions: { StringNotEqualsIfExists: required } }));
+  }
+  return bucket;
 }
 
 function output(scope: Construct, id: string, value: string, description?: string): void {

@@ -180,6 +180,13 @@ describe('PaymentsApiStack (fixture routes, dev)', () => {
         })]),
       },
     });
+    // A write that names another encryption, or another key, is refused; one that names none gets the default.
+    const policy = Object.values(resourcesOfType(template, 'AWS::S3::BucketPolicy')).find((candidate) => JSON.stringify(candidate.Properties.Bucket) === JSON.stringify({ Ref: bucketId(template, 'documents') }))!;
+    const denies = (policy.Properties.PolicyDocument as { Statement: Array<Record<string, unknown>> }).Statement.filter((statement) => statement.Action === 's3:PutObject');
+    expect(denies).toEqual([
+      expect.objectContaining({ Effect: 'Deny', Principal: { AWS: '*' }, Condition: { StringNotEqualsIfExists: { 's3:x-amz-server-side-encryption': 'aws:kms' } } }),
+      expect.objectContaining({ Effect: 'Deny', Principal: { AWS: '*' }, Condition: { StringNotEqualsIfExists: { 's3:x-amz-server-side-encryption-aws-kms-key-id': { 'Fn::GetAtt': [vaultKeyId(template), 'Arn'] } } } }),
+    ]);
   });
 
   it('gives every fixture route its method on its path, behind the authorizer unless public', () => {
