@@ -17,14 +17,15 @@ export const FAILED_AUTHENTICATION_LIMIT = 30;
 export const FAILED_AUTHENTICATION_WINDOW_SECONDS = 60;
 
 /**
- * Failed authentications per source address and clock window. The last 60
- * seconds are estimated from two windows (a sliding window): this one's
- * count, and the previous one's share that still falls within 60 seconds.
+ * Failed authentications per source address, counted per second and kept
+ * per clock window (minute): the last 60 seconds are the seconds of this
+ * window and of the previous one that fall within them, exactly.
  */
 export interface AuthFailureCounter {
-  count(sourceIp: string, window: number): Promise<number>;
-  /** Counts one failure and returns the window's total. */
-  add(sourceIp: string, window: number): Promise<number>;
+  /** The window's failures, as [epoch second, failures in it]. */
+  secondsOf(sourceIp: string, window: number): Promise<ReadonlyArray<readonly [number, number]>>;
+  /** Counts one failure in its second. */
+  add(sourceIp: string, window: number, second: number): Promise<void>;
 }
 
 export type AuthDecision =
@@ -50,10 +51,10 @@ export async function authenticateRequest(
   deps: AuthenticationDeps,
   now: Date = new Date(),
 ): Promise<AuthDecision> {
-  const position = now.getTime() / 1000 / FAILED_AUTHENTICATION_WINDOW_SECONDS;
-  const window = Math.floor(position);
-  const [current, previous] = await Promise.all([deps.failures.count(request.sourceIp, window), deps.failures.count(request.sourceIp, window - 1)]);
-  const until = throttledUntil(current, previous, window, position - window);
+  const second = Math.floor(now.getTime() / 1000);
+  const window = Math.floor(second / FAILED_AUTHENTICATION_WINDOW_SECONDS);
+  const [previous, current] = await Promise.all([deps.failures.secondsOf(request.sourceIp, window - 1), deps.failures.secondsOf(request.sourceIp, window)]);
+  const until = throttledUntil([...previous, ...current], second);
   const throttled = until !== undefined;
   try {
     if (parseBearerPublishableKey(request.authorization) !== undefined) {
@@ -70,30 +71,26 @@ export async function authenticateRequest(
   } catch (error) {
     if (!(error instanceof NotAuthenticated)) throw error;
     if (throttled) return { kind: 'throttled', until };
-    await deps.failures.add(request.sourceIp, window);
+    await deps.failures.add(request.sourceIp, window, second);
     throw error;
   }
 }
 
 /**
- * When the failures of the last 60 s, estimated as `current` plus the part of
- * `previous` still within them (rounded up: a failure is whole), fall below
- * the limit again if no more come (epoch seconds); undefined when they are
- * below it now. So 30 failures straddling two clock minutes throttle as 30 in
- * one do, and the throttle lasts about 60 s after the failures, not to the
- * end of a clock minute. Never more than 60 s from now: every failure counted
- * happened by now, so the 60 s window of the contract ends by then, whereas
- * the estimate, rounded up, can last two seconds longer.
+ * When the failures of the last 60 s (the seconds after `now - 60`, `now`
+ * included) reach the limit: the epoch second at which, if no more come,
+ * they fall below it again, as the oldest leave the 60 s; undefined when
+ * they are below it now.
  */
-export function throttledUntil(current: number, previous: number, window: number, elapsed: number): number | undefined {
-  const limit = FAILED_AUTHENTICATION_LIMIT;
-  if (Math.ceil(current + previous * (1 - elapsed)) < limit) return undefined;
-  // This window's failures alone reach the limit: they become the previous window's, which then fades.
-  const [fadingWindow, fading, kept] = current >= limit ? [window + 1, current, 0] : [window, previous, current];
-  // The estimate is below the limit once kept + fading * (1 - f) <= limit - 1.
-  const endsAt = 1 - (limit - 1 - kept) / fading;
-  const seconds = FAILED_AUTHENTICATION_WINDOW_SECONDS;
-  return Math.min(Math.ceil((fadingWindow + endsAt) * seconds), Math.floor((window + elapsed) * seconds) + seconds);
+export function throttledUntil(failures: ReadonlyArray<readonly [number, number]>, now: number): number | undefined {
+  const recent = failures.filter(([second]) => second > now - FAILED_AUTHENTICATION_WINDOW_SECONDS && second <= now).sort(([a], [b]) => a - b);
+  let remaining = recent.reduce((sum, [, count]) => sum + count, 0);
+  if (remaining < FAILED_AUTHENTICATION_LIMIT) return undefined;
+  for (const [second, count] of recent) {
+    remaining -= count;
+    if (remaining < FAILED_AUTHENTICATION_LIMIT) return second + FAILED_AUTHENTICATION_WINDOW_SECONDS;
+  }
+  return now + FAILED_AUTHENTICATION_WINDOW_SECONDS;
 }
 
 /**

@@ -90,8 +90,9 @@ export class DynamoCredentialStore implements CredentialStore {
 /**
  * Failed authentications per source address, one item per address and clock
  * minute (so an attacker's address is its own partition, never a shared hot
- * key), removed by TTL. Reading is one GetItem (strongly consistent: the
- * limit is exact for sequential attempts); only a failure writes.
+ * key), a number per second of it (`s<epoch second>`, 60 at most), removed
+ * by TTL. Reading is one GetItem (strongly consistent: the limit is exact
+ * for sequential attempts); only a failure writes, one ADD.
  */
 export class DynamoAuthFailureCounter implements AuthFailureCounter {
   constructor(
@@ -99,22 +100,23 @@ export class DynamoAuthFailureCounter implements AuthFailureCounter {
     private readonly tableName: string,
   ) {}
 
-  async count(sourceIp: string, minute: number): Promise<number> {
-    const { Item } = await this.client.send(new GetCommand({ TableName: this.tableName, Key: keys.authFailures(sourceIp, minute), ProjectionExpression: 'failures', ConsistentRead: true }));
-    return typeof Item?.failures === 'number' ? Item.failures : 0;
+  async secondsOf(sourceIp: string, minute: number): Promise<Array<[number, number]>> {
+    const { Item } = await this.client.send(new GetCommand({ TableName: this.tableName, Key: keys.authFailures(sourceIp, minute), ConsistentRead: true }));
+    return Object.entries(Item ?? {}).flatMap(([name, value]): Array<[number, number]> => {
+      const second = /^s(\d+)$/.exec(name)?.[1];
+      return second !== undefined && typeof value === 'number' ? [[Number(second), value]] : [];
+    });
   }
 
-  async add(sourceIp: string, minute: number): Promise<number> {
-    const { Attributes } = await this.client.send(
+  async add(sourceIp: string, minute: number, second: number): Promise<void> {
+    await this.client.send(
       new UpdateCommand({
         TableName: this.tableName,
         Key: keys.authFailures(sourceIp, minute),
-        UpdateExpression: 'ADD failures :one SET #ttl = if_not_exists(#ttl, :ttl)',
-        ExpressionAttributeNames: { '#ttl': TTL_ATTRIBUTE },
+        UpdateExpression: 'ADD #second :one SET #ttl = if_not_exists(#ttl, :ttl)',
+        ExpressionAttributeNames: { '#second': `s${second}`, '#ttl': TTL_ATTRIBUTE },
         ExpressionAttributeValues: { ':one': 1, ':ttl': (minute + 2) * 60 },
-        ReturnValues: 'UPDATED_NEW',
       }),
     );
-    return typeof Attributes?.failures === 'number' ? Attributes.failures : 1;
   }
 }

@@ -31,13 +31,13 @@ function fixture() {
       if (found && !(found.last_used_at && found.last_used_at >= staleBefore.toISOString())) found.last_used_at = now.toISOString();
     },
   };
-  const counts = new Map<string, number>();
+  const counts = new Map<string, Map<number, number>>();
   const failures: AuthFailureCounter = {
-    count: async (ip, window) => counts.get(`${ip}#${window}`) ?? 0,
-    add: async (ip, window) => {
-      const total = (counts.get(`${ip}#${window}`) ?? 0) + 1;
-      counts.set(`${ip}#${window}`, total);
-      return total;
+    secondsOf: async (ip, window) => [...(counts.get(`${ip}#${window}`) ?? new Map<number, number>())],
+    add: async (ip, window, second) => {
+      const seconds = counts.get(`${ip}#${window}`) ?? new Map<number, number>();
+      seconds.set(second, (seconds.get(second) ?? 0) + 1);
+      counts.set(`${ip}#${window}`, seconds);
     },
   };
   const kms = { calls: 0 };
@@ -62,15 +62,28 @@ describe('failed-authentication throttle', () => {
     }
     expect(kms.calls).toBe(FAILED_AUTHENTICATION_LIMIT);
     for (const [id, key] of [['ak_valid', 'wrong-again'], ['ak_unknown', 'x'], ['ak_other', 'right']]) {
-      // Until the estimate of the last 60 s falls to 29: 2 s into the next minute, these 30 being spread over this one.
-      expect(await attempt('203.0.113.7', id as string, key as string, now)).toEqual({ kind: 'throttled', until: Date.parse('2026-05-01T10:01:02Z') / 1000 });
+      // Until the 30 failures of 10:00:05 are 60 s old.
+      expect(await attempt('203.0.113.7', id as string, key as string, now)).toEqual({ kind: 'throttled', until: Date.parse('2026-05-01T10:01:05Z') / 1000 });
     }
     expect(kms.calls).toBe(FAILED_AUTHENTICATION_LIMIT);
 
-    // Another address is not affected; the throttled one is still throttled at the minute's turn, and counts again after.
+    // Another address is not affected; the throttled one is still throttled a second before, and counts again from then on.
     expect(await attempt('198.51.100.1', 'ak_valid', 'right', now)).toMatchObject({ kind: 'secret', caller: { accessId: 'ak_valid' } });
-    expect(await attempt('203.0.113.7', 'ak_valid', 'wrong', new Date('2026-05-01T10:01:00Z'))).toMatchObject({ kind: 'throttled' });
-    await expect(attempt('203.0.113.7', 'ak_valid', 'wrong', new Date('2026-05-01T10:01:02Z'))).rejects.toBeInstanceOf(NotAuthenticated);
+    expect(await attempt('203.0.113.7', 'ak_valid', 'wrong', new Date('2026-05-01T10:01:04.999Z'))).toMatchObject({ kind: 'throttled' });
+    await expect(attempt('203.0.113.7', 'ak_valid', 'wrong', new Date('2026-05-01T10:01:05Z'))).rejects.toBeInstanceOf(NotAuthenticated);
+  });
+
+  it('counts exactly the failures of the last 60 s: a burst that ended a minute ago no longer weighs on new ones', async () => {
+    const { attempt } = fixture();
+    // 30 failures in the last second of a minute: throttled for 60 s.
+    for (let index = 0; index < FAILED_AUTHENTICATION_LIMIT; index += 1) await attempt('203.0.113.9', 'ak_valid', `a-${index}`, new Date('2026-05-01T10:00:59.100Z')).catch(() => {});
+    expect(await attempt('203.0.113.9', 'ak_valid', 'x', new Date('2026-05-01T10:01:58.900Z'))).toEqual({ kind: 'throttled', until: Date.parse('2026-05-01T10:01:59Z') / 1000 });
+    // From 10:01:59 they are out of the window: 30 new failures are all answered 401 (an estimate from the two clock
+    // minutes would still weigh the burst and throttle the 30th), then the throttle.
+    for (let index = 0; index < FAILED_AUTHENTICATION_LIMIT; index += 1) {
+      await expect(attempt('203.0.113.9', 'ak_valid', `b-${index}`, new Date('2026-05-01T10:01:59.500Z'))).rejects.toBeInstanceOf(NotAuthenticated);
+    }
+    expect(await attempt('203.0.113.9', 'ak_valid', 'c', new Date('2026-05-01T10:01:59.500Z'))).toMatchObject({ kind: 'throttled' });
   });
 
   it(`throttles ${FAILED_AUTHENTICATION_LIMIT} failures within 60 s that straddle two clock minutes, as within one`, async () => {
@@ -82,15 +95,17 @@ describe('failed-authentication throttle', () => {
     expect(kms.calls).toBe(FAILED_AUTHENTICATION_LIMIT);
   });
 
-  it('estimates the last 60 s from two windows, and says when the estimate falls below the limit', () => {
-    expect(throttledUntil(29, 0, 100, 0.5)).toBeUndefined();
-    expect(throttledUntil(30, 0, 100, 0.5)).toBe(101 * 60 + 2);
-    // 30 failures in the first second of a minute: the estimate lasts to 2 s into the next one, the window 60 s from now.
-    expect(throttledUntil(30, 0, 100, 0.01)).toBe(100 * 60 + 60);
-    expect(throttledUntil(30, 0, 100, 0.01)! - (100 + 0.01) * 60).toBeLessThanOrEqual(60);
-    // 20 now, 20 in the previous minute, a quarter through this one: 20 + 15 = 35; below 30 once 20 * (1 - f) <= 9.
-    expect(throttledUntil(20, 20, 100, 0.25)).toBe(Math.ceil((100 + 0.55) * 60));
-    expect(throttledUntil(20, 20, 100, 0.6)).toBeUndefined();
+  it('says when the failures of the last 60 s fall below the limit again', () => {
+    expect(throttledUntil([[100, 29]], 100)).toBeUndefined();
+    expect(throttledUntil([[100, 30]], 130)).toBe(160);
+    // 20 at 100 and 20 at 130: the first 20 leave at 160, leaving 20.
+    expect(throttledUntil([[100, 20], [130, 20]], 140)).toBe(160);
+    // 10 at 100, 10 at 110, 15 at 120 (35): below 30 once the first 10 leave.
+    expect(throttledUntil([[120, 15], [100, 10], [110, 10]], 125)).toBe(160);
+    // Failures 60 s old or more, and any not yet happened, do not count.
+    expect(throttledUntil([[40, 30]], 100)).toBeUndefined();
+    expect(throttledUntil([[41, 30]], 100)).toBe(101);
+    expect(throttledUntil([[101, 30]], 100)).toBeUndefined();
   });
 
   it('lets a credential this container verified recently through from a throttled address, without KMS, unless it was revoked', async () => {
