@@ -115,7 +115,7 @@ export const CODE_DETAILS: Readonly<Record<ResponseCode, { readonly surface: Cod
   },
   INVALID_QUERY: {
     surface: 'api',
-    meaning: 'A query parameter or filter term is unknown, repeated, malformed or out of range (page_size, page_index, dates), or holds U+0000 or an unpaired surrogate; or a cursor is not of the form this service issues.',
+    meaning: 'A query parameter or filter term is unknown, repeated, malformed or out of range (page_size, page_index, dates), or holds U+0000, U+FFFD (bytes that were not UTF-8) or an unpaired surrogate; or a cursor is not of the form this service issues.',
   },
   INVALID_CURSOR: {
     surface: 'api',

@@ -6,7 +6,8 @@
  *   depth, is 400 naming it;
  * - a query parameter a route does not take is 400 naming it, whatever its name;
  * - JSON nested deeper than 32 levels is 400;
- * - a text value (or member name) holding U+0000 or an unpaired surrogate is 400;
+ * - a text value (or member name) holding U+0000 or an unpaired surrogate is 400,
+ *   and so is one holding U+FFFD: bytes that were not UTF-8 arrive as it;
  * - a Content-Type `charset` other than `utf-8` is 415.
  *
  * Parsed JSON objects and the request's name/value maps have no prototype, so
@@ -22,9 +23,17 @@ export const FORBIDDEN_MEMBER_NAMES: ReadonlySet<string> = new Set(['__proto__',
 /** An error that lists a field per bad string stays bounded (a 6 MB body of bad strings must not give a larger answer). */
 const MAX_ISSUES = 50;
 
-/** U+0000, or a high surrogate not followed by a low one, or a low surrogate not preceded by a high one. */
+/**
+ * U+0000, or a high surrogate not followed by a low one, or a low surrogate
+ * not preceded by a high one; or U+FFFD, which is what bytes that are not
+ * UTF-8 (a surrogate's CESU-8 bytes among them) have become by the time a
+ * handler reads the text, in AWS and locally alike: the only trace left of them.
+ */
 // eslint-disable-next-line no-control-regex -- finding U+0000 is the point
-const UNSAFE_TEXT = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+const UNSAFE_TEXT = /\u0000|\uFFFD|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** What isSafeText refuses, as the errors name it. */
+export const UNSAFE_TEXT_RULE = 'U+0000, U+FFFD (bytes that were not UTF-8) or unpaired UTF-16 surrogates';
 
 export function isSafeText(text: string): boolean {
   return !UNSAFE_TEXT.test(text);
@@ -104,7 +113,7 @@ export function jsonDepthExceeds(text: string, maxDepth: number): boolean {
  */
 function cleanValue(value: unknown, path: string, issues: FieldIssue[]): unknown {
   if (typeof value === 'string') {
-    if (!isSafeText(value)) issues.push({ field: path, message: 'must not contain U+0000 or unpaired UTF-16 surrogates' });
+    if (!isSafeText(value)) issues.push({ field: path, message: `must not contain ${UNSAFE_TEXT_RULE}` });
     return value;
   }
   if (value === null || typeof value !== 'object') return value;
@@ -117,7 +126,7 @@ function cleanValue(value: unknown, path: string, issues: FieldIssue[]): unknown
       continue;
     }
     if (!isSafeText(name)) {
-      issues.push({ field: path, message: 'has a member name with U+0000 or unpaired UTF-16 surrogates' });
+      issues.push({ field: path, message: `has a member name with ${UNSAFE_TEXT_RULE}` });
       continue;
     }
     // JSON.parse made every member an own data property, so this reads the member itself.

@@ -3,7 +3,7 @@ import { config } from '#shared/config.ts';
 import { InvalidRequest, NotAuthenticated, NotFound, TooLarge, UnsupportedMediaType } from '#shared/domain/errors.ts';
 import type { PublishableScope } from '#shared/domain/publishable-keys.ts';
 import type { Caller } from '#shared/domain/tenancy.ts';
-import { emptyRecord, isSafeText, mediaTypeOf, parseJsonObject, unknownQueryParameterIssues } from './hostile-input.ts';
+import { emptyRecord, isSafeText, mediaTypeOf, parseJsonObject, UNSAFE_TEXT_RULE, unknownQueryParameterIssues } from './hostile-input.ts';
 import type { RouteDefinition } from './routes.ts';
 import { PATH_PARAMETER_PREFIXES } from './routes.ts';
 
@@ -98,7 +98,7 @@ function decodeQuery(event: APIGatewayProxyEvent): Record<string, string[]> {
   const unsafe = Object.entries(query).filter(([name, values]) => !isSafeText(name) || values.some((value) => !isSafeText(value)));
   if (unsafe.length > 0) {
     throw new InvalidRequest(
-      unsafe.map(([name]) => ({ field: isSafeText(name) ? name : '', message: 'query parameters must not contain U+0000 or unpaired UTF-16 surrogates' })),
+      unsafe.map(([name]) => ({ field: isSafeText(name) ? name : '', message: `query parameters must not contain ${UNSAFE_TEXT_RULE}` })),
       'INVALID_QUERY',
     );
   }

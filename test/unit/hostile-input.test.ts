@@ -57,6 +57,13 @@ describe('JSON bodies: hostile shapes', () => {
     expect(error.issues.map((issue) => issue.field)).toEqual(['label', 'notes', 'card.name_on_card']);
   });
 
+  it('refuses text that held bytes that were not UTF-8: decoded, they are U+FFFD', () => {
+    // A surrogate's CESU-8 bytes, a lone 0xFF and a cut sequence, as the body's text arrives.
+    const text = Buffer.concat([Buffer.from('{"label": "a'), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from('", "notes": "'), Buffer.from([0xff]), Buffer.from('", "customer_id": "x'), Buffer.from([0xc3]), Buffer.from('"}')]).toString('utf8');
+    const error = refusal(() => parseJsonObject(text, 'INVALID_JSON'));
+    expect(error.issues).toEqual(['label', 'notes', 'customer_id'].map((field) => ({ field, message: 'must not contain U+0000, U+FFFD (bytes that were not UTF-8) or unpaired UTF-16 surrogates' })));
+  });
+
   it('bounds the number of issues listed', () => {
     const members = Array.from({ length: 500 }, (_value, index) => `"m${index}": "\\u0000"`).join(',');
     expect(refusal(() => parseJsonObject(`{${members}}`, 'INVALID_JSON')).issues).toHaveLength(51);
