@@ -3,7 +3,7 @@ import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { AttributeType, BillingMode, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction as LambdaTarget, SfnStateMachine } from 'aws-cdk-lib/aws-events-targets';
-import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { ArnPrincipal, Effect, PolicyStatement, StarPrincipal } from 'aws-cdk-lib/aws-iam';
 import type { IGrantable } from 'aws-cdk-lib/aws-iam';
 import type { IKey, Key } from 'aws-cdk-lib/aws-kms';
 import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
@@ -48,6 +48,8 @@ export const DEFAULT_EXPORT_SCHEDULE = 'cron(0 6 1 * ? *)';
 const INBOX = 'au-inbox/';
 const RESULTS = 'au-results/';
 const REPORTS = 'au-reports/';
+/** What reads an object's bytes (HeadObject is s3:GetObject too; a version by id, s3:GetObjectVersion). */
+const OBJECT_READS = ['s3:GetObject', 's3:GetObjectVersion'];
 
 /**
  * The Account Updater in AWS: the reports bucket; its history table (the
@@ -63,6 +65,9 @@ const REPORTS = 'au-reports/';
  * Grants are per prefix and per key: only the chunk function may use the
  * vault key (to seal new numbers, and to open a stored number whose last
  * four match, to tell a re-applied row from a new one); nothing else does.
+ * Outside the stack, only the roles the environment names may use the
+ * bucket: writers deliver files to `au-inbox/`, readers read `au-results/`
+ * and `au-reports/` (grantOutsideRoles).
  */
 export class AccountUpdater extends Construct {
   readonly reports: Bucket;
@@ -110,6 +115,7 @@ export class AccountUpdater extends Construct {
       serverAccessLogsPrefix: 'reports-bucket/',
       removalPolicy: environment.removalPolicy,
     });
+    this.grantOutsideRoles(environment.reportsInboxWriters, environment.reportsReaders);
 
     // AWS managed encryption like the paymethod table: no account number is ever in the history.
     this.historyTable = new Table(this, 'HistoryTable', {
@@ -230,6 +236,53 @@ export class AccountUpdater extends Construct {
   }
 
   private grantReportsKeyViaS3(grantee: IGrantable, actions: string[]): void {
-    grantKeyUsage(this.reportsKey, grantee, actions, { StringEquals: { 'kms:ViaService': `s3.${Stack.of(this).region}.amazonaws.com` } });
+    grantKeyUsage(this.reportsKey, grantee, actions, this.viaS3());
+  }
+
+  private viaS3(): Record<string, Record<string, unknown>> {
+    return { StringEquals: { 'kms:ViaService': `s3.${Stack.of(this).region}.amazonaws.com` } };
+  }
+
+  /**
+   * The roles outside the stack that the environment names (`reportsInboxWriters`,
+   * `reportsReaders`; of this account or another), each allowed in both resource
+   * policies, the bucket's and the reports key's, so a role of another account
+   * needs only its own IAM policy besides. Writers put objects under au-inbox/
+   * (a .csv starts a run); readers get and list au-results/ and au-reports/. The
+   * key backs that through S3 only: GenerateDataKey to write, Decrypt to read, and
+   * Decrypt for writers too, which S3 needs to complete a multipart upload (the
+   * AWS CLI uploads any file over 8 MB in parts; a million-row file is tens of MB).
+   *
+   * A key grant cannot be narrowed to a prefix (with the bucket key on, S3's
+   * encryption context names the bucket, not the object), and a role of this
+   * account may hold S3 actions from its own IAM policy, which the bucket policy's
+   * Allows do not bound. So the bucket policy also denies these roles every other
+   * object read and upload, whatever their IAM policies allow: writers read
+   * nothing, readers upload nothing, neither reads au-inbox/ or au-runs/ (card
+   * numbers in the clear) nor uploads outside au-inbox/. Empty lists add nothing.
+   */
+  private grantOutsideRoles(writers: readonly string[], readers: readonly string[]): void {
+    const bucket = this.reports;
+    const objects = (prefix: string) => bucket.arnForObjects(`${prefix}*`);
+    const principals = (arns: readonly string[]) => arns.map((arn) => new ArnPrincipal(arn));
+    // Sids keep these statements apart from the functions' (the minimizePolicies flag merges statements without one).
+    if (writers.length) {
+      bucket.addToResourcePolicy(new PolicyStatement({ sid: 'InboxWritersPut', principals: principals(writers), actions: ['s3:PutObject', 's3:AbortMultipartUpload'], resources: [objects(INBOX)] }));
+      this.reportsKey.addToResourcePolicy(new PolicyStatement({ sid: 'InboxWritersViaS3', principals: principals(writers), actions: ['kms:GenerateDataKey', 'kms:Decrypt'], resources: ['*'], conditions: this.viaS3() }));
+    }
+    if (readers.length) {
+      bucket.addToResourcePolicy(new PolicyStatement({ sid: 'ReportReadersGet', principals: principals(readers), actions: ['s3:GetObject'], resources: [objects(RESULTS), objects(REPORTS)] }));
+      bucket.addToResourcePolicy(new PolicyStatement({ sid: 'ReportReadersList', principals: principals(readers), actions: ['s3:ListBucket'], resources: [bucket.bucketArn], conditions: { StringLike: { 's3:prefix': [`${RESULTS}*`, `${REPORTS}*`] } } }));
+      this.reportsKey.addToResourcePolicy(new PolicyStatement({ sid: 'ReportReadersViaS3', principals: principals(readers), actions: ['kms:Decrypt'], resources: ['*'], conditions: this.viaS3() }));
+    }
+    const deny = (sid: string, arns: readonly string[], actions: string[], scope: { resources: string[] } | { notResources: string[] }) => {
+      if (!arns.length) return;
+      bucket.addToResourcePolicy(new PolicyStatement({ sid, effect: Effect.DENY, principals: [new StarPrincipal()], actions, ...scope, conditions: { ArnEquals: { 'aws:PrincipalArn': [...arns] } } }));
+    };
+    const named = [...new Set([...writers, ...readers])];
+    deny('OutsideRolesReadOnlyResultsAndReports', named, OBJECT_READS, { notResources: [objects(RESULTS), objects(REPORTS)] });
+    deny('InboxWritersReadNothing', writers.filter((arn) => !readers.includes(arn)), OBJECT_READS, { resources: [bucket.arnForObjects('*')] });
+    deny('OutsideRolesPutOnlyToInbox', named, ['s3:PutObject'], { notResources: [objects(INBOX)] });
+    deny('ReportReadersPutNothing', readers.filter((arn) => !writers.includes(arn)), ['s3:PutObject'], { resources: [bucket.arnForObjects('*')] });
   }
 }

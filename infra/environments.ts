@@ -38,6 +38,20 @@ export interface EnvironmentSettings {
    * account whose own IAM policy allows kms:GenerateMac on that key.
    */
   readonly credentialIssuers: readonly string[];
+  /**
+   * IAM role ARNs, of this account or another (a card network's, an operator's),
+   * that deliver Account Updater files: they may put objects under `au-inbox/` of
+   * the reports bucket (each .csv starts a run) and nothing else of it.
+   * Empty: nothing outside the stack can deliver a file.
+   */
+  readonly reportsInboxWriters: readonly string[];
+  /**
+   * IAM role ARNs, of this account or another (finance, reconciliation), that
+   * read the run summaries and error lists under `au-results/` and the monthly
+   * exports under `au-reports/` of the reports bucket, and nothing else of it.
+   * Empty: nothing outside the stack can read them.
+   */
+  readonly reportsReaders: readonly string[];
   /** PayPal REST API base: the sandbox for dev, live for prod. */
   readonly paypalApiUrl: string;
   /**
@@ -62,6 +76,7 @@ const retentionValues = new Set<number>(Object.values(RetentionDays).filter((val
 
 const positive = z.number().check(z.positive());
 const positiveInteger = z.int().check(z.positive());
+const roleArns = z._default(z.array(z.string().check(z.regex(/^arn:aws[a-z-]*:iam::\d{12}:role\/.+$/, 'must be an IAM role ARN'))), []);
 
 const settingsSchema = z.strictObject({
   responseEnvironment: z.string().check(z.minLength(1)),
@@ -81,7 +96,9 @@ const settingsSchema = z.strictObject({
     p99LatencyMs: positiveInteger,
   }),
   reservedConcurrency: z._default(z.record(z.string().check(z.regex(/^[a-z0-9-]+$/)), z.int().check(z.minimum(1))), {}),
-  credentialIssuers: z._default(z.array(z.string().check(z.regex(/^arn:aws[a-z-]*:iam::\d{12}:role\/.+$/, 'must be an IAM role ARN'))), []),
+  credentialIssuers: roleArns,
+  reportsInboxWriters: roleArns,
+  reportsReaders: roleArns,
   paypalApiUrl: z.url({ protocol: /^https$/ }),
   wafRateLimit: z.optional(
     z.strictObject({
@@ -125,6 +142,8 @@ export function environmentSettings(
     alarms: { ...settings.alarms, email },
     reservedConcurrency: settings.reservedConcurrency,
     credentialIssuers: settings.credentialIssuers,
+    reportsInboxWriters: settings.reportsInboxWriters,
+    reportsReaders: settings.reportsReaders,
     paypalApiUrl: settings.paypalApiUrl,
     ...(settings.wafRateLimit ? { wafRateLimit: settings.wafRateLimit } : {}),
   };

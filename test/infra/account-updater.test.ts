@@ -7,8 +7,18 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { AccountUpdater } from '#infra/account-updater.ts';
+import { fixtureRoutes } from './fixtures/routes.ts';
 import type { Statement } from './template-helpers.ts';
-import { actionsOf, environmentOf, keyGrantsTheKeyIgnores, resourcesOfType, roleStatements, settings } from './template-helpers.ts';
+import {
+  actionsOf,
+  environmentOf,
+  keyGrantsTheKeyIgnores,
+  keyPolicyStatements,
+  resourcesOfType,
+  roleStatements,
+  settings,
+  synthesize as synthesizeStack,
+} from './template-helpers.ts';
 
 const functionsDir = fileURLToPath(new URL('./fixtures/functions', import.meta.url));
 const projectRoot = fileURLToPath(new URL('../..', import.meta.url));
@@ -195,3 +205,133 @@ describe('AccountUpdater construct', () => {
     synthesize({ auExportSchedule: 'cron(30 2 1 * ? *)' }).hasResourceProperties('AWS::Events::Rule', { ScheduleExpression: 'cron(30 2 1 * ? *)' });
   }, 60_000);
 });
+
+describe('the reports bucket for roles outside the stack (reportsInboxWriters, reportsReaders)', () => {
+  const network = 'arn:aws:iam::111122223333:role/card-network-delivery';
+  const finance = 'arn:aws:iam::123456789012:role/finance-reports';
+  const operator = 'arn:aws:iam::123456789012:role/payments-operator';
+  const stranger = 'arn:aws:iam::123456789012:role/someone-else';
+  let template: Template;
+  let bucket: string;
+  let reportsKey: string;
+  beforeAll(() => {
+    template = synthesizeStack(settings('dev', { reportsInboxWriters: [network, operator], reportsReaders: [finance, operator] }), { routes: fixtureRoutes, functionsDir });
+    bucket = idOf(template, 'AWS::S3::Bucket', 'AccountUpdaterReportsBucket');
+    reportsKey = idOf(template, 'AWS::KMS::Key', 'AccountUpdaterReportsKey');
+  }, 180_000);
+
+  /**
+   * What the bucket policy alone says of one request: `denied` (no IAM policy can
+   * change that), `allowed` (enough for a role of another account whose own
+   * policy allows it too), or `not allowed` (only a role of this account with an
+   * IAM policy that allows it). Requests are over TLS, so the TLS-only Deny never applies.
+   */
+  const decide = (principal: string, action: string, target: { key: string } | { prefix?: string }): 'allowed' | 'denied' | 'not allowed' => {
+    const statements = bucketPolicyStatements(template, bucket);
+    const resource = 'key' in target ? `/${target.key}` : '';
+    const matching = statements.filter((statement) => {
+      if (![statement.Action].flat().includes(action)) return false;
+      const patterns = statement.Resource !== undefined ? [statement.Resource].flat() : [statement.NotResource].flat();
+      const covered = patterns.some((pattern) => glob(bucketSuffix(pattern, bucket)).test(resource));
+      if (covered === (statement.Resource === undefined)) return false;
+      const condition = (statement.Condition ?? {}) as Record<string, Record<string, unknown>>;
+      if (condition.Bool?.['aws:SecureTransport'] === 'false') return false;
+      const named = statement.Principal === '*' ? [condition.ArnEquals?.['aws:PrincipalArn']].flat() : [(statement.Principal as { AWS: unknown }).AWS].flat();
+      if (!named.includes(principal)) return false;
+      const prefixes = condition.StringLike?.['s3:prefix'];
+      return prefixes === undefined || ('prefix' in target && target.prefix !== undefined && [prefixes].flat().some((pattern) => glob(String(pattern)).test(target.prefix!)));
+    });
+    if (matching.some((statement) => statement.Effect === 'Deny')) return 'denied';
+    return matching.some((statement) => statement.Effect === 'Allow') ? 'allowed' : 'not allowed';
+  };
+
+  it('lets writers put files under au-inbox/ and nothing more, whatever their own IAM policies allow', () => {
+    for (const writer of [network, operator]) {
+      expect(decide(writer, 's3:PutObject', { key: 'au-inbox/org_200/2026-05-updates.csv' }), writer).toBe('allowed');
+      expect(decide(writer, 's3:AbortMultipartUpload', { key: 'au-inbox/updates.csv' }), writer).toBe('allowed');
+      for (const key of ['au-runs/run-1/batches/0.json', 'au-results/updates.csv.json', 'au-reports/org_200/2026-05.csv', 'elsewhere.csv']) {
+        expect(decide(writer, 's3:PutObject', { key }), `${writer} ${key}`).toBe('denied');
+      }
+    }
+    for (const key of ['au-inbox/updates.csv', 'au-runs/run-1/batches/0.json', 'au-results/updates.csv.json', 'au-reports/org_200/2026-05.csv']) {
+      for (const action of ['s3:GetObject', 's3:GetObjectVersion']) expect(decide(network, action, { key }), `${action} ${key}`).toBe('denied');
+    }
+    expect(decide(network, 's3:ListBucket', { prefix: 'au-reports/' })).toBe('not allowed');
+  });
+
+  it('lets readers get and list au-results/ and au-reports/ and nothing more, whatever their own IAM policies allow', () => {
+    for (const reader of [finance, operator]) {
+      for (const key of ['au-results/org_200/updates.csv.json', 'au-results/updates.csv.errors.csv', 'au-reports/org_200/2026-05.csv']) {
+        expect(decide(reader, 's3:GetObject', { key }), `${reader} ${key}`).toBe('allowed');
+      }
+      for (const prefix of ['au-results/', 'au-reports/org_200/']) expect(decide(reader, 's3:ListBucket', { prefix }), `${reader} ${prefix}`).toBe('allowed');
+      // Update files and batches hold card numbers in the clear.
+      for (const key of ['au-inbox/updates.csv', 'au-runs/run-1/batches/0.json']) {
+        for (const action of ['s3:GetObject', 's3:GetObjectVersion']) expect(decide(reader, action, { key }), `${reader} ${action} ${key}`).toBe('denied');
+      }
+      for (const prefix of ['au-inbox/', 'au-runs/', undefined]) expect(decide(reader, 's3:ListBucket', { prefix }), `${reader} ${prefix}`).toBe('not allowed');
+    }
+    for (const key of ['au-inbox/updates.csv', 'au-results/updates.csv.json', 'au-reports/org_200/2026-05.csv']) expect(decide(finance, 's3:PutObject', { key }), key).toBe('denied');
+  });
+
+  it('names nobody else: a role in neither list gets nothing from the bucket policy', () => {
+    for (const action of ['s3:PutObject', 's3:GetObject']) expect(decide(stranger, action, { key: 'au-reports/org_200/2026-05.csv' })).toBe('not allowed');
+  });
+
+  it('backs each role in the reports key policy through S3 only: writers GenerateDataKey and Decrypt (a multipart upload needs it), readers Decrypt', () => {
+    const statements = keyPolicyStatements(template, reportsKey);
+    const usage = (principal: string) => statements
+      .filter((statement) => [(statement.Principal as { AWS: unknown }).AWS].flat().includes(principal))
+      .map((statement) => ({ actions: actionsOf([statement]), condition: statement.Condition }));
+    const viaS3 = { StringEquals: { 'kms:ViaService': { 'Fn::Join': ['', ['s3.', { Ref: 'AWS::Region' }, '.amazonaws.com']] } } };
+    expect(usage(network)).toEqual([{ actions: ['kms:Decrypt', 'kms:GenerateDataKey'], condition: viaS3 }]);
+    expect(usage(finance)).toEqual([{ actions: ['kms:Decrypt'], condition: viaS3 }]);
+    expect(usage(operator)).toEqual([{ actions: ['kms:Decrypt', 'kms:GenerateDataKey'], condition: viaS3 }, { actions: ['kms:Decrypt'], condition: viaS3 }]);
+    expect(usage(stranger)).toEqual([]);
+    // The stack's own grants are unchanged by them.
+    expect(keyGrantsTheKeyIgnores(template)).toEqual([]);
+  });
+
+  it('adds nothing to either policy with empty lists, the default', () => {
+    const empty = synthesizeStack(settings('dev', { reportsInboxWriters: [], reportsReaders: [] }), { routes: fixtureRoutes, functionsDir });
+    expect(settings('dev')).toMatchObject({ reportsInboxWriters: [], reportsReaders: [] });
+    const emptyBucket = idOf(empty, 'AWS::S3::Bucket', 'AccountUpdaterReportsBucket');
+    // Only the TLS-only Deny.
+    expect(bucketPolicyStatements(empty, emptyBucket)).toEqual([expect.objectContaining({ Effect: 'Deny', Action: 's3:*', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]);
+    // The key administration, then the stack's roles, all by reference: no role named by ARN.
+    const keyStatements = keyPolicyStatements(empty, idOf(empty, 'AWS::KMS::Key', 'AccountUpdaterReportsKey'));
+    expect(keyStatements.map((statement) => statement.Sid ?? null)).toEqual(['KeyAdministration', ...keyStatements.slice(1).map(() => null)]);
+    expect(JSON.stringify(keyStatements)).not.toContain(':role/');
+    // And the rest of the template is the one with the lists set, less those statements.
+    const withoutOutsiders = (candidate: Template) => {
+      const json = structuredClone(candidate.toJSON()) as { Resources: Record<string, { Type: string; Properties: Record<string, unknown> }> };
+      for (const resource of Object.values(json.Resources)) {
+        if (resource.Type !== 'AWS::S3::BucketPolicy' && resource.Type !== 'AWS::KMS::Key') continue;
+        const document = (resource.Properties.PolicyDocument ?? resource.Properties.KeyPolicy) as { Statement: Statement[] };
+        document.Statement = document.Statement.filter((statement) => !/^(InboxWriters|ReportReaders|OutsideRoles)/.test(statement.Sid ?? ''));
+      }
+      return json;
+    };
+    expect(withoutOutsiders(template)).toEqual(withoutOutsiders(empty));
+  }, 60_000);
+});
+
+function bucketPolicyStatements(template: Template, bucketId: string): Statement[] {
+  const policies = Object.values(resourcesOfType(template, 'AWS::S3::BucketPolicy')).filter((policy) => JSON.stringify(policy.Properties.Bucket) === JSON.stringify({ Ref: bucketId }));
+  expect(policies).toHaveLength(1);
+  return (policies[0]!.Properties.PolicyDocument as { Statement: Statement[] }).Statement;
+}
+
+/** A policy resource on the bucket as the part after the bucket's ARN: '' for the bucket, '/au-inbox/*' for objects. */
+function bucketSuffix(resource: unknown, bucketId: string): string {
+  const arn = { 'Fn::GetAtt': [bucketId, 'Arn'] };
+  if (JSON.stringify(resource) === JSON.stringify(arn)) return '';
+  const join = (resource as { 'Fn::Join'?: [string, unknown[]] })['Fn::Join'];
+  if (join && join[0] === '' && join[1].length === 2 && JSON.stringify(join[1][0]) === JSON.stringify(arn) && typeof join[1][1] === 'string') return join[1][1];
+  throw new Error(`Not a resource of the reports bucket: ${JSON.stringify(resource)}`);
+}
+
+/** An IAM policy pattern ("*" any run of characters, "?" one) as an anchored regular expression. */
+function glob(pattern: string): RegExp {
+  return new RegExp(`^${pattern.split('').map((character) => (character === '*' ? '.*' : character === '?' ? '.' : character.replace(/[.+^${}()|[\]\\/]/g, '\\$&'))).join('')}$`);
+}

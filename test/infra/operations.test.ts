@@ -295,6 +295,18 @@ describe('environment settings from cdk.json', () => {
     expect(environmentSettings('dev', { dev: { ...rawSettings('dev'), authorizerCacheTtlSeconds: 0 } }).authorizerCacheTtl.toSeconds()).toBe(0);
   });
 
+  it('takes role ARNs for the reports bucket, none by default, and refuses anything else, naming the setting', () => {
+    const withoutLists = Object.fromEntries(Object.entries(rawSettings('dev')).filter(([key]) => key !== 'reportsInboxWriters' && key !== 'reportsReaders'));
+    expect(environmentSettings('dev', { dev: withoutLists })).toMatchObject({ reportsInboxWriters: [], reportsReaders: [] });
+    const writer = 'arn:aws:iam::111122223333:role/card-network-delivery';
+    const reader = 'arn:aws:iam::123456789012:role/finance/reports-reader';
+    expect(environmentSettings('dev', { dev: { ...rawSettings('dev'), reportsInboxWriters: [writer], reportsReaders: [reader] } })).toMatchObject({ reportsInboxWriters: [writer], reportsReaders: [reader] });
+    const invalid = (setting: Record<string, unknown>) => () => environmentSettings('dev', { dev: { ...rawSettings('dev'), ...setting } });
+    expect(invalid({ reportsReaders: [reader, 'finance'] })).toThrow(/Invalid settings for environment "dev": reportsReaders\.1: must be an IAM role ARN/);
+    expect(invalid({ reportsInboxWriters: ['arn:aws:iam::111122223333:user/alice'] })).toThrow(/reportsInboxWriters\.0: must be an IAM role ARN/);
+    expect(invalid({ reportsInboxWriters: writer })).toThrow(/reportsInboxWriters: /);
+  });
+
   it('takes an alarm e-mail from -c alarmEmail and subscribes it', () => {
     const environments = { dev: { ...rawSettings('dev') } };
     expect(environmentSettings('dev', environments, { alarmEmail: 'oncall@example.com' }).alarms.email).toBe('oncall@example.com');

@@ -63,7 +63,7 @@ export function integrationFunctionId(template: Template, method: Properties): s
   return matches[0]!;
 }
 
-export interface Statement { Action: string | string[]; Resource: unknown; Condition?: unknown; Principal?: unknown; Effect?: string; Sid?: string }
+export interface Statement { Action: string | string[]; Resource: unknown; NotResource?: unknown; Condition?: unknown; Principal?: unknown; Effect?: string; Sid?: string }
 
 /** Every statement of every policy attached to the function's role. */
 export function roleStatements(template: Template, functionId: string): Statement[] {
