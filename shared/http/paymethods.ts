@@ -1,12 +1,14 @@
 import type * as z from 'zod/mini';
 import type { OneTimeToken, Paymethod, PaymethodType } from '#shared/domain/paymethods/model.ts';
 import type { Page, PaymethodQuery } from '#shared/domain/paymethods/ports.ts';
+import type { PaymethodAddress } from '#shared/domain/paymethods/read.ts';
 import { FINGERPRINT_PATTERN } from '#shared/domain/paymethods/fingerprints.ts';
 import { PAYMETHOD_TYPES } from '#shared/domain/paymethods/rules.ts';
 import { stripUndefined } from '#shared/domain/objects.ts';
 import { routeNamed } from './routes.ts';
 import type { FilterSpec, ListQuery } from './list-query.ts';
 import { listLinks, listResponse } from './list-query.ts';
+import type { ApiRequest } from './request.ts';
 import type { ApiResponse } from './response.ts';
 import type { oneTimeTokenViewSchema, paymethodReadViewSchema, paymethodWriteViewSchema } from './schemas/paymethods.ts';
 
@@ -134,6 +136,18 @@ export function paymethodQuery(scope: { organizationId: string; locationId?: str
 }
 
 /** The request's own path (`/v3/...`), rebuilt from its route template. */
+/**
+ * The paymethod a record route's path names: at a location
+ * (`.../locations/{location_id}/paymethods/{paymethod_token}`), or at the
+ * organization-level path, which reaches a record of any location and the
+ * locationless ones (whose `links.self` it is).
+ */
+export function paymethodAddressOf(request: Pick<ApiRequest, 'pathParameters'>): PaymethodAddress {
+  const { organization_id: organizationId, location_id: locationId, paymethod_token: paymethodToken } = request.pathParameters;
+  if (organizationId === undefined || paymethodToken === undefined) throw new Error('a paymethod record route names its organization and token');
+  return { organizationId, ...(locationId !== undefined ? { locationId } : {}), paymethodToken };
+}
+
 export function pathOf(handlerName: string, parameters: Readonly<Record<string, string>>): string {
   return routeNamed(handlerName).path.replace(/\{(\w+)\}/g, (_match, name: string) => encodeURIComponent(parameters[name] ?? ''));
 }

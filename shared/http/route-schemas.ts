@@ -174,6 +174,17 @@ export const routeSchemas: Readonly<Record<string, RouteSchemas>> = {
     response: { status: 200, description: 'The paymethod and its ciphertext are gone.', schema: paymethodDeleted },
     errors: ['CONCURRENT_MODIFICATION'],
   },
+  'paymethods-update-organization': {
+    request: { kind: 'json', schema: updateBodySchema },
+    response: { status: 200, description: 'The updated paymethod.', schema: paymethodUpdated },
+    errors: ['CONCURRENT_MODIFICATION'],
+    description: 'As the update at the location path, for a paymethod of any location of the organization, or of none: the one path a locationless paymethod has.',
+  },
+  'paymethods-delete-organization': {
+    response: { status: 200, description: 'The paymethod and its ciphertext are gone.', schema: paymethodDeleted },
+    errors: ['CONCURRENT_MODIFICATION'],
+    description: 'As the delete at the location path, for a paymethod of any location of the organization, or of none: the one path a locationless paymethod has.',
+  },
   'paymethods-get-organization': {
     response: { status: 200, description: 'The paymethod, whichever location it belongs to (or none).', schema: paymethodFetched },
   },

@@ -150,6 +150,23 @@ export const routes: readonly RouteDefinition[] = [
     summary: 'Get one paymethod of an organization, at any location or none',
   },
   {
+    handler: 'paymethods-update-organization',
+    method: 'PUT',
+    path: '/v3/organizations/{organization_id}/paymethods/{paymethod_token}',
+    auth: 'secret',
+    // As paymethods-update: the one path a locationless record has (its links.self).
+    access: { table: 'write', vault: ['decrypt'], fingerprint: true },
+    summary: 'Partially update a paymethod of an organization, at any location or none',
+  },
+  {
+    handler: 'paymethods-delete-organization',
+    method: 'DELETE',
+    path: '/v3/organizations/{organization_id}/paymethods/{paymethod_token}',
+    auth: 'secret',
+    access: { table: 'write' },
+    summary: 'Delete a paymethod of an organization, at any location or none, and its ciphertext',
+  },
+  {
     handler: 'paymethods-list-customer',
     method: 'GET',
     path: '/v3/organizations/{organization_id}/locations/{location_id}/customers/{customer_token}/paymethods',

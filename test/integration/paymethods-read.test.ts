@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { call, MERCHANT, PARTNER, UNRELATED, useRuntimeEnvironment } from '../support/api.ts';
+import { baseUrl, call, MERCHANT, PARTNER, UNRELATED, useRuntimeEnvironment } from '../support/api.ts';
 import { CARD, createCard, criteriaOf, customerPath, ECHECK, expectError, linksOf, locationPath, PAYPAL, post, resultsOf, unique } from '../support/paymethods.ts';
 
 const ORG = MERCHANT.organizationId;
@@ -232,5 +232,46 @@ describe('delete paymethods', () => {
     expect(JSON.stringify(before.Item)).not.toContain(CARD.account_number);
     await call(`${locationPath(ORG, loc)}/paymethods/${made.paymethod_token}`, { method: 'DELETE' });
     expect((await dynamo.send(new GetCommand({ TableName: env.TABLE_NAME, Key: key }))).Item).toBeUndefined();
+  });
+});
+
+describe('a paymethod at the organization-level path', () => {
+  const locationless = async () => {
+    const made = await post(`/v3/customers/${unique('cst_')}/paymethods`, { organization_id: ORG, card: CARD });
+    expect(made.status, made.text).toBe(201);
+    return made.body.paymethod_token as string;
+  };
+
+  it('updates and deletes a locationless paymethod at its links.self, the one path it has', async () => {
+    const token = await locationless();
+    const self = `/v3/organizations/${ORG}/paymethods/${token}`;
+    expect(linksOf(await call(self)).self).toBe(`${baseUrl()}${self}`);
+    expectError(await call(self, { method: 'PUT', body: { label: 'x' }, as: UNRELATED }), 403);
+    const updated = await call(self, { method: 'PUT', body: { label: 'Renamed', card: { expire_month: 1, expire_year: 2034 } } });
+    expect(updated.status, updated.text).toBe(200);
+    expect(updated.body).toMatchObject({ paymethod_token: token, response: { response_desc: 'Update Successful.' } });
+    expect((await call(self)).body).toMatchObject({ label: 'Renamed', card: { expire_month: 1, expire_year: 2034 } });
+    expectError(await call(self, { method: 'PUT', body: { card: { account_number: '4111111111111111' } } }), 400, ['card.account_number']);
+
+    const deleted = await call(self, { method: 'DELETE' });
+    expect(deleted.status, deleted.text).toBe(200);
+    expect(deleted.body).toEqual({ paymethod_token: token, response: { environment: 'local', response_desc: 'Delete Successful.' } });
+    expectError(await call(self), 404);
+    expectError(await call(self, { method: 'DELETE' }), 404);
+    expectError(await call(self, { method: 'PUT', body: { label: 'gone' } }), 404);
+  });
+
+  it('reaches a record of any location of the organization, and none of another organization', async () => {
+    const loc = unique('loc_');
+    const made = await createCard(ORG, loc, undefined);
+    const self = `/v3/organizations/${ORG}/paymethods/${made.paymethod_token}`;
+    expect((await call(self, { method: 'PUT', body: { label: 'Org level' } })).status).toBe(200);
+    expect((await call(`${locationPath(ORG, loc)}/paymethods/${made.paymethod_token}`)).body).toMatchObject({ label: 'Org level', location_id: loc });
+    // Another organization's record is not found under this one's path, whoever asks.
+    const partners = await post(`${locationPath(PARTNER.organizationId, loc)}/paymethods`, { card: CARD }, { as: PARTNER });
+    expectError(await call(`/v3/organizations/${ORG}/paymethods/${partners.body.paymethod_token as string}`, { method: 'DELETE', as: PARTNER }), 404);
+    expect((await call(`/v3/organizations/${PARTNER.organizationId}/paymethods/${partners.body.paymethod_token as string}`, { as: PARTNER })).status).toBe(200);
+    expect((await call(self, { method: 'DELETE' })).status).toBe(200);
+    expectError(await call(`${locationPath(ORG, loc)}/paymethods/${made.paymethod_token}`), 404);
   });
 });
