@@ -1,5 +1,5 @@
 import middy from '@middy/core';
-import type { RunInput } from '#shared/account-updater/state-machine.ts';
+import type { MergeEvent } from '#shared/account-updater/state-machine.ts';
 import { putJson } from '#shared/aws/reports.ts';
 import { s3 } from '#shared/aws/s3.ts';
 import { mergeRun } from '#shared/domain/account-updater/merge.ts';
@@ -9,15 +9,19 @@ import { mergeDeps } from '#shared/wiring/account-updater.ts';
 /**
  * The state machine's last step: merges the batch results into the summary
  * (`au-results/<path>.json`, with the whole error list beside it when it is
- * longer than the summary shows). Runs after a map that failed too, so lines
- * of batches that never succeeded are reported as not applied.
+ * longer than the summary shows). Runs after a map that failed too (with its
+ * failure, which the summary records): lines of batches that never succeeded
+ * are reported as not applied, and the execution fails after this step.
  */
-export const handler = middy<{ run: RunInput }, { result_key: string; applied: number; skipped: number; error_count: number }>()
+export const handler = middy<MergeEvent, { result_key: string; applied: number; skipped: number; error_count: number }>()
   .use(injectLambdaContext(logger, { resetKeys: true }))
-  .handler(async ({ run }) => {
-    const summary = await mergeRun({ run_id: run.run_id, records: run.records, errors_key: run.errors_key }, mergeDeps());
+  .handler(async ({ run, failure: mapFailure }) => {
+    const failure = mapFailure && { error: mapFailure.Error, ...(typeof mapFailure.Cause === 'string' ? { cause: mapFailure.Cause } : {}) };
+    const summary = await mergeRun({ run_id: run.run_id, records: run.records, errors_key: run.errors_key, ...(failure ? { failure } : {}) }, mergeDeps());
     await putJson(s3, run.bucket, run.result_key, summary);
-    logger.info('Account Updater file processed', { key: run.key, result_key: run.result_key, applied: summary.applied, skipped: summary.skipped, errors: summary.error_count });
+    const logged = { key: run.key, result_key: run.result_key, applied: summary.applied, skipped: summary.skipped, errors: summary.error_count };
+    if (failure) logger.error('Account Updater run failed; its summary says what was applied', { ...logged, failure });
+    else logger.info('Account Updater file processed', logged);
     // The state's output stays small (Step Functions caps it at 256 KB): the summary itself is in S3.
     return { result_key: run.result_key, applied: summary.applied, skipped: summary.skipped, error_count: summary.error_count };
   });

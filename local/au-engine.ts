@@ -5,11 +5,12 @@ import type { Context } from 'aws-lambda';
 import { StateMachine } from 'aws-local-stepfunctions';
 import { batchItem } from '#shared/account-updater/batch-items.ts';
 import { readUpdateFile } from '#shared/account-updater/csv.ts';
-import type { BatchEvent, BatchItem, RunInput, StateMachineDefinition } from '#shared/account-updater/state-machine.ts';
+import type { BatchEvent, BatchItem, MapFailure, MergeEvent, RunInput, StateMachineDefinition } from '#shared/account-updater/state-machine.ts';
 import { accountUpdaterDefinition, STATE } from '#shared/account-updater/state-machine.ts';
 import { s3RangedObjectSource } from '#shared/aws/reports.ts';
 import { s3 } from '#shared/aws/s3.ts';
 import { inboxFile } from '#shared/domain/account-updater/inbox.ts';
+import type { RunFailure } from '#shared/domain/account-updater/merge.ts';
 import type { AccountUpdaterFunction } from '#shared/function-sizing.ts';
 import { ACCOUNT_UPDATER_FUNCTION_SIZING } from '#shared/function-sizing.ts';
 import { lambdaContext, LOCAL_ACCOUNT_ID } from './lambda-context.ts';
@@ -25,7 +26,11 @@ import { lambdaContext, LOCAL_ACCOUNT_ID } from './lambda-context.ts';
  * step uses, cut into batches of the definition's MaxItemsPerBatch, with the
  * items shaped as the Step Functions CSV reader shapes them, and at most
  * `concurrency` batches run at once (MaxConcurrency in AWS). The check and
- * merge tasks are invoked with the payloads their Parameters build.
+ * merge tasks are invoked with the payloads their Parameters build. When the
+ * map fails (more batches failed than it tolerates, or the file could not be
+ * read), the merge gets the failure, as the definition's MergeFailedRun
+ * passes it, and the run is reported as failed, as its RunFailed state ends
+ * the execution.
  */
 export interface EngineOptions {
   functionsDir: string;
@@ -46,7 +51,8 @@ export interface EngineInput {
   result_key?: string;
 }
 
-export type EngineOutcome = { refused: string } | { run: RunInput; failedBatches: number };
+/** A run's outcome; `failure` when the run failed as a whole (its summary is written all the same, and records it). */
+export type EngineOutcome = { refused: string } | { run: RunInput; failedBatches: number; failure?: RunFailure };
 
 type Handler<E, R> = (event: E, context: Context) => Promise<R>;
 const contextOf = (name: AccountUpdaterFunction) => lambdaContext(name, ACCOUNT_UPDATER_FUNCTION_SIZING[name]);
@@ -61,17 +67,25 @@ export async function runAccountUpdaterLocally(input: EngineInput, options: Engi
   };
   const check = await load<Record<string, unknown>, { run: RunInput } | { refused: string }>('au-check');
   const chunk = await load<BatchEvent, unknown>('au-chunk');
-  const merge = await load<{ run: RunInput }, unknown>('au-merge');
+  const merge = await load<MergeEvent, unknown>('au-merge');
 
   const checked = await check({ run_id: randomUUID(), started_at: new Date().toISOString(), ...input }, contextOf('au-check'));
   if ('refused' in checked) return checked;
   const { run } = checked;
-  const failedBatches = await applyBatches(definition, run, (event) => chunk(event, contextOf('au-chunk')), options);
-  await merge({ run }, contextOf('au-merge'));
-  return { run, failedBatches };
+  const { failedBatches, failure } = await applyBatches(definition, run, (event) => chunk(event, contextOf('au-chunk')), options);
+  // MergeResults' payload, or after a failed map MergeFailedRun's: the run and the map's error output.
+  await merge(failure ? { run, failure } : { run }, contextOf('au-merge'));
+  if (!failure) return { run, failedBatches };
+  // RunFailed: the execution fails with the map's error and cause.
+  return { run, failedBatches, failure: { error: failure.Error, ...(failure.Cause === undefined ? {} : { cause: failure.Cause }) } };
 }
 
-async function applyBatches(definition: StateMachineDefinition, run: RunInput, chunk: (event: BatchEvent) => Promise<unknown>, options: EngineOptions): Promise<number> {
+async function applyBatches(
+  definition: StateMachineDefinition,
+  run: RunInput,
+  chunk: (event: BatchEvent) => Promise<unknown>,
+  options: EngineOptions,
+): Promise<{ failedBatches: number; failure?: MapFailure }> {
   const map = definition.States[STATE.apply] as { ItemBatcher: { MaxItemsPerBatch: number; MaxInputBytesPerBatch: number }; ToleratedFailurePercentage: number; ItemProcessor: StateMachineDefinition & { ProcessorConfig?: unknown } };
   const { ProcessorConfig: _distributed, ...processor } = map.ItemProcessor;
   // Validated once by the unit test (asl-validator); validating on every run would compile its JSON schemas each time (seconds).
@@ -104,32 +118,45 @@ async function applyBatches(definition: StateMachineDefinition, run: RunInput, c
       .finally(() => inFlight.delete(task));
     inFlight.add(task);
   };
+  // Past the tolerated share of failed batches the Map fails (States.ExceedToleratedFailureThreshold); the merge still runs.
+  const exceeded = () => batches > 0 && (failed / batches) * 100 > map.ToleratedFailurePercentage;
+  let unreadable: unknown;
   let items: BatchItem[] = [];
   // A batch's input as JSON, `{"Items":[...],"BatchInput":{"run":...}}`: the run, the brackets, and each item and its comma.
   const emptyBatchBytes = Buffer.byteLength(JSON.stringify({ Items: [], BatchInput: { run } }));
   let bytes = emptyBatchBytes;
-  // Ranged reads: the loop below pauses while its batches run, longer than a streaming GET may stay silent.
-  for await (const row of readUpdateFile(s3RangedObjectSource(s3, run.bucket, run.key, run.version_id)())) {
-    const item = batchItem(row);
-    const itemBytes = Buffer.byteLength(JSON.stringify(item)) + 1;
-    // A batch ends at MaxItemsPerBatch items, or before the item that would take it past MaxInputBytesPerBatch.
-    const full = items.length >= map.ItemBatcher.MaxItemsPerBatch || (items.length > 0 && bytes + itemBytes > map.ItemBatcher.MaxInputBytesPerBatch);
-    if (!full) {
-      items.push(item);
-      bytes += itemBytes;
-      continue;
+  try {
+    // Ranged reads: the loop below pauses while its batches run, longer than a streaming GET may stay silent.
+    for await (const row of readUpdateFile(s3RangedObjectSource(s3, run.bucket, run.key, run.version_id)())) {
+      const item = batchItem(row);
+      const itemBytes = Buffer.byteLength(JSON.stringify(item)) + 1;
+      // A batch ends at MaxItemsPerBatch items, or before the item that would take it past MaxInputBytesPerBatch.
+      const full = items.length >= map.ItemBatcher.MaxItemsPerBatch || (items.length > 0 && bytes + itemBytes > map.ItemBatcher.MaxInputBytesPerBatch);
+      if (!full) {
+        items.push(item);
+        bytes += itemBytes;
+        continue;
+      }
+      launch(items);
+      items = [item];
+      bytes = emptyBatchBytes + itemBytes;
+      // The reader waits for a free slot: memory holds `concurrency` batches, whatever the file's size.
+      while (inFlight.size >= concurrency) await Promise.race(inFlight);
+      if (exceeded()) break;
     }
-    launch(items);
-    items = [item];
-    bytes = emptyBatchBytes + itemBytes;
-    // The reader waits for a free slot: memory holds `concurrency` batches, whatever the file's size.
-    while (inFlight.size >= concurrency) await Promise.race(inFlight);
-    // Past the tolerated share of failed batches the Map fails; the merge still runs.
-    if ((failed / batches) * 100 > map.ToleratedFailurePercentage) break;
+    if (items.length > 0 && !exceeded()) launch(items);
+  } catch (error) {
+    // The ItemReader's failure in AWS (States.ItemReaderFailed): the map fails once its batches in flight have ended.
+    unreadable = error;
+    log({ level: 'ERROR', message: 'Account Updater file could not be read to the end', run_id: run.run_id, error: String(error) });
   }
-  if (items.length > 0 && (batches === 0 || (failed / batches) * 100 <= map.ToleratedFailurePercentage)) launch(items);
   await Promise.all(inFlight);
-  return failed;
+  if (unreadable !== undefined) return { failedBatches: failed, failure: { Error: 'States.ItemReaderFailed', Cause: `reading ${run.key}: ${String(unreadable)}` } };
+  if (exceeded()) {
+    const cause = `${failed} of the ${batches} batches started failed after their retries: more than the tolerated ${map.ToleratedFailurePercentage}%`;
+    return { failedBatches: failed, failure: { Error: 'States.ExceedToleratedFailureThreshold', Cause: cause } };
+  }
+  return { failedBatches: failed };
 }
 
 export interface FileApplication {
@@ -187,7 +214,11 @@ export function routeInboxToEngine(server: InboxEventSource, bucket: string, opt
       const key = record.s3.object.key;
       if (record.s3.bucket.name !== bucket || !record.eventName.startsWith('ObjectCreated:') || !inboxFile(key)) continue;
       const run: Promise<void> = runAccountUpdaterLocally({ bucket, key }, options)
-        .then((outcome) => log({ level: 'INFO', message: 'Account Updater inbox file processed', key, ...('refused' in outcome ? { refused: outcome.refused } : { result_key: outcome.run.result_key }) }))
+        .then((outcome) => {
+          if ('refused' in outcome) log({ level: 'INFO', message: 'Account Updater inbox file processed', key, refused: outcome.refused });
+          else if (outcome.failure) log({ level: 'ERROR', message: 'Account Updater run failed; its summary says what was applied', key, result_key: outcome.run.result_key, failure: outcome.failure });
+          else log({ level: 'INFO', message: 'Account Updater inbox file processed', key, result_key: outcome.run.result_key });
+        })
         .catch((error: unknown) => log({ level: 'ERROR', message: 'Account Updater run failed', key, error: String(error) }))
         .finally(() => runs.delete(run));
       runs.add(run);

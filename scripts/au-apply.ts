@@ -5,7 +5,9 @@
  * deployed stack's) with the same state machine definition and handlers as
  * the inbox, and prints {"applied", "skipped", "errors", "error_count",
  * "notes"}, plus "errors_file" (the whole list, next to the file) when the
- * summary lists only the first 1,000 errors.
+ * summary lists only the first 1,000 errors. A run that failed as a whole
+ * (more batches failed than the map tolerates, or the file could not be read)
+ * still prints its summary, which then has "failure", and exits 3.
  */
 import { access } from 'node:fs/promises';
 import path from 'node:path';
@@ -19,6 +21,8 @@ import { applyTarget } from './target.ts';
 
 const USAGE = 'usage: au:apply <file.csv> [--org org_<id>] [--stack <name>]';
 const FUNCTIONS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'functions');
+/** The run failed part-way: the summary (stdout) says what was applied. Distinct from a failure before any summary (1) and a usage error (2). */
+const RUN_FAILED = 3;
 
 await runCli(async () => {
   let parsed;
@@ -47,5 +51,6 @@ await runCli(async () => {
   const { summary, errorsFile } = await applyLocalFile(filePath, organizationId ? { organizationId } : {}, { bucket: config.reportsBucket, functionsDir: FUNCTIONS_DIR, concurrency: Number(process.env.AU_WORKERS ?? 4), ...(process.env.AU_DEBUG ? { log: (line: Record<string, unknown>) => process.stderr.write(`${JSON.stringify(line)}\n`) } : {}) });
   if (typeof summary.error === 'string') throw new InvalidRequest([{ field: 'file', message: String(summary.message) }], codeOfKind(summary.error, 'invalid'));
   const { errors_key: _key, ...printed } = summary;
+  if (summary.failure !== undefined) process.exitCode = RUN_FAILED;
   return { ...printed, ...(errorsFile ? { errors_file: errorsFile } : {}) };
 });

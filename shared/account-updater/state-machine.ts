@@ -2,7 +2,10 @@
  * The Account Updater's state machine (Amazon States Language), built once
  * here for both the CDK stack and the local engine, so both run the same
  * definition: check the file, apply it in batches with a Distributed Map,
- * merge the batch results into the summary.
+ * merge the batch results into the summary. When the map itself fails (more
+ * batches failed than it tolerates, or its ItemReader or ResultWriter was
+ * refused), the merge still writes the summary, with the map's failure in it,
+ * and the execution then fails.
  *
  * Nothing here imports handler or CDK code; the function ARNs and the bucket
  * are parameters.
@@ -29,12 +32,20 @@ export const MAX_BATCH_INPUT_BYTES = 248 * 1024;
  * ceiling or slower, never faster (docs/account-updater.md has the arithmetic).
  */
 export const MAX_CONCURRENT_BATCHES = 6;
-/** Above this share of batches failing after their retries, the map stops; the merge still writes the summary. */
+/** Above this share of batches failing after their retries, the map fails; the merge still writes the summary, then the execution fails. */
 export const TOLERATED_FAILURE_PERCENTAGE = 5;
 /** Batch results and the Map's own result files: one folder per execution. */
 export const RUNS_PREFIX = 'au-runs/';
 
-export const STATE = { check: 'CheckFile', refused: 'Refused', apply: 'ApplyBatches', batch: 'ApplyBatch', merge: 'MergeResults' } as const;
+export const STATE = {
+  check: 'CheckFile',
+  refused: 'Refused',
+  apply: 'ApplyBatches',
+  batch: 'ApplyBatch',
+  merge: 'MergeResults',
+  mergeFailed: 'MergeFailedRun',
+  failed: 'RunFailed',
+} as const;
 
 export interface DefinitionResources {
   checkFunctionArn: string;
@@ -45,12 +56,14 @@ export interface DefinitionResources {
 
 /** Lambda's transient errors, retried on every task (the AWS-recommended set). */
 const LAMBDA_TRANSIENT = ['Lambda.ServiceException', 'Lambda.AWSLambdaException', 'Lambda.SdkClientException', 'Lambda.TooManyRequestsException'];
+/** The merge reads batch results and writes the summary: run again, it writes the same summary. */
+const MERGE_RETRY = [{ ErrorEquals: ['States.ALL'], IntervalSeconds: 5, MaxAttempts: 3, BackoffRate: 2 }];
 
 export type StateMachineDefinition = { Comment: string; StartAt: string; States: Record<string, Record<string, unknown>> };
 
 export function accountUpdaterDefinition(resources: DefinitionResources): StateMachineDefinition {
   return {
-    Comment: 'Account Updater: check an au-inbox/ file, apply it in parallel batches, write its summary to au-results/',
+    Comment: 'Account Updater: check an au-inbox/ file, apply it in parallel batches, write its summary to au-results/ (and fail after it when the map failed)',
     StartAt: STATE.check,
     States: {
       [STATE.check]: {
@@ -108,15 +121,35 @@ export function accountUpdaterDefinition(resources: DefinitionResources): StateM
         },
         ResultWriter: { Resource: 'arn:aws:states:::s3:putObject', Parameters: { Bucket: resources.reportsBucket, Prefix: RUNS_PREFIX } },
         ResultPath: null,
-        Catch: [{ ErrorEquals: ['States.ALL'], ResultPath: '$.failure', Next: STATE.merge }],
+        // The map itself failed: too many batches failed after their retries (States.ExceedToleratedFailureThreshold), or
+        // the ItemReader or the ResultWriter was refused (States.ItemReaderFailed, States.ResultWriterFailed). Its error
+        // output, {Error, Cause}, goes to the merge. (States.Runtime and States.DataLimitExceeded cannot be caught: they
+        // fail the execution at once, with no summary.)
+        Catch: [{ ErrorEquals: ['States.ALL'], ResultPath: '$.failure', Next: STATE.mergeFailed }],
         Next: STATE.merge,
       },
       [STATE.merge]: {
         Type: 'Task',
         Resource: resources.mergeFunctionArn,
         Parameters: { 'run.$': '$.run' },
-        Retry: [{ ErrorEquals: ['States.ALL'], IntervalSeconds: 5, MaxAttempts: 3, BackoffRate: 2 }],
+        Retry: MERGE_RETRY,
         End: true,
+      },
+      [STATE.mergeFailed]: {
+        Type: 'Task',
+        Resource: resources.mergeFunctionArn,
+        // The summary records the failure and reports every line no batch completed as not applied.
+        Parameters: { 'run.$': '$.run', 'failure.$': '$.failure' },
+        // Beside the failure, which the Fail state reads.
+        ResultPath: '$.summary',
+        Retry: MERGE_RETRY,
+        Next: STATE.failed,
+      },
+      [STATE.failed]: {
+        Type: 'Fail',
+        Comment: "The map failed: the summary says what was applied; the execution fails with the map's error (ExecutionsFailed, alarmed)",
+        ErrorPath: '$.failure.Error',
+        CausePath: '$.failure.Cause',
       },
     },
   };
@@ -137,6 +170,18 @@ export interface RunInput {
   organization_id?: string;
   result_key: string;
   errors_key: string;
+}
+
+/** The map's error output, as a Catch gives it: the States language requires `Error` and recommends `Cause`. */
+export interface MapFailure {
+  Error: string;
+  Cause?: string;
+}
+
+/** What the merge receives: the run, and the map's failure when it failed (MergeFailedRun). */
+export interface MergeEvent {
+  run: RunInput;
+  failure?: MapFailure;
 }
 
 /** One Map item: the row's index in the file (the header is 0) and its cells by header name. */

@@ -176,11 +176,13 @@ describe('AccountUpdater construct', () => {
     });
   });
 
-  it('runs a Distributed Map over the CSV in batches, each retried alone, and logs no execution data', () => {
+  it('runs a Distributed Map over the CSV in batches, each retried alone, fails after the summary when the map failed, and logs no execution data', () => {
     const properties = resourcesOfType(template, 'AWS::StepFunctions::StateMachine')[machine]!.Properties as Record<string, unknown>;
     expect(properties).toMatchObject({ TracingConfiguration: { Enabled: true }, LoggingConfiguration: { Level: 'ALL', IncludeExecutionData: false } });
     const definition = JSON.stringify(properties.DefinitionString);
     for (const fragment of ['"Mode\\":\\"DISTRIBUTED', '"InputType\\":\\"CSV', '"MaxItemsPerBatch\\":1000', '"MaxInputBytesPerBatch\\":253952', 'ToleratedFailurePercentage', 'ResultWriter']) expect(definition).toContain(fragment);
+    // A map that failed is merged with its failure, then fails the execution (which the stack's monitoring alarms on).
+    for (const fragment of ['"failure.$\\":\\"$.failure', '"Type\\":\\"Fail', '"ErrorPath\\":\\"$.failure.Error', '"CausePath\\":\\"$.failure.Cause']) expect(definition).toContain(fragment);
     const policies = Object.values(resourcesOfType(template, 'AWS::IAM::Policy')).filter((policy) => JSON.stringify(policy.Properties).includes('ApplyStateMachineRole'));
     const statements = policies.flatMap((policy) => (policy.Properties as { PolicyDocument: { Statement: Statement[] } }).PolicyDocument.Statement);
     expect(actionsOf(statements.filter((statement) => [check, chunk, merge].some((id) => mentions(statement, id))))).toEqual(['lambda:InvokeFunction']);

@@ -156,6 +156,98 @@ describe('Account Updater engine: batches that retry alone and agree whatever th
   }, 600_000);
 });
 
+describe('Account Updater engine: a run whose map fails', () => {
+  const RUN_FAILED = 'not applied: the run failed before its batch completed; apply the file again';
+  const readJson = async (key: string) => {
+    const { s3 } = await import('#shared/aws/s3.ts');
+    const { Body } = await s3.send(new GetObjectCommand({ Bucket: environment.REPORTS_BUCKET!, Key: key }));
+    return JSON.parse(await Body!.transformToString('utf8')) as Record<string, unknown>;
+  };
+  const upload = async (name: string, rows: string[]) => {
+    const { s3 } = await import('#shared/aws/s3.ts');
+    const { RUNS_PREFIX } = await import('#shared/account-updater/state-machine.ts');
+    const folder = `${RUNS_PREFIX}${unique(name)}/`;
+    await s3.send(new PutObjectCommand({ Bucket: environment.REPORTS_BUCKET!, Key: `${folder}${name}.csv`, Body: `${HEADER}\n${rows.join('\n')}\n` }));
+    return { key: `${folder}${name}.csv`, result_key: `${folder}summary.json` };
+  };
+
+  it('merges and reports a run in which more than the tolerated share of batches failed: what applied, the rest not applied, the failure', async () => {
+    const { dynamo } = await import('#shared/aws/dynamodb.ts');
+    const { runAccountUpdaterLocally } = await import('../../local/au-engine.ts');
+    const organizationId = unique('org_maptol');
+    const tokens = await seedCards(unique('tol').slice(0, 10), 1_000, organizationId);
+    // Batch 1: the header and 999 cards. Batch 2 (lines 1,001 to 2,000) fails on every attempt: its first token's lookup
+    // is refused. One batch of two failed, past the tolerated 5%: the map fails, and batch 3 (line 2,001) never starts.
+    const victim = `mth_${unique('vic').slice(0, 12)}`;
+    const second = Array.from({ length: 1_000 }, (_unused, index) => (index === 0 ? `${victim},cls,,,` : `mth_nowhere${String(index).padStart(6, '0')},cls,,,`));
+    const file = await upload('failing', [...tokens.slice(0, 999).map((token) => `${token},exp,,6,2033`), ...second, `${tokens[999]},cls,,,`]);
+    let refused = 0;
+    dynamo.middlewareStack.add(
+      (next) => async (args) => {
+        if (JSON.stringify((args.input as { RequestItems?: unknown }).RequestItems ?? {}).includes(`MTH#${victim}`)) {
+          refused += 1;
+          throw Object.assign(new Error('injected: DynamoDB unavailable'), { name: 'ServiceUnavailable', $fault: 'server' });
+        }
+        return next(args);
+      },
+      { step: 'initialize', name: 'auMapFailure' },
+    );
+    let outcome;
+    try {
+      outcome = await runAccountUpdaterLocally({ bucket: environment.REPORTS_BUCKET!, ...file, organization_id: organizationId }, { functionsDir: FUNCTIONS_DIR, concurrency: 1, retryIntervalMs: 10 });
+    } finally {
+      dynamo.middlewareStack.remove('auMapFailure');
+    }
+    if (!('run' in outcome)) throw new Error(`refused: ${outcome.refused}`);
+    expect(refused).toBe(4); // the batch's first attempt and its three retries
+    const failure = { error: 'States.ExceedToleratedFailureThreshold', cause: '1 of the 2 batches started failed after their retries: more than the tolerated 5%' };
+    expect(outcome).toMatchObject({ failedBatches: 1, failure });
+
+    const summary = await readJson(file.result_key);
+    const notApplied = Array.from({ length: 1_001 }, (_unused, index) => ({ line: 1_001 + index, paymethod_token: '', reason: RUN_FAILED }));
+    expect(summary).toEqual({ failure, applied: 999, skipped: 0, errors: notApplied.slice(0, 1_000), error_count: 1_001, notes: [], errors_key: outcome.run.errors_key });
+    const { s3 } = await import('#shared/aws/s3.ts');
+    const { Body } = await s3.send(new GetObjectCommand({ Bucket: environment.REPORTS_BUCKET!, Key: outcome.run.errors_key }));
+    expect((await Body!.transformToString('utf8')).trimEnd().split('\r\n')).toEqual(['line,paymethod_token,reason', ...notApplied.map((error) => `${error.line},,${error.reason}`)]);
+    const cards = await cardsOf([tokens[0]!, tokens[998]!, tokens[999]!]);
+    expect(cards.get(tokens[0]!)!.card).toMatchObject({ au_code: 'exp', expire_month: 6, expire_year: 2033 });
+    expect(cards.get(tokens[998]!)!.card).toMatchObject({ au_code: 'exp', expire_month: 6, expire_year: 2033 });
+    expect(cards.get(tokens[999]!)!.card!.au_code).toBeUndefined(); // its batch never started
+  }, 300_000);
+
+  it('merges and reports a run whose file could not be read to the end, as the ItemReader failing in AWS', async () => {
+    const { s3 } = await import('#shared/aws/s3.ts');
+    const { runAccountUpdaterLocally } = await import('../../local/au-engine.ts');
+    const file = await upload('unreadable', ['mth_unread000001,cls,,,', 'mth_unread000002,cls,,,']);
+    // The check step reads the file whole; the batches' ranged reads are refused, as a changed key or bucket policy would.
+    s3.middlewareStack.add(
+      (next) => async (args) => {
+        const input = args.input as { Key?: string; Range?: string };
+        if (input.Key === file.key && input.Range) throw Object.assign(new Error('injected: Access Denied'), { name: 'AccessDenied', $fault: 'client' });
+        return next(args);
+      },
+      { step: 'initialize', name: 'auUnreadable' },
+    );
+    let outcome;
+    try {
+      outcome = await runAccountUpdaterLocally({ bucket: environment.REPORTS_BUCKET!, ...file }, { functionsDir: FUNCTIONS_DIR });
+    } finally {
+      s3.middlewareStack.remove('auUnreadable');
+    }
+    if (!('run' in outcome)) throw new Error(`refused: ${outcome.refused}`);
+    const failure = { error: 'States.ItemReaderFailed', cause: `reading ${file.key}: AccessDenied: injected: Access Denied` };
+    expect(outcome).toMatchObject({ failedBatches: 0, failure });
+    expect(await readJson(file.result_key)).toEqual({
+      failure,
+      applied: 0,
+      skipped: 0,
+      errors: [2, 3].map((line) => ({ line, paymethod_token: '', reason: RUN_FAILED })),
+      error_count: 2,
+      notes: [],
+    });
+  }, 60_000);
+});
+
 describe('Account Updater engine: long error lists and the inbox', () => {
   it('lists the first 1,000 errors, counts them all, and writes the whole list next to the file', async () => {
     const rows = Array.from({ length: 1_234 }, (_unused, index) => `mth_unknown${String(index).padStart(6, '0')},cls,,,`);

@@ -7,7 +7,7 @@ import type { RunContext } from '#shared/domain/account-updater/apply.ts';
 import { applyBatch, recordUpdatedAt } from '#shared/domain/account-updater/apply.ts';
 import { exportAccountUpdates, previousMonth } from '#shared/domain/account-updater/export.ts';
 import { mergeRun } from '#shared/domain/account-updater/merge.ts';
-import type { RunSummary } from '#shared/domain/account-updater/merge.ts';
+import type { RunFailure, RunSummary } from '#shared/domain/account-updater/merge.ts';
 import type { AccountUpdateLog, AccountUpdateRecord, BatchResult, BatchResults, CardChange, CardUpdates, StoredCard } from '#shared/domain/account-updater/ports.ts';
 import type { SourceRow } from '#shared/domain/account-updater/rows.ts';
 import { InvalidRequest } from '#shared/domain/errors.ts';
@@ -139,12 +139,14 @@ const reports = {
 /**
  * The engine's steps with in-memory adapters: check, cut into batches of
  * `batchSize`, apply them in the order `order` gives (the same batch may
- * appear twice: a retry), merge.
+ * appear twice: a retry), merge. Batches in `neverApplied` change nothing and
+ * leave no result (they failed before a row, or never started); `failure` is
+ * the map's failure, handed to the merge.
  */
 async function run(
   source: UpdateFileSource,
   store: FakeStore,
-  options: { organizationId?: string; batchSize?: number; order?: (batches: SourceRow[][]) => SourceRow[][]; at?: string; loseFirstResultOf?: number[] } = {},
+  options: { organizationId?: string; batchSize?: number; order?: (batches: SourceRow[][]) => SourceRow[][]; at?: string; loseFirstResultOf?: number[]; neverApplied?: number[]; failure?: RunFailure } = {},
 ): Promise<RunSummary> {
   const checked = await checkUpdateFile(source);
   const appliedAt = options.at ?? '2026-05-15T12:00:00.000Z';
@@ -165,12 +167,14 @@ async function run(
   const results = new MemoryResults();
   // A batch whose first result is lost committed its rows, then failed before recording them (it runs again later).
   const toLose = new Set((options.loseFirstResultOf ?? []).map((index) => batches[index]));
+  const notRun = new Set((options.neverApplied ?? []).map((index) => batches[index]));
   for (const batch of (options.order ?? ((all) => all))(batches)) {
+    if (notRun.has(batch)) continue;
     const result = await applyBatch(batch, context, { cards: store, log: store, vault, fingerprinter, concurrency: 4 });
     if (toLose.delete(batch)) continue;
     await results.put(context.run_id, result);
   }
-  return mergeRun({ run_id: context.run_id, records: checked.records, errors_key: `errors/${context.run_id}.csv` }, { results, reports });
+  return mergeRun({ run_id: context.run_id, records: checked.records, errors_key: `errors/${context.run_id}.csv`, ...(options.failure ? { failure: options.failure } : {}) }, { results, reports });
 }
 
 describe('applying an update file in batches', () => {
@@ -324,6 +328,27 @@ describe('applying an update file in batches', () => {
     const summary = await run(file(HEADER, 'mth_a,cls,,,', 'mth_b,cls,,,', 'mth_c,cls,,,', 'mth_a,con,,,'), store, { batchSize: 2, loseFirstResultOf: [0] });
     expect(summary).toMatchObject({ applied: 3, skipped: 0, error_count: 1, notes: [] });
     expect(summary.errors.map((error) => error.line)).toEqual([2]);
+  });
+
+  it('records a failed run in its summary, and reports every line no batch completed as not applied because the run failed', async () => {
+    const store = new FakeStore();
+    for (const token of ['mth_a', 'mth_b', 'mth_c', 'mth_d']) await card(store, token);
+    // Batches 1 (the header, line 2) and 2 (lines 3, 4) apply; batch 3 (lines 5, 6) fails for good; the map then fails,
+    // and batch 4 (line 7, a later line for mth_a) never starts.
+    const failure = { error: 'States.ExceedToleratedFailureThreshold', cause: 'The specified tolerated failure threshold was exceeded' };
+    const updates = file(HEADER, 'mth_a,cls,,,', 'mth_b,cls,,,', 'mth_nope,cls,,,', 'mth_c,cls,,,', 'mth_d,cls,,,', 'mth_a,con,,,');
+    const summary = await run(updates, store, { batchSize: 2, neverApplied: [2, 3], failure });
+    const notApplied = (line: number) => ({ line, paymethod_token: '', reason: 'not applied: the run failed before its batch completed; apply the file again' });
+    expect(summary).toEqual({
+      failure,
+      applied: 2,
+      skipped: 0,
+      errors: [{ line: 4, paymethod_token: 'mth_nope', reason: 'unknown token' }, notApplied(5), notApplied(6), notApplied(7)],
+      error_count: 4,
+      notes: [],
+    });
+    expect(Object.keys(summary)[0]).toBe('failure'); // first, where a reader of the JSON sees it
+    expect(['mth_a', 'mth_b', 'mth_c', 'mth_d'].map((token) => store.records.get(token)!.paymethod.card!.au_code)).toEqual(['cls', 'cls', undefined, undefined]);
   });
 
   it('changes nothing when the same file is applied again, duplicates included', async () => {

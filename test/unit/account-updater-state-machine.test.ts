@@ -30,8 +30,51 @@ describe('Account Updater state machine definition', () => {
     expect(map.ItemProcessor.States[STATE.batch]!.Retry.length).toBeGreaterThan(0);
     expect(map.ToleratedFailurePercentage).toBeGreaterThan(0);
     expect(map.ResultWriter.Parameters).toEqual({ Bucket: 'reports', Prefix: 'au-runs/' });
-    expect(map.Catch).toEqual([expect.objectContaining({ Next: STATE.merge })]);
+    expect(map.Catch).toEqual([{ ErrorEquals: ['States.ALL'], ResultPath: '$.failure', Next: STATE.mergeFailed }]);
     expect(map.Next).toBe(STATE.merge);
+    expect(definition.States[STATE.mergeFailed]).toMatchObject({ Type: 'Task', Resource: arn('au-merge'), Next: STATE.failed });
+    expect(definition.States[STATE.failed]).toMatchObject({ Type: 'Fail' });
+  });
+
+  it("merges the run alone when the map succeeds; after a failed map, hands the merge the map's failure, then fails with it", async () => {
+    // The states from the map on, the map being a Task with its own Catch, ResultPath and Next: the library runs no
+    // Distributed Map, and what is tested here is where its success and its failure lead.
+    const { Catch, Next, ResultPath } = definition.States[STATE.apply] as Record<string, unknown>;
+    const rest = Object.entries(definition.States).filter(([name]) => ![STATE.check, 'IsRefused', STATE.refused, STATE.apply].includes(name));
+    const machine = new StateMachine(
+      { StartAt: STATE.apply, States: { [STATE.apply]: { Type: 'Task', Resource: arn('map'), Catch, ResultPath, Next }, ...Object.fromEntries(rest) } } as unknown as ConstructorParameters<typeof StateMachine>[0],
+      { validationOptions: { noValidate: true } },
+    );
+    const run = { bucket: 'reports', key: 'au-inbox/org_1/may.csv', run_id: 'run-1', records: 2_301, result_key: 'au-results/org_1/may.csv.json' };
+    const merged = { result_key: run.result_key, applied: 999, skipped: 0, error_count: 1_302 };
+    const execute = (map: () => Promise<unknown>) => {
+      const payloads: unknown[] = [];
+      const merge = async (payload: unknown) => (payloads.push(payload), merged) as ReturnType<typeof JSON.parse>;
+      const execution = machine.run({ run } as unknown as Parameters<typeof machine.run>[0], {
+        overrides: {
+          taskResourceLocalHandlers: { [STATE.apply]: map as never, [STATE.merge]: merge, [STATE.mergeFailed]: merge },
+          retryIntervalOverrides: { [STATE.merge]: 0, [STATE.mergeFailed]: 0 },
+        },
+      });
+      return { result: execution.result, payloads };
+    };
+
+    const succeeded = execute(async () => ({ MapRunArn: 'arn:aws:states:us-east-1:123456789012:mapRun:apply/ApplyBatches:run-1', ResultWriterDetails: { Bucket: 'reports', Key: 'au-runs/x/manifest.json' } }));
+    expect(await succeeded.result).toEqual(merged);
+    expect(succeeded.payloads).toEqual([{ run }]);
+
+    for (const [error, cause] of [
+      ['States.ExceedToleratedFailureThreshold', 'The specified tolerated failure threshold was exceeded'],
+      ['States.ItemReaderFailed', 'Access Denied (Service: S3, Status Code: 403)'],
+      ['States.ResultWriterFailed', 'Access Denied (Service: S3, Status Code: 403)'],
+    ] as const) {
+      const failed = execute(async () => {
+        throw Object.assign(new Error(cause), { name: error });
+      });
+      // The library rejects with its ExecutionError, whose cause is the error the execution failed with.
+      await expect(failed.result, error).rejects.toMatchObject({ cause: { name: error, message: cause } });
+      expect(failed.payloads, error).toEqual([{ run, failure: { Error: error, Cause: cause } }]);
+    }
   });
 
   it('hands the check step the upload as EventBridge describes it, S3 sequencer and version included, and ends when it refuses', async () => {

@@ -5,8 +5,16 @@ import type { RowError } from './rows.ts';
 /** The summary lists at most this many errors (and notes); the rest are counted, and errors written to a file. */
 export const LISTED_ERRORS = 1_000;
 
+/** Why a run failed as a whole: the map's error and cause, as Step Functions (or the local engine) names them. */
+export interface RunFailure {
+  error: string;
+  cause?: string;
+}
+
 /** Each data row is counted exactly once: applied + skipped + error_count = rows. */
 export interface RunSummary {
+  /** Present only when the run failed as a whole: the lines no batch completed are errors (not applied). */
+  failure?: RunFailure;
   applied: number;
   skipped: number;
   /** The first LISTED_ERRORS errors in line order. */
@@ -25,10 +33,14 @@ export interface MergeInput {
   records: number;
   /** Where the whole error list goes when it is too long for the summary. */
   errors_key: string;
+  /** The run failed as a whole (its map failed): recorded in the summary, and named in the reason of lines not applied. */
+  failure?: RunFailure;
 }
 
 const SUPERSEDED = /^superseded by line ([0-9]+)$/;
 const NOT_APPLIED = 'not applied: its batch failed after its retries; apply the file again';
+/** After a failed run a line's batch may also never have started, or been stopped with the run. */
+const NOT_APPLIED_RUN_FAILED = 'not applied: the run failed before its batch completed; apply the file again';
 
 /**
  * Merges the batch results of one run into its summary, reading them twice
@@ -52,6 +64,7 @@ export async function mergeRun(input: MergeInput, deps: { results: BatchResults;
   const failedRanges: Array<{ from: number; to: number }> = [];
   const lastLineOf = new Map<string, number>();
   const noteSuperseded = (token: string, by: number) => lastLineOf.set(token, Math.max(by, lastLineOf.get(token) ?? 0));
+  const notApplied = notAppliedAs(input.failure ? NOT_APPLIED_RUN_FAILED : NOT_APPLIED);
 
   for await (const item of withGaps(deps.results.list(input.run_id), input.records)) {
     if ('missing' in item) {
@@ -93,9 +106,17 @@ export async function mergeRun(input: MergeInput, deps: { results: BatchResults;
     .slice(0, LISTED_ERRORS)
     .map((note) => (SUPERSEDED.test(note.reason) ? { ...note, reason: `superseded by line ${lastLineOf.get(note.paymethod_token)}` } : note));
 
-  const summary: RunSummary = { applied, skipped, errors, error_count: errorCount, notes: listedNotes, ...(noteCount > listedNotes.length ? { note_count: noteCount } : {}) };
+  const summary: RunSummary = {
+    ...(input.failure ? { failure: input.failure } : {}),
+    applied,
+    skipped,
+    errors,
+    error_count: errorCount,
+    notes: listedNotes,
+    ...(noteCount > listedNotes.length ? { note_count: noteCount } : {}),
+  };
   if (errorCount > LISTED_ERRORS) {
-    await deps.reports.write(input.errors_key, errorLines(deps.results.list(input.run_id), input.records));
+    await deps.reports.write(input.errors_key, errorLines(deps.results.list(input.run_id), input.records, notApplied));
     summary.errors_key = input.errors_key;
   }
   return summary;
@@ -116,8 +137,8 @@ async function* withGaps(results: AsyncIterable<BatchResult>, records: number): 
   if (Math.max(expected, 2) <= records) yield { missing: { from: Math.max(expected, 2), to: records } };
 }
 
-function notApplied(line: number): RowError {
-  return { line, paymethod_token: '', reason: NOT_APPLIED };
+function notAppliedAs(reason: string): (line: number) => RowError {
+  return (line) => ({ line, paymethod_token: '', reason });
 }
 
 /**
@@ -132,7 +153,7 @@ function inert(cell: string): string {
 const EOL = '\r\n';
 const CHUNK_CHARS = 64 * 1024;
 
-async function* errorLines(results: AsyncIterable<BatchResult>, records: number): AsyncGenerator<string> {
+async function* errorLines(results: AsyncIterable<BatchResult>, records: number, notApplied: (line: number) => RowError): AsyncGenerator<string> {
   let chunk = `line,paymethod_token,reason${EOL}`;
   const add = (error: RowError) => {
     chunk += `${error.line},${csvField(inert(error.paymethod_token))},${csvField(error.reason)}${EOL}`;
