@@ -19,6 +19,7 @@ import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
+import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import {
   AUTHENTICATION_REFUSED_METRIC,
@@ -69,7 +70,8 @@ export interface WatchedFunction {
  *
  * Features plug in through the hooks: `watchFunction` for a function that is not
  * a route (routes are watched by the stack), `alarmOnQueueDepth` for a DLQ,
- * `alarmOnAccountUpdaterExportFailure` for the AU export, `watchHistoryTable` for its history.
+ * `alarmOnAccountUpdaterExportFailure` for the AU export, `alarmOnAccountUpdaterApplyFailure`
+ * for its apply state machine, `watchHistoryTable` for its history.
  */
 export class Monitoring extends Construct {
   readonly topic: Topic;
@@ -248,6 +250,31 @@ export class Monitoring extends Construct {
     return this.alarm('au-export-failure', metric, {
       threshold: 1,
       description: 'An Account Updater export run failed; card updates are not reaching the network. Runbook: docs/operations.md#account-updater-export-failure',
+    });
+  }
+
+  /**
+   * An Account Updater run that did not succeed: alarms on the apply state
+   * machine's executions that failed (a map that failed ends in a Fail state
+   * once its summary is written; a check or merge that failed after its
+   * retries fails it too), timed out or were aborted (stopped part-way,
+   * with no summary). A batch that failed within the map's tolerance fails
+   * only its own child execution, which Step Functions counts under the Map
+   * Run's own state machine ARN (`<machine>/<run>`), not this one: its lines
+   * are in the summary's errors, and the run still succeeds.
+   */
+  alarmOnAccountUpdaterApplyFailure(stateMachine: IStateMachine): Alarm | undefined {
+    const options = { period: FIVE_MINUTES, statistic: 'Sum' };
+    const metric = new MathExpression({
+      expression: 'FILL(failed, 0) + FILL(timedOut, 0) + FILL(aborted, 0)',
+      usingMetrics: { failed: stateMachine.metricFailed(options), timedOut: stateMachine.metricTimedOut(options), aborted: stateMachine.metricAborted(options) },
+      period: FIVE_MINUTES,
+      label: 'AU runs failed, timed out or aborted',
+    });
+    this.dashboard.addWidgets(new GraphWidget({ title: 'Account Updater runs not succeeded', left: [metric], width: 8 }));
+    return this.alarm('au-apply-failure', metric, {
+      threshold: 1,
+      description: 'An Account Updater run failed, timed out or was aborted; part of its file may not be applied. Runbook: docs/operations.md#account-updater-apply-failure',
     });
   }
 

@@ -49,7 +49,7 @@ const EVENTS_ITERATOR_AGE_ALARM_MS = 60_000;
 const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
 export class PaymentsApiStack extends Stack {
   readonly api: PaymentsRestApi;
-  /** Alarm topic, dashboard and the hooks features use (watchFunction, alarmOnQueueDepth, alarmOnAccountUpdaterExportFailure). */
+  /** Alarm topic, dashboard and the hooks features use (watchFunction, alarmOnQueueDepth, alarmOnAccountUpdaterExportFailure, alarmOnAccountUpdaterApplyFailure). */
   readonly monitoring: Monitoring;
   readonly table: Table;
   readonly documents: Bucket;
@@ -179,6 +179,7 @@ export class PaymentsApiStack extends Stack {
     ]);
     monitoring.alarmOnQueueDepth(accountUpdater.deadLetterQueue, { name: 'au-dlq' });
     monitoring.alarmOnAccountUpdaterExportFailure(accountUpdater.exportFunction);
+    monitoring.alarmOnAccountUpdaterApplyFailure(accountUpdater.applyStateMachine);
     monitoring.watchHistoryTable(accountUpdater.historyTable);
 
     if (environment.wafRateLimit) {

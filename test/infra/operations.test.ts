@@ -193,7 +193,7 @@ describe('operations (fixture routes, dev)', () => {
 describe('operations (fixture routes, prod)', () => {
   let template: Template;
   beforeAll(() => {
-    // The stack itself uses the hooks: the Account Updater's dead-letter queue and export failures.
+    // The stack itself uses the hooks: the Account Updater's dead-letter queue, export failures and failed runs.
     template = synthesize(settings('prod'), fixtures);
   }, SYNTH_TIMEOUT_MS);
 
@@ -233,6 +233,7 @@ describe('operations (fixture routes, prod)', () => {
       'PaymentsApi-prod-s3-event-dlq-depth',
       'PaymentsApi-prod-au-dlq-depth',
       'PaymentsApi-prod-au-export-failure',
+      'PaymentsApi-prod-au-apply-failure',
       'PaymentsApi-prod-au-history-throttles',
       'PaymentsApi-prod-events-dlq-depth',
       ...streamTriggers.map((trigger) => `PaymentsApi-prod-${trigger.handler}-iterator-age`),
@@ -243,6 +244,22 @@ describe('operations (fixture routes, prod)', () => {
       expect(alarm.Properties.AlarmActions, String(alarm.Properties.AlarmName)).toEqual([topic]);
       expect(alarm.Properties.AlarmDescription, String(alarm.Properties.AlarmName)).toMatch(/Runbook: docs\/operations\.md#/);
     }
+  });
+
+  it('alarms on an Account Updater run that failed, timed out or was aborted: the apply state machine\'s executions', () => {
+    const alarm = Object.values(resourcesOfType(template, 'AWS::CloudWatch::Alarm')).find((candidate) => candidate.Properties.AlarmName === 'PaymentsApi-prod-au-apply-failure')!;
+    expect(alarm.Properties).toMatchObject({ Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold', EvaluationPeriods: 1, TreatMissingData: 'notBreaching' });
+    const metrics = alarm.Properties.Metrics as Array<{ Id: string; Expression?: string; MetricStat?: { Metric: { Namespace: string; MetricName: string; Dimensions: Array<{ Name: string; Value: unknown }> }; Stat: string; Period: number } }>;
+    expect(metrics.find((metric) => metric.Expression)?.Expression).toBe('FILL(failed, 0) + FILL(timedOut, 0) + FILL(aborted, 0)');
+    const machine = Object.keys(resourcesOfType(template, 'AWS::StepFunctions::StateMachine')).find((id) => id.startsWith('AccountUpdaterApplyStateMachine'))!;
+    const stats = metrics.filter((metric) => metric.MetricStat).map(({ Id, MetricStat }) => [Id, MetricStat!.Metric.Namespace, MetricStat!.Metric.MetricName, MetricStat!.Stat, MetricStat!.Period]);
+    expect(stats.sort()).toEqual([
+      ['aborted', 'AWS/States', 'ExecutionsAborted', 'Sum', 300],
+      ['failed', 'AWS/States', 'ExecutionsFailed', 'Sum', 300],
+      ['timedOut', 'AWS/States', 'ExecutionsTimedOut', 'Sum', 300],
+    ]);
+    // The parent's ARN: a Map Run's child executions (one per batch) count under `<machine>/<run>`, not here.
+    for (const metric of metrics.filter((candidate) => candidate.MetricStat)) expect(metric.MetricStat!.Metric.Dimensions).toEqual([{ Name: 'StateMachineArn', Value: { Ref: machine } }]);
   });
 
   it('alarms on the API 5xx rate and p99 latency with the prod thresholds', () => {
