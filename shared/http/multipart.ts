@@ -7,7 +7,7 @@ import { Readable } from 'node:stream';
 import busboy from 'busboy';
 import { InvalidRequest, TooLarge, UnsupportedMediaType } from '#shared/domain/errors.ts';
 import { mediaTypeOf, parseJsonObject } from './hostile-input.ts';
-import { invalidMultipart as invalid, multipartBoundary } from './multipart-boundary.ts';
+import { invalidMultipart as invalid, multipartBoundary, repeatedParameter } from './multipart-boundary.ts';
 
 export interface MultipartUpload {
   /** The JSON part, parsed (members whose value is null removed). */
@@ -32,7 +32,7 @@ const FEED_BYTES = 64 * 1024;
 export function parseMultipartUpload(contentType: string | undefined, body: Buffer | undefined, limits: MultipartLimits): Promise<MultipartUpload> {
   const boundary = multipartBoundary(contentType);
   try {
-    checkPartCharsets(body ?? Buffer.alloc(0), boundary);
+    checkPartHeaders(body ?? Buffer.alloc(0), boundary);
   } catch (error) {
     return Promise.reject(error as Error);
   }
@@ -131,18 +131,22 @@ function parseJsonPart(text: string): Record<string, unknown> {
   return parseJsonObject(text, 'INVALID_MULTIPART', 'the JSON part');
 }
 
-/** Parts looked at for their charset: a body with more than two parts is refused anyway. */
+/** Parts whose headers are looked at: a body with more than two parts is refused anyway. */
 const MAX_PARTS_CHECKED = 3;
 const MAX_PART_HEADER_BYTES = 16 * 1024;
 
 /**
- * busboy decodes a part (and an RFC 5987 `filename*`) in whatever charset the
- * part declares and does not say which it was. The JSON part and the filename
- * are read as UTF-8 text, and a `txt` file must be UTF-8, so a part that
- * declares another charset is 415, like a body that does. This reads only the
- * header blocks of the first parts: the delimiter cannot occur inside a part.
+ * What busboy reads of a part's headers without saying so. It decodes a part
+ * (and an RFC 5987 `filename*`) in whatever charset the part declares: the
+ * JSON part and the filename are read as UTF-8 text, and a `txt` file must be
+ * UTF-8, so a part that declares another charset is 415, like a body that
+ * does. And it takes the first of two Content-Disposition or Content-Type
+ * headers, or of two `filename` parameters, where another parser (a proxy, a
+ * scanner) may take the last: a part that says either twice is 400. This
+ * reads only the header blocks of the first parts: the delimiter cannot
+ * occur inside a part.
  */
-function checkPartCharsets(body: Buffer, boundary: string): void {
+function checkPartHeaders(body: Buffer, boundary: string): void {
   const delimiter = Buffer.from(`--${boundary}`, 'latin1');
   let position = body.indexOf(delimiter);
   for (let part = 0; part < MAX_PARTS_CHECKED && position >= 0; part += 1) {
@@ -151,11 +155,19 @@ function checkPartCharsets(body: Buffer, boundary: string): void {
     const headersEnd = body.indexOf('\r\n\r\n', headersStart, 'latin1');
     if (headersEnd < 0) return; // malformed: busboy says so
     const block = body.subarray(headersStart, Math.min(headersEnd, headersStart + MAX_PART_HEADER_BYTES)).toString('latin1');
+    const seen = new Set<string>();
     for (const line of block.split('\r\n')) {
       const separator = line.indexOf(':');
       if (separator < 0) continue;
       const name = line.slice(0, separator).trim().toLowerCase();
       const value = line.slice(separator + 1);
+      if (name === 'content-type' || name === 'content-disposition') {
+        const header = name === 'content-type' ? 'Content-Type' : 'Content-Disposition';
+        if (seen.has(name)) throw invalid(`part ${part + 1} has more than one ${header} header`);
+        seen.add(name);
+        const repeated = repeatedParameter(value);
+        if (repeated) throw invalid(`part ${part + 1}'s ${header} names its ${repeated} parameter more than once`);
+      }
       if (name === 'content-type') mediaTypeOf(value, `part ${part + 1}'s Content-Type`);
       if (name === 'content-disposition') {
         const extended = /filename\*\s*=\s*"?([^']*)'/i.exec(value);

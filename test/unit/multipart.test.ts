@@ -53,6 +53,29 @@ describe('multipart upload parsing', () => {
     await expect(failure).rejects.toBeInstanceOf(InvalidRequest);
     await expect(failure).rejects.toThrow(message);
   });
+
+  /** A body whose file part has the header lines given, as a client could send them. */
+  const withFileHeaders = (headers: string) =>
+    Buffer.concat([
+      multipartBody([json], BOUNDARY, { close: false }),
+      Buffer.from(`\r\n--${BOUNDARY}\r\n${headers}\r\n\r\nabc\r\n--${BOUNDARY}--\r\n`, 'latin1'),
+    ]);
+  it.each([
+    ['two Content-Disposition headers', 'Content-Disposition: form-data; name="file"; filename="a.txt"\r\nContent-Disposition: form-data; name="file"; filename="b.png"', /more than one Content-Disposition header/],
+    ['two Content-Type headers', 'Content-Disposition: form-data; name="file"; filename="a.txt"\r\nContent-Type: text/plain\r\nContent-Type: image/png', /more than one Content-Type header/],
+    ['two filename parameters', 'Content-Disposition: form-data; name="file"; filename="a.txt"; FILENAME="b.png"', /names its filename parameter more than once/],
+  ])('refuses a part that says a thing twice, which parsers read differently: %s', async (_label, headers, message) => {
+    const failure = parseMultipartUpload(contentType, withFileHeaders(headers), limits);
+    await expect(failure).rejects.toBeInstanceOf(InvalidRequest);
+    await expect(failure).rejects.toThrow(message);
+  });
+
+  it('takes filename and filename* together (RFC 6266), and a quoted value holding ; and =', async () => {
+    const both = await parseMultipartUpload(contentType, withFileHeaders('Content-Disposition: form-data; name="file"; filename="a.txt"; filename*=UTF-8\'\'b%C3%A9.txt'), limits);
+    expect(both.file.name).toBe('bé.txt');
+    const quoted = await parseMultipartUpload(contentType, withFileHeaders('Content-Disposition: form-data; name="file"; filename="x; filename=y.txt"'), limits);
+    expect(quoted.file.name).toBe('x; filename=y.txt');
+  });
 });
 
 describe('multipart boundary', () => {
@@ -68,7 +91,7 @@ describe('multipart boundary', () => {
   it('answers 415 for another media type and 400 for a bad boundary', () => {
     expect(() => multipartBoundary('application/json')).toThrow(UnsupportedMediaType);
     expect(() => multipartBoundary(undefined)).toThrow(UnsupportedMediaType);
-    for (const header of ['multipart/form-data', 'multipart/form-data; boundary=', `multipart/form-data; boundary=${'x'.repeat(71)}`, 'multipart/form-data; boundary="ab "', 'multipart/form-data; boundary=a@b']) {
+    for (const header of ['multipart/form-data', 'multipart/form-data; boundary=', `multipart/form-data; boundary=${'x'.repeat(71)}`, 'multipart/form-data; boundary="ab "', 'multipart/form-data; boundary=a@b', 'multipart/form-data; boundary=a; Boundary=b']) {
       expect(() => multipartBoundary(header), header).toThrow(InvalidRequest);
     }
   });
