@@ -58,8 +58,9 @@ const DOCUMENT_ACTIONS: Record<DocumentUsage, { s3: string[]; prefixes: string[]
   write: { s3: ['s3:PutObject'], prefixes: [DOCUMENT_OBJECT_PREFIX], kms: ['kms:GenerateDataKey'] },
   // A presigned POST carries the signer's authority: the function needs what the upload needs, under uploads/ only.
   'presign-upload': { s3: ['s3:PutObject'], prefixes: [UPLOAD_OBJECT_PREFIX], kms: ['kms:GenerateDataKey'] },
+  delete: { s3: ['s3:DeleteObject'], prefixes: [DOCUMENT_OBJECT_PREFIX], kms: [] },
   // Deleting a document whose upload session never finished removes the posted file too.
-  delete: { s3: ['s3:DeleteObject'], prefixes: [DOCUMENT_OBJECT_PREFIX, UPLOAD_OBJECT_PREFIX], kms: [] },
+  'delete-upload': { s3: ['s3:DeleteObject'], prefixes: [UPLOAD_OBJECT_PREFIX], kms: [] },
   // Deleting a pending session finds the finalizer's checked copies, under documents/<org>/<doc>/, by listing.
   'list-copies': { s3: [], prefixes: [], kms: [], list: [DOCUMENT_OBJECT_PREFIX] },
   // The finalizer reads a posted file (HEAD, copy source) and removes it once copied or rejected.

@@ -39,7 +39,7 @@ export interface RouteAccess {
   /** Vault key usages for account numbers. A route that only reads never decrypts. */
   vault?: ReadonlyArray<'encrypt' | 'decrypt'>;
   /** Documents bucket usages. */
-  documents?: ReadonlyArray<'read' | 'write' | 'delete' | 'list-copies' | 'presign-upload' | 'finalize-upload'>;
+  documents?: ReadonlyArray<'read' | 'write' | 'delete' | 'delete-upload' | 'list-copies' | 'presign-upload' | 'finalize-upload'>;
   /** Calls the PayPal billing-agreement port. */
   paypal?: boolean;
   /** Computes paymethod fingerprints (kms:GenerateMac on the fingerprint key). */
@@ -255,7 +255,7 @@ export const routes: readonly RouteDefinition[] = [
     method: 'DELETE',
     path: DOCUMENT,
     auth: 'secret',
-    access: { table: 'write', documents: ['delete', 'list-copies'] },
+    access: { table: 'write', documents: ['delete', 'delete-upload', 'list-copies'] },
     summary: 'Delete a document record and its stored file',
   },
   {

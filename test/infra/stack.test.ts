@@ -501,7 +501,7 @@ function assertLeastPrivilege(template: Template, routeList: readonly (typeof ro
         }
         expect(resources, route.handler).toMatch(/\/(documents|uploads)\/\*"\]\]\}\]?$/);
         // uploads/ only for routes that deal with upload sessions.
-        const uploads = ['presign-upload', 'delete', 'finalize-upload'].some((usage) => route.access.documents?.includes(usage as never));
+        const uploads = ['presign-upload', 'delete-upload', 'finalize-upload'].some((usage) => route.access.documents?.includes(usage as never));
         if (!uploads) expect(resources.includes('/uploads/*'), route.handler).toBe(false);
       }
       if (resources.includes('/index/')) expect(resources, route.handler).not.toContain('/index/*');
@@ -518,6 +518,7 @@ function expectedActions(route: (typeof routes)[number]): string[] {
     write: ['s3:PutObject', 'kms:GenerateDataKey'],
     'presign-upload': ['s3:PutObject', 'kms:GenerateDataKey'],
     delete: ['s3:DeleteObject'],
+    'delete-upload': ['s3:DeleteObject'],
     'list-copies': ['s3:ListBucket'],
     'finalize-upload': ['s3:GetObject', 's3:DeleteObject', 's3:ListBucket', 'kms:Decrypt'],
   };
