@@ -34,6 +34,8 @@ export interface ServiceFunctionProps {
  */
 export function serviceFunction(scope: Construct, id: string, props: ServiceFunctionProps): NodejsFunction {
   const { environment } = props;
+  const names = FUNCTION_NAMES.get(Stack.of(scope)) ?? new Set<string>();
+  FUNCTION_NAMES.set(Stack.of(scope), names.add(props.name));
   const logGroup = new LogGroup(scope, `${id}Logs`, {
     retention: environment.logRetention,
     removalPolicy: environment.removalPolicy,
@@ -91,6 +93,22 @@ export function serviceFunction(scope: Construct, id: string, props: ServiceFunc
 
 /** The construct id CDK gives its bucket-notifications function, one per stack (aws-s3's NotificationsResourceHandler). */
 const BUCKET_NOTIFICATIONS_HANDLER_ID = 'BucketNotificationsHandler050a0587b7544547bf325f094a3db834';
+
+/** The names of each stack's functions, as cdk.json's per-function settings use them. */
+const FUNCTION_NAMES = new WeakMap<Stack, Set<string>>();
+
+/**
+ * Refuses (at synth) a `reservedConcurrency` entry that names no function of
+ * the stack: a misspelt name would otherwise leave that function uncapped
+ * without a word. Called once every function exists.
+ */
+export function assertReservedConcurrencyNames(stack: Stack, environment: EnvironmentSettings): void {
+  const names = FUNCTION_NAMES.get(stack) ?? new Set<string>();
+  const unknown = Object.keys(environment.reservedConcurrency).filter((name) => !names.has(name));
+  if (unknown.length > 0) {
+    throw new Error(`reservedConcurrency names no function of ${stack.stackName}: ${unknown.join(', ')} (its functions: ${[...names].sort().join(', ')})`);
+  }
+}
 
 /**
  * CDK's own deploy-time function that applies a bucket's notification

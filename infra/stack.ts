@@ -20,7 +20,7 @@ import { UPLOAD_OBJECT_PREFIX } from '#shared/names.ts';
 import { TABLE_KEY, TABLE_STREAM_VIEW, TTL_ATTRIBUTE } from '#shared/store/table.ts';
 import { AccountUpdater } from './account-updater.ts';
 import { DomainEvents } from './domain-events.ts';
-import { bucketNotificationsLogGroup } from './functions.ts';
+import { assertReservedConcurrencyNames, bucketNotificationsLogGroup } from './functions.ts';
 import { PaymentsRestApi } from './api.ts';
 import { S3TriggeredFunctions } from './s3-triggers.ts';
 import type { EnvironmentSettings } from './environments.ts';
@@ -222,6 +222,7 @@ export class PaymentsApiStack extends Stack {
 
     // After every bucket: CDK creates its notifications function with the first bucket that needs one.
     bucketNotificationsLogGroup(this, environment);
+    assertReservedConcurrencyNames(this, environment);
 
     applyNagSuppressions({
       api: restApi,

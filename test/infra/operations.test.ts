@@ -181,6 +181,8 @@ describe('operations (fixture routes, dev)', () => {
     for (const [id, fn] of Object.entries(resourcesOfType(reserved, 'AWS::Lambda::Function'))) {
       expect(fn.Properties.ReservedConcurrentExecutions, id).toBe(id === functionIdFor(reserved, 'paymethods-create') ? 5 : undefined);
     }
+    // A name that is no function of the stack (misspelt, or a route since renamed) fails the synth instead of capping nothing.
+    expect(() => synthesize(settings('dev', { reservedConcurrency: { 'paymethods-craete': 5 } }), fixtures)).toThrow(/reservedConcurrency names no function of .*: paymethods-craete \(its functions: .*paymethods-create/);
   }, SYNTH_TIMEOUT_MS);
 
   it('deletes data with the stack in dev', () => {
