@@ -41,6 +41,7 @@ const LAMBDA_ENV: Record<string, string> = {
   ENVIRONMENT_NAME: 'bench',
   TABLE_NAME: 'bench',
   DOCUMENTS_BUCKET: 'bench',
+  DOCUMENTS_KMS_KEY_ID: 'bench',
   REPORTS_BUCKET: 'bench',
   VAULT_KEY_ID: 'bench',
   CREDENTIAL_MAC_KEY_ID: 'bench',

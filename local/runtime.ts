@@ -161,6 +161,8 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       auHistoryTableName: LOCAL_NAMES.auHistoryTableName,
       vaultKeyId: vaultKey.arn,
       documentsBucket: LOCAL_NAMES.documentsBucket,
+      // As in AWS, documents are written naming SSE-KMS under the vault key (s3rver accepts and ignores the headers).
+      documentsKmsKeyId: vaultKey.arn,
       credentialMacKeyId: macKey.arn,
       fingerprintKeyId: fingerprintKey.arn,
       reportsBucket: LOCAL_NAMES.reportsBucket,

@@ -92,11 +92,11 @@ export const config = {
     return required('fingerprintKeyId');
   },
   /**
-   * KMS key for SSE-KMS on document objects (the vault key in AWS). Unset
-   * locally: s3rver has no KMS, and the bucket's default encryption applies.
+   * KMS key every document object is written under (SSE-KMS: the vault key).
+   * Locally s3rver takes the headers and form fields and encrypts nothing.
    */
-  get documentsKmsKeyId(): string | undefined {
-    return settings().documentsKmsKeyId;
+  get documentsKmsKeyId(): string {
+    return required('documentsKmsKeyId');
   },
   /** PayPal's API base URL: required, so a function never talks to the live API by default. */
   get paypalApiUrl(): string {

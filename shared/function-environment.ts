@@ -57,7 +57,7 @@ export interface FunctionResources {
   readonly vaultKeyId?: string;
   readonly fingerprintKeyId?: string;
   readonly documentsBucket?: string;
-  /** SSE-KMS key for document objects; absent where the bucket cannot use KMS (s3rver). */
+  /** SSE-KMS key for document objects (the vault key; s3rver locally takes and ignores it). */
   readonly documentsKmsKeyId?: string;
   readonly credentialMacKeyId?: string;
   readonly reportsBucket?: string;
@@ -86,7 +86,7 @@ export function functionEnvironment(access: FunctionAccess, resources: FunctionR
   }
   if (access.documents?.length) {
     environment[NAMES.documentsBucket] = needs(resources.documentsBucket, 'documents');
-    if (resources.documentsKmsKeyId) environment[NAMES.documentsKmsKeyId] = resources.documentsKmsKeyId;
+    environment[NAMES.documentsKmsKeyId] = needs(resources.documentsKmsKeyId, 'documents');
   }
   if (access.reports) environment[NAMES.reportsBucket] = needs(resources.reportsBucket, 'reports');
   if (access.events) environment[NAMES.eventBusName] = needs(resources.eventBusName, 'events');

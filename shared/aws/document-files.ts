@@ -13,14 +13,14 @@ import { mayHaveBeenApplied } from './outcome.ts';
  * KMS behind s3rver, so the key is left out.
  */
 export class S3DocumentFiles implements DocumentFiles {
-  private readonly encryption: { ServerSideEncryption: 'aws:kms'; SSEKMSKeyId: string; BucketKeyEnabled: true } | Record<string, never>;
+  private readonly encryption: { ServerSideEncryption: 'aws:kms'; SSEKMSKeyId: string; BucketKeyEnabled: true };
 
   constructor(
     private readonly client: S3Client,
     private readonly bucket: string,
-    private readonly kmsKeyId: string | undefined,
+    private readonly kmsKeyId: string,
   ) {
-    this.encryption = kmsKeyId ? { ServerSideEncryption: 'aws:kms', SSEKMSKeyId: kmsKeyId, BucketKeyEnabled: true } : {};
+    this.encryption = { ServerSideEncryption: 'aws:kms', SSEKMSKeyId: kmsKeyId, BucketKeyEnabled: true };
   }
 
   async put(key: string, bytes: Uint8Array, contentType: string): Promise<void> {
@@ -101,9 +101,7 @@ export class S3DocumentFiles implements DocumentFiles {
   }
 
   async uploadForm(key: string, options: { maxBytes: number; expiresInSeconds: number }): Promise<{ url: string; fields: Record<string, string> }> {
-    const encryptionFields: Record<string, string> = this.kmsKeyId
-      ? { 'x-amz-server-side-encryption': 'aws:kms', 'x-amz-server-side-encryption-aws-kms-key-id': this.kmsKeyId }
-      : {};
+    const encryptionFields = { 'x-amz-server-side-encryption': 'aws:kms', 'x-amz-server-side-encryption-aws-kms-key-id': this.kmsKeyId };
     const { url, fields } = await createPresignedPost(this.client, {
       Bucket: this.bucket,
       Key: key,

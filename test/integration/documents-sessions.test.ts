@@ -66,6 +66,10 @@ describe('documents: upload sessions', () => {
     const policy = JSON.parse(Buffer.from(body.upload.fields.Policy as string, 'base64').toString('utf8')) as { conditions: unknown[] };
     expect(policy.conditions).toContainEqual(['content-length-range', 1, 8_000_000]);
     expect(policy.conditions).toContainEqual({ key: body.upload.fields.key });
+    // The form AWS gets, here too: the encryption is a field the policy pins, so the client cannot change it.
+    expect(body.upload.fields['x-amz-server-side-encryption']).toBe('aws:kms');
+    expect(body.upload.fields['x-amz-server-side-encryption-aws-kms-key-id']).toMatch(/^arn:aws:kms:[a-z0-9-]+:\d{12}:key\//);
+    expect(policy.conditions).toContainEqual({ 'x-amz-server-side-encryption': 'aws:kms' });
     expect(answer.headers.get('location')).toMatch(new RegExp(`/v3/organizations/${org.organizationId}/documents/${body.document_id}$`));
 
     const pending = await get(body.document_id);

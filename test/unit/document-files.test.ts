@@ -36,7 +36,7 @@ describe('S3DocumentFiles.copy', () => {
 });
 
 describe('S3DocumentFiles.delete', () => {
-  const files = new S3DocumentFiles(new S3Client({ region: 'us-east-1' }), 'documents', undefined);
+  const files = new S3DocumentFiles(new S3Client({ region: 'us-east-1' }), 'documents', 'key-arn');
   const failure = (name: string, status: number) => new S3ServiceException({ name, $fault: status >= 500 ? 'server' : 'client', $metadata: { httpStatusCode: status }, message: name });
 
   it('says when a failed delete may have deleted the file all the same, and passes a refusal through as it is', async () => {
