@@ -6,7 +6,7 @@
  * npm run --silent admin -- create-publishable-key org_<id> loc_<id> --origin https://shop.example [--origin ...] [--mints-per-minute <n>] [--stack <name>]
  * npm run --silent admin -- list-publishable-keys org_<id> [loc_<id>] [--stack <name>]
  * npm run --silent admin -- revoke-publishable-key pk_... [--stack <name>]
- * npm run --silent admin -- set-paypal-credentials --client-id <id> --stack <name>   (client secret on stdin)
+ * npm run --silent admin -- set-paypal-credentials --client-id <id> [--stack <name>]   (client secret on stdin)
  * npm run --silent admin -- index-status [--wait] [--stack <name>]
  */
 import { parseArgs } from 'node:util';
@@ -22,7 +22,7 @@ const USAGE = `usage:
   admin create-publishable-key org_<id> loc_<id> --origin <https://origin> [--origin ...] [--mints-per-minute <n>] [--stack <name>]
   admin list-publishable-keys org_<id> [loc_<id>] [--stack <name>]
   admin revoke-publishable-key pk_... [--stack <name>]
-  admin set-paypal-credentials --client-id <id> --stack <name>   (the client secret on standard input)
+  admin set-paypal-credentials --client-id <id> [--stack <name>]   (the client secret on standard input)
   admin index-status [--wait] [--stack <name>]   (exit 0 once every index of the table can be read, 3 while one cannot)`;
 
 /** Positional arguments after the command: how many are required, how many allowed. */
@@ -81,11 +81,12 @@ await runCli(
       return status;
     }
     if (command === 'set-paypal-credentials') {
-      const target = parsed.values.stack ? await applyTarget(parsed.values.stack) : undefined;
+      // The stack's secret, or the local runtime's (its Secrets Manager stand-in): the one the functions read.
+      await applyTarget(parsed.values.stack);
       const { setPaypalCredentials } = await import('./paypal-credentials.ts');
       return setPaypalCredentials({
         clientId: parsed.values['client-id'],
-        secretArn: target ? process.env.PAYPAL_SECRET_ARN : undefined,
+        secretArn: process.env.PAYPAL_SECRET_ARN,
         stdin: process.stdin,
         secrets: {
           async putSecretValue(input) {

@@ -1,8 +1,9 @@
 /**
- * `admin set-paypal-credentials --client-id <id> --stack <name>`: stores PayPal's
- * REST client credentials in the stack's PaypalCredentials secret, in the shape
- * the functions read (shared/aws/paypal-secret.ts). The client secret comes from
- * standard input, never from the command line (ps, shell history).
+ * `admin set-paypal-credentials --client-id <id> [--stack <name>]`: stores
+ * PayPal's REST client credentials in the PaypalCredentials secret the
+ * functions read (the stack's, or the local runtime's in its Secrets Manager
+ * stand-in), in their shape (shared/aws/paypal-secret.ts). The client secret
+ * comes from standard input, never from the command line (ps, shell history).
  */
 import type { Readable } from 'node:stream';
 import { parsePaypalSecret } from '#shared/aws/paypal-secret.ts';
@@ -19,7 +20,7 @@ export async function setPaypalCredentials(options: {
   secrets: SecretWriter;
 }): Promise<{ secret_arn: string; client_id: string; updated: true }> {
   if (!options.secretArn) {
-    throw new UsageError('set-paypal-credentials acts on a deployed stack: pass --stack <name> (locally the PayPal stand-in needs no credentials)');
+    throw new UsageError('set-paypal-credentials needs the PayPal secret: run it where `npm start` runs (same PORT), pass --stack <name>, or set PAYPAL_SECRET_ARN');
   }
   if (!options.clientId) throw new UsageError('set-paypal-credentials needs --client-id <PayPal REST app client id>');
   const clientSecret = (await readAll(options.stdin)).trim();

@@ -23,11 +23,11 @@ describe('admin set-paypal-credentials', () => {
     expect(JSON.stringify(result)).not.toContain('EKsecret');
   });
 
-  it('refuses without a stack, a client id, a secret on stdin, or with the placeholder id, writing nothing', async () => {
+  it('refuses without a secret to write to, a client id, a secret on stdin, or with the placeholder id, writing nothing', async () => {
     const { calls, secrets } = recorder();
     const attempt = (clientId: string | undefined, secretArn: string | undefined, input: string[]) =>
       setPaypalCredentials({ clientId, secretArn, stdin: Readable.from(input), secrets });
-    await expect(attempt('AXyz', undefined, ['s'])).rejects.toThrow(/--stack/);
+    await expect(attempt('AXyz', undefined, ['s'])).rejects.toThrow(/npm start.*--stack.*PAYPAL_SECRET_ARN/);
     await expect(attempt(undefined, SECRET_ARN, ['s'])).rejects.toThrow(/--client-id/);
     await expect(attempt('AXyz', SECRET_ARN, ['  \n'])).rejects.toThrow(/standard input/);
     await expect(attempt('unset', SECRET_ARN, ['s'])).rejects.toBeInstanceOf(UsageError);
