@@ -25,6 +25,13 @@ const BA_TOKEN_PATTERN = /^BA-[A-Za-z0-9]{17}$/;
 const ID_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
 const TOKEN_LIFETIME_SECONDS = 32400;
 
+/**
+ * GET here answers how many access tokens were issued to each client id, as
+ * JSON (the stand-in's own extension, never PayPal's): which credentials the
+ * functions read from their secret shows here.
+ */
+export const CLIENTS_PATH = '/__standin/clients';
+
 class HttpError extends Error {
   constructor(
     readonly status: number,
@@ -108,10 +115,12 @@ export async function startPaypalStandin(options: PaypalStandinOptions = {}): Pr
   const host = options.host ?? '127.0.0.1';
   // Tokens live as long as the process: expiry is not something the local runtime exercises.
   const issuedTokens = new Set<string>();
+  const tokensByClient: Record<string, number> = {};
 
   const issueToken = async (req: IncomingMessage): Promise<Record<string, unknown>> => {
     const raw = await readBody(req);
-    if (basicClientId(req.headers.authorization) === undefined) {
+    const clientId = basicClientId(req.headers.authorization);
+    if (clientId === undefined) {
       throw new HttpError(401, { error: 'invalid_client', error_description: 'Client Authentication failed' });
     }
     const grantType = new URLSearchParams(raw.toString('utf8')).get('grant_type');
@@ -120,6 +129,7 @@ export async function startPaypalStandin(options: PaypalStandinOptions = {}): Pr
     }
     const accessToken = `A21AA${randomBytes(32).toString('base64url')}`;
     issuedTokens.add(accessToken);
+    tokensByClient[clientId] = (tokensByClient[clientId] ?? 0) + 1;
     return {
       scope: 'https://uri.paypal.com/services/payments/billing-agreements',
       access_token: accessToken,
@@ -159,6 +169,11 @@ export async function startPaypalStandin(options: PaypalStandinOptions = {}): Pr
     }
     if (req.method === 'POST' && path === '/v1/billing-agreements/agreements') {
       send(res, 201, await createAgreement(req));
+      return;
+    }
+    if (req.method === 'GET' && path === CLIENTS_PATH) {
+      req.resume();
+      send(res, 200, tokensByClient);
       return;
     }
     req.resume();

@@ -36,6 +36,7 @@ import { startStreamPoller } from './dynamodb-streams.ts';
 import { startEventBridgeStandin } from './eventbridge-standin.ts';
 import { startKmsStandin } from './kms-standin.ts';
 import { startPaypalStandin } from './paypal-standin.ts';
+import { startSecretsManagerStandin } from './secrets-manager-standin.ts';
 import { assertPortFree, localCredentials, localPorts } from './ports.ts';
 import { ADMIN_FLUSH_PATH, eventsFilePath } from './runtime-file.ts';
 import { ensureHistoryTable, ensureTable } from './provision.ts';
@@ -57,14 +58,23 @@ export const LOCAL_NAMES = {
   credentialMacKeyAlias: 'alias/payments-credential-mac',
   fingerprintKeyAlias: 'alias/payments-fingerprint',
   eventBusName: 'payments-events-local',
+  // The stack's secret is named by CloudFormation after this construct id (infra/stack.ts).
+  paypalSecretName: 'PaypalCredentials',
   demoOrganizationId: 'org_demo',
   demoLocationId: 'loc_demo',
 } as const;
 
+/**
+ * What the runtime stores in its PayPal secret when the secret does not exist
+ * yet: the pair the PayPal stand-in is sent (it accepts any). A pair stored
+ * since (`admin set-paypal-credentials`) persists with LOCAL_DATA_DIR and is kept.
+ */
+export const LOCAL_PAYPAL_CREDENTIALS = { client_id: 'local-paypal-client', client_secret: 'local-paypal-secret' } as const;
+
 export interface LocalRuntimeOptions {
-  /** The API's port; the emulators take the next four (see local/ports.ts). 0: all random. */
+  /** The API's port; the emulators take the next five (see local/ports.ts). 0: all random. */
   port: number;
-  /** Persist DynamoDB, S3 objects and KMS key material here; in memory when absent. */
+  /** Persist DynamoDB, S3 objects, KMS key material and secrets here; in memory when absent. */
   dataDir?: string;
   seed?: Seed;
   routes?: readonly RouteDefinition[];
@@ -83,7 +93,7 @@ export interface LocalRuntime {
   handlerEnvironment: Record<string, string>;
   /** Credentials issued at start: the LOCAL_SEED ones, or one demo credential. */
   issuedCredentials: IssuedCredential[];
-  endpoints: { dynamodb: string; s3: string; kms: string; paypal: string; eventbridge: string };
+  endpoints: { dynamodb: string; s3: string; kms: string; paypal: string; secretsManager: string; eventbridge: string };
   /** Where domain events are appended, one EventBridge-shaped JSON object per line: `.local/events-<port>.jsonl`. */
   eventsFile: string;
   /** The demo checkout (only without a seed): its page and the publishable key it uses. */
@@ -99,8 +109,9 @@ export interface LocalRuntime {
 }
 
 /**
- * Starts everything `npm start` serves: DynamoDB Local, s3rver, the KMS and
- * PayPal stand-ins, and the API Gateway emulator running the real handlers.
+ * Starts everything `npm start` serves: DynamoDB Local, s3rver, the KMS,
+ * PayPal, Secrets Manager and EventBridge stand-ins, and the API Gateway
+ * emulator running the real handlers.
  * A failure part-way closes whatever had started.
  */
 export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<LocalRuntime> {
@@ -117,7 +128,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       const { mkdir } = await import('node:fs/promises');
       for (const name of ['dynamodb', 's3']) await mkdir(path.join(options.dataDir, name), { recursive: true });
     }
-    const [dynamodbLocal, s3Local, kmsStandin, paypalStandin] = await Promise.all([
+    const [dynamodbLocal, s3Local, kmsStandin, paypalStandin, secretsManager] = await Promise.all([
       startDynamoDbLocal({ dataDir: dataPath('dynamodb'), port: ports.dynamodb }),
       startS3Local({ dataDir: dataPath('s3'), buckets: [LOCAL_NAMES.documentsBucket, LOCAL_NAMES.reportsBucket], port: ports.s3 }),
       startKmsStandin({
@@ -130,8 +141,14 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
         ],
       }),
       startPaypalStandin({ port: ports.paypal }),
+      // The stack's PayPal secret, created only when absent (see LOCAL_PAYPAL_CREDENTIALS).
+      startSecretsManagerStandin({
+        port: ports.secretsManager,
+        dataDir: options.dataDir,
+        secrets: [{ name: LOCAL_NAMES.paypalSecretName, secretString: JSON.stringify(LOCAL_PAYPAL_CREDENTIALS), description: 'Payments local: PayPal REST client credentials (JSON client_id, client_secret)' }],
+      }),
     ]);
-    closers.push(dynamodbLocal.close, s3Local.close, kmsStandin.close, paypalStandin.close);
+    closers.push(dynamodbLocal.close, s3Local.close, kmsStandin.close, paypalStandin.close, secretsManager.close);
     const eventBridge = await startEventBridgeStandin({ busNames: [LOCAL_NAMES.eventBusName] });
     closers.push(eventBridge.close);
 
@@ -139,6 +156,8 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     const macKey = kmsStandin.keys[LOCAL_NAMES.credentialMacKeyAlias];
     const fingerprintKey = kmsStandin.keys[LOCAL_NAMES.fingerprintKeyAlias];
     if (!vaultKey || !macKey || !fingerprintKey) throw new Error('KMS stand-in did not create the local keys');
+    const paypalSecret = secretsManager.secrets[LOCAL_NAMES.paypalSecretName];
+    if (!paypalSecret) throw new Error('Secrets Manager stand-in did not create the PayPal secret');
 
     // What Lambda and CDK give every function; the rest each function gets from its declared access.
     const platformEnvironment: Record<string, string> = {
@@ -148,6 +167,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       AWS_ENDPOINT_URL_DYNAMODB: dynamodbLocal.endpoint,
       AWS_ENDPOINT_URL_S3: s3Local.endpoint,
       AWS_ENDPOINT_URL_KMS: kmsStandin.url,
+      AWS_ENDPOINT_URL_SECRETS_MANAGER: secretsManager.url,
       AWS_ENDPOINT_URL_EVENTBRIDGE: eventBridge.url,
       S3_FORCE_PATH_STYLE: 'true',
       ENVIRONMENT_NAME: LOCAL_NAMES.environmentName,
@@ -167,8 +187,8 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       fingerprintKeyId: fingerprintKey.arn,
       reportsBucket: LOCAL_NAMES.reportsBucket,
       eventBusName: LOCAL_NAMES.eventBusName,
-      // The stand-in accepts any Basic client credentials; in AWS they come from Secrets Manager.
-      paypal: { apiUrl: paypalStandin.url, credentials: { clientId: 'local-paypal-client', clientSecret: 'local-paypal-secret' } },
+      // As in AWS, PayPal functions read their client credentials from the secret, once per container.
+      paypal: { apiUrl: paypalStandin.url, credentials: { secretArn: paypalSecret.arn } },
     };
     const routes = options.routes ?? routeTable;
     const triggers = options.s3Triggers ?? s3Triggers;
@@ -279,7 +299,14 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       handlerEnvironment,
       issuedCredentials,
       demo,
-      endpoints: { dynamodb: dynamodbLocal.endpoint, s3: s3Local.endpoint, kms: kmsStandin.url, paypal: paypalStandin.url, eventbridge: eventBridge.url },
+      endpoints: {
+        dynamodb: dynamodbLocal.endpoint,
+        s3: s3Local.endpoint,
+        kms: kmsStandin.url,
+        paypal: paypalStandin.url,
+        secretsManager: secretsManager.url,
+        eventbridge: eventBridge.url,
+      },
       eventsFile,
       kmsCalls: { calls: kmsStandin.calls, reset: () => kmsStandin.resetCalls() },
       adminToken,

@@ -1,6 +1,6 @@
 /**
  * `npm start`: the whole service on this machine, no AWS account, no Docker.
- * PORT (default 3000; the emulators take PORT+1 to PORT+4; 0 makes every port
+ * PORT (default 3000; the emulators take PORT+1 to PORT+5; 0 makes every port
  * random), LOCAL_SEED (organizations and credentials to seed), LOCAL_DATA_DIR
  * (persist stores there; in memory when unset).
  *
@@ -72,7 +72,7 @@ function printBanner(started: LocalRuntime): void {
   const lines = [
     '',
     `Payments API (local) listening on ${started.url}  [ready in ${Date.now() - startedAt} ms]`,
-    `  DynamoDB Local ${started.endpoints.dynamodb} · S3 (s3rver) ${started.endpoints.s3} · KMS stand-in ${started.endpoints.kms} · PayPal stand-in ${started.endpoints.paypal}`,
+    `  DynamoDB Local ${started.endpoints.dynamodb} · S3 (s3rver) ${started.endpoints.s3} · KMS stand-in ${started.endpoints.kms} · PayPal stand-in ${started.endpoints.paypal} · Secrets Manager stand-in ${started.endpoints.secretsManager}`,
     `  Storage: ${dataDir ? `persisted in ${dataDir}` : 'in memory (set LOCAL_DATA_DIR=<folder> to keep data)'}`,
     `  Domain events: ${path.relative(process.cwd(), started.eventsFile) || started.eventsFile} (one EventBridge event per line)`,
     '',

@@ -27,8 +27,6 @@ export const ENVIRONMENT_VARIABLES = {
   fingerprintKeyId: 'FINGERPRINT_KEY_ID',
   paypalApiUrl: 'PAYPAL_API_URL',
   paypalSecretArn: 'PAYPAL_SECRET_ARN',
-  paypalClientId: 'PAYPAL_CLIENT_ID',
-  paypalClientSecret: 'PAYPAL_CLIENT_SECRET',
   publicBaseUrl: 'PUBLIC_BASE_URL',
   s3ForcePathStyle: 'S3_FORCE_PATH_STYLE',
 } as const;
@@ -56,8 +54,10 @@ function required(setting: Setting): string {
   return value;
 }
 
-/** Where PayPal client credentials come from: a Secrets Manager secret in AWS, plain values locally. */
-export type PaypalCredentialSource = { secretArn: string } | { clientId: string; clientSecret: string };
+/** Where PayPal client credentials come from: a Secrets Manager secret, JSON {client_id, client_secret} (shared/aws/paypal-secret.ts). */
+export interface PaypalCredentialSource {
+  secretArn: string;
+}
 
 export const config = {
   get environmentName(): string {
@@ -103,10 +103,7 @@ export const config = {
     return required('paypalApiUrl');
   },
   get paypalCredentials(): PaypalCredentialSource {
-    const { paypalSecretArn, paypalClientId, paypalClientSecret } = settings();
-    if (paypalSecretArn) return { secretArn: paypalSecretArn };
-    if (paypalClientId && paypalClientSecret) return { clientId: paypalClientId, clientSecret: paypalClientSecret };
-    throw new Error(`Missing required environment variable ${ENVIRONMENT_VARIABLES.paypalSecretArn}`);
+    return { secretArn: required('paypalSecretArn') };
   },
   /** The EventBridge bus domain events are published to (docs/events.md). */
   get eventBusName(): string {

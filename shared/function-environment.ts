@@ -81,8 +81,7 @@ export function functionEnvironment(access: FunctionAccess, resources: FunctionR
   if (access.paypal) {
     const { apiUrl, credentials } = needs(resources.paypal, 'paypal');
     environment[NAMES.paypalApiUrl] = apiUrl;
-    if ('secretArn' in credentials) environment[NAMES.paypalSecretArn] = credentials.secretArn;
-    else Object.assign(environment, { [NAMES.paypalClientId]: credentials.clientId, [NAMES.paypalClientSecret]: credentials.clientSecret });
+    environment[NAMES.paypalSecretArn] = credentials.secretArn;
   }
   if (access.documents?.length) {
     environment[NAMES.documentsBucket] = needs(resources.documentsBucket, 'documents');

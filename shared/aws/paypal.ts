@@ -12,7 +12,7 @@ export interface PaypalClientCredentials {
 
 export interface PaypalOptions {
   apiUrl: string;
-  /** Loaded once per container (Secrets Manager in AWS, environment locally). */
+  /** Loaded once per container, from Secrets Manager (see paypalCredentials). */
   credentials: () => Promise<PaypalClientCredentials>;
   timeoutMs?: number;
   fetch?: typeof fetch;
@@ -79,9 +79,9 @@ export class PaypalBillingAgreements implements BillingAgreements {
 }
 
 /**
- * Client credentials: from Secrets Manager when configured with a secret (a
- * JSON secret {client_id, client_secret}, fetched once per container; the SDK
- * is loaded only then), else the plain values (the local stand-in's).
+ * Client credentials from Secrets Manager: a JSON secret {client_id,
+ * client_secret}, fetched once per container (the SDK is loaded only then).
+ * Locally the runtime gives the functions such a secret in its Secrets Manager stand-in.
  */
 export function paypalCredentials(source: PaypalCredentialSource): () => Promise<PaypalClientCredentials> {
   let loaded: Promise<PaypalClientCredentials> | undefined;
@@ -94,7 +94,6 @@ export function paypalCredentials(source: PaypalCredentialSource): () => Promise
   };
 
   async function load(): Promise<PaypalClientCredentials> {
-    if (!('secretArn' in source)) return { clientId: source.clientId, clientSecret: source.clientSecret };
     const { SecretsManagerClient, GetSecretValueCommand } = await import('@aws-sdk/client-secrets-manager');
     const client = awsClient(SecretsManagerClient, 'Secrets Manager', SECRETS_MANAGER_BUDGET);
     const { SecretString } = await client.send(new GetSecretValueCommand({ SecretId: source.secretArn }));

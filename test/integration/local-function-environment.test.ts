@@ -17,6 +17,8 @@ const routes: RouteDefinition[] = [
   { handler: 'vault-key', method: 'GET', path: '/v3/granted', auth: 'none', access: { table: 'read', vault: ['encrypt'] }, summary: 'declares vault access' },
   { handler: 'vault-key-undeclared', method: 'GET', path: '/v3/undeclared', auth: 'none', access: { table: 'read' }, summary: 'declares none' },
 ];
+/** Only its container is looked at: a route that declares PayPal access. */
+const paypalRoute: RouteDefinition = { handler: 'paypal-create', method: 'POST', path: '/v3/paypal', auth: 'none', access: { table: 'write', paypal: true }, summary: 'declares PayPal access' };
 const resources = {
   tableName: 'payments-test',
   auHistoryTableName: 'payments-test-au-history',
@@ -26,9 +28,9 @@ const resources = {
   fingerprintKeyId: 'arn:aws:kms:us-east-1:000000000000:key/fingerprint',
   reportsBucket: 'reports-test',
   eventBusName: 'events-test',
-  paypal: { apiUrl: 'http://127.0.0.1:9', credentials: { clientId: 'id', clientSecret: 'secret' } },
+  paypal: { apiUrl: 'http://127.0.0.1:9', credentials: { secretArn: 'arn:aws:secretsmanager:us-east-1:000000000000:secret:PaypalCredentials-AbC123' } },
 };
-const containers = functionContainers({ routes, triggers: [], platformEnvironment: { ENVIRONMENT_NAME: 'local' }, resources });
+const containers = functionContainers({ routes: [...routes, paypalRoute], triggers: [], platformEnvironment: { ENVIRONMENT_NAME: 'local' }, resources });
 
 let emulator: ApiGatewayEmulator;
 const logged: Array<Record<string, unknown>> = [];
@@ -57,6 +59,10 @@ describe('per-function environment in the local runtime', () => {
     expect(containers.get('vault-key')?.environment).toMatchObject({ TABLE_NAME: resources.tableName, VAULT_KEY_ID: resources.vaultKeyId });
     expect(containers.get('vault-key-undeclared')?.environment).not.toHaveProperty('VAULT_KEY_ID');
     expect(containers.get('vault-key-undeclared')?.environment).not.toHaveProperty('PAYPAL_API_URL');
+    // PayPal access: the API base and the credentials' secret, as the stack gives it; never the credentials themselves.
+    expect(containers.get('paypal-create')?.environment).toMatchObject({ PAYPAL_API_URL: resources.paypal.apiUrl, PAYPAL_SECRET_ARN: resources.paypal.credentials.secretArn });
+    expect(Object.keys(containers.get('paypal-create')?.environment ?? {}).filter((name) => name.startsWith('PAYPAL_')).sort()).toEqual(['PAYPAL_API_URL', 'PAYPAL_SECRET_ARN']);
+    expect(containers.get('vault-key')?.environment).not.toHaveProperty('PAYPAL_SECRET_ARN');
     // The authorizer gets the credential HMAC key and nothing of the vault.
     expect(containers.get('authorizer')?.environment).toMatchObject({ CREDENTIAL_MAC_KEY_ID: resources.credentialMacKeyId });
     expect(containers.get('authorizer')?.environment).not.toHaveProperty('VAULT_KEY_ID');

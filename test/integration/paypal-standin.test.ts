@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { agreementIdFor, startPaypalStandin, type PaypalStandin } from '#local/paypal-standin.ts';
+import { agreementIdFor, CLIENTS_PATH, startPaypalStandin, type PaypalStandin } from '#local/paypal-standin.ts';
 
 const BASIC = `Basic ${Buffer.from('local-client:local-secret').toString('base64')}`;
 
@@ -110,6 +110,15 @@ describe('PayPal stand-in', () => {
       body: JSON.stringify({ token_id: 'BA-8A802366G0648845U' }),
     });
     expect(basic.status).toBe(401);
+  });
+
+  it('tells which client ids it issued access tokens to', async () => {
+    const counted = async () => (await (await fetch(`${paypal.url}${CLIENTS_PATH}`)).json()) as Record<string, number>;
+    const before = await counted();
+    await accessToken();
+    await requestToken(`Basic ${Buffer.from('AXother:EKother').toString('base64')}`);
+    await requestToken(); // refused: counted for no one
+    expect(await counted()).toEqual({ ...before, 'local-client': (before['local-client'] ?? 0) + 1, AXother: 1 });
   });
 
   it('answers unknown routes with 404', async () => {

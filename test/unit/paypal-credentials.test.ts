@@ -3,6 +3,8 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it } from 'vitest';
 import { paypalCredentials } from '#shared/aws/paypal.ts';
 import { PAYPAL_UNSET_CLIENT_ID } from '#shared/aws/paypal-secret.ts';
+import { config } from '#shared/config.ts';
+import { functionContainer, runInContainer } from '#shared/container.ts';
 import { Unavailable } from '#shared/domain/errors.ts';
 
 const secretArn = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:PaypalCredentials-abc';
@@ -33,5 +35,18 @@ describe('PayPal client credentials from Secrets Manager', () => {
     const credentials = paypalCredentials({ secretArn });
     await expect(credentials()).rejects.toThrow('throttled');
     expect(await credentials()).toEqual({ clientId: 'AXyz', clientSecret: 'EKs' });
+  });
+});
+
+describe('where a function finds its PayPal credentials', () => {
+  const sourceIn = (environment: Record<string, string>) => runInContainer(functionContainer(environment), () => config.paypalCredentials);
+
+  it('is the secret PAYPAL_SECRET_ARN names, locally as in AWS', () => {
+    expect(sourceIn({ PAYPAL_SECRET_ARN: secretArn })).toEqual({ secretArn });
+  });
+
+  it('is never a pair of plain variables', () => {
+    expect(() => sourceIn({ PAYPAL_CLIENT_ID: 'AXyz', PAYPAL_CLIENT_SECRET: 'EKs' })).toThrow('Missing required environment variable PAYPAL_SECRET_ARN');
+    expect(sourceIn({ PAYPAL_SECRET_ARN: secretArn, PAYPAL_CLIENT_ID: 'AXyz', PAYPAL_CLIENT_SECRET: 'EKs' })).toEqual({ secretArn });
   });
 });
