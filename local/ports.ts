@@ -8,7 +8,7 @@ export const LOCAL_HOST = '127.0.0.1';
 
 /**
  * Where each local server listens, all decided by PORT: the API (and the demo
- * checkout, which it serves) on PORT itself and the emulators on the next five
+ * checkout, which it serves) on PORT itself and the emulators on the next four
  * ports. PORT=0 gives every one a free port chosen by the system.
  */
 export interface LocalPorts {
@@ -17,10 +17,9 @@ export interface LocalPorts {
   s3: number;
   kms: number;
   paypal: number;
-  secretsManager: number;
 }
 
-export const PORT_OFFSETS: Readonly<Record<keyof LocalPorts, number>> = { api: 0, dynamodb: 1, s3: 2, kms: 3, paypal: 4, secretsManager: 5 };
+export const PORT_OFFSETS: Readonly<Record<keyof LocalPorts, number>> = { api: 0, dynamodb: 1, s3: 2, kms: 3, paypal: 4 };
 
 export function localPorts(base: number): LocalPorts {
   const highest = Math.max(...Object.values(PORT_OFFSETS));
@@ -28,14 +27,7 @@ export function localPorts(base: number): LocalPorts {
     throw new Error(`PORT must be 0 (all ports random) or a port from 1 to ${65535 - highest} (the API on PORT, the emulators on PORT+1 to PORT+${highest}); got ${base}`);
   }
   const at = (offset: number) => (base === 0 ? 0 : base + offset);
-  return {
-    api: at(PORT_OFFSETS.api),
-    dynamodb: at(PORT_OFFSETS.dynamodb),
-    s3: at(PORT_OFFSETS.s3),
-    kms: at(PORT_OFFSETS.kms),
-    paypal: at(PORT_OFFSETS.paypal),
-    secretsManager: at(PORT_OFFSETS.secretsManager),
-  };
+  return { api: at(PORT_OFFSETS.api), dynamodb: at(PORT_OFFSETS.dynamodb), s3: at(PORT_OFFSETS.s3), kms: at(PORT_OFFSETS.kms), paypal: at(PORT_OFFSETS.paypal) };
 }
 
 export async function freePort(): Promise<number> {
@@ -55,7 +47,7 @@ export async function assertPortFree(port: number, what: string): Promise<void> 
   await new Promise<void>((resolve, reject) => {
     const server = net.createServer();
     server.once('error', (error: NodeJS.ErrnoException) =>
-      reject(new Error(`${what} needs ${LOCAL_HOST}:${port}, which is ${error.code === 'EADDRINUSE' ? 'in use' : `unavailable (${error.code})`}; choose another PORT (the API takes PORT, the emulators PORT+1 to PORT+${Math.max(...Object.values(PORT_OFFSETS))})`)),
+      reject(new Error(`${what} needs ${LOCAL_HOST}:${port}, which is ${error.code === 'EADDRINUSE' ? 'in use' : `unavailable (${error.code})`}; choose another PORT (the API takes PORT, the emulators PORT+1 to PORT+4)`)),
     );
     server.listen(port, LOCAL_HOST, () => server.close(() => resolve()));
   });

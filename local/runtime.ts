@@ -72,7 +72,7 @@ export const LOCAL_NAMES = {
 export const LOCAL_PAYPAL_CREDENTIALS = { client_id: 'local-paypal-client', client_secret: 'local-paypal-secret' } as const;
 
 export interface LocalRuntimeOptions {
-  /** The API's port; the emulators take the next five (see local/ports.ts). 0: all random. */
+  /** The API's port; the emulators take the next four (see local/ports.ts). 0: all random. */
   port: number;
   /** Persist DynamoDB, S3 objects, KMS key material and secrets here; in memory when absent. */
   dataDir?: string;
@@ -142,8 +142,8 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       }),
       startPaypalStandin({ port: ports.paypal }),
       // The stack's PayPal secret, created only when absent (see LOCAL_PAYPAL_CREDENTIALS).
+      // On a free port, like the EventBridge stand-in: only the functions and the CLIs call it, and they read its URL.
       startSecretsManagerStandin({
-        port: ports.secretsManager,
         dataDir: options.dataDir,
         secrets: [{ name: LOCAL_NAMES.paypalSecretName, secretString: JSON.stringify(LOCAL_PAYPAL_CREDENTIALS), description: 'Payments local: PayPal REST client credentials (JSON client_id, client_secret)' }],
       }),

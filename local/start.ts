@@ -1,6 +1,6 @@
 /**
  * `npm start`: the whole service on this machine, no AWS account, no Docker.
- * PORT (default 3000; the emulators take PORT+1 to PORT+5; 0 makes every port
+ * PORT (default 3000; the emulators take PORT+1 to PORT+4; 0 makes every port
  * random), LOCAL_SEED (organizations and credentials to seed), LOCAL_DATA_DIR
  * (persist stores there; in memory when unset).
  *

@@ -153,20 +153,20 @@ describe('npm start with PORT set, authorizer cache on', { timeout: 300_000 }, (
   let demo: { id: string; key: string };
   let kmsUrl: string;
 
-  it('takes PORT for the API and PORT+1..PORT+5 for the emulators, all on 127.0.0.1 only', async () => {
-    base = await freePortRange(6);
+  it('takes PORT for the API and PORT+1..PORT+4 for the emulators, all on 127.0.0.1 only', async () => {
+    base = await freePortRange(5);
     runtime = await startNpm({ PORT: String(base) });
     expect(runtime.port).toBe(base);
     const output = runtime.output();
-    for (const offset of [1, 2, 3, 4, 5]) expect(output).toContain(`http://127.0.0.1:${base + offset}`);
+    for (const offset of [1, 2, 3, 4]) expect(output).toContain(`http://127.0.0.1:${base + offset}`);
     demo = { id: /api_access_id:\s+(\S+)/.exec(output)?.[1] ?? '', key: /api_secure_key:\s+(\S+)/.exec(output)?.[1] ?? '' };
     kmsUrl = `http://127.0.0.1:${base + 3}`;
 
     const listening = execFileSync('ss', ['-Hltn'], { encoding: 'utf8' })
       .split('\n')
       .map((line) => line.trim().split(/\s+/)[3] ?? '')
-      .filter((address) => [0, 1, 2, 3, 4, 5].some((offset) => address.endsWith(`:${base + offset}`)));
-    expect(listening.length).toBe(6);
+      .filter((address) => [0, 1, 2, 3, 4].some((offset) => address.endsWith(`:${base + offset}`)));
+    expect(listening.length).toBe(5);
     for (const address of listening) expect(address).toMatch(/^(127\.0\.0\.1|\[::ffff:127\.0\.0\.1\]):\d+$/);
   });
 
