@@ -9,10 +9,11 @@
  * separation, key id forms and the typed exceptions.
  */
 import { createCipheriv, createDecipheriv, createHmac, randomBytes, randomUUID } from 'node:crypto';
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { mkdir } from 'node:fs/promises';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
+import { StandinDataFile } from './standin-data-file.ts';
+import { AwsServiceError, awsJsonServer, closeServer, listenAt, readAwsJsonRequest, sendAwsJson } from './standin-http.ts';
 
 export type KmsStandinKeySpec = 'SYMMETRIC_DEFAULT' | 'HMAC_256';
 type KeyUsage = 'ENCRYPT_DECRYPT' | 'GENERATE_VERIFY_MAC';
@@ -58,9 +59,7 @@ interface PersistedData {
 type Body = Record<string, unknown>;
 type Operation = (body: Body) => Promise<Body> | Body;
 
-const MAX_BODY_BYTES = 1024 * 1024;
 const DATA_FILE = 'kms-keys.json';
-const JSON_CONTENT_TYPE = 'application/x-amz-json-1.1';
 const KEY_ID_LENGTH = 36; // a UUID, like real KMS key ids
 const BLOB_VERSION = 1;
 const IV_LENGTH = 12;
@@ -77,18 +76,9 @@ const KNOWN_MAC_ALGORITHMS = new Set(['HMAC_SHA_224', 'HMAC_SHA_256', 'HMAC_SHA_
 // Operations for which real KMS honours DryRun; none of them has side effects here.
 const DRY_RUN_OPERATIONS = new Set(['Decrypt', 'GenerateDataKey', 'GenerateMac']);
 
-class KmsError extends Error {
-  constructor(
-    readonly type: string,
-    message: string,
-    readonly status = 400,
-  ) {
-    super(message);
-  }
-}
 
-function validationError(message: string): KmsError {
-  return new KmsError('ValidationException', `1 validation error detected: ${message}`);
+function validationError(message: string): AwsServiceError {
+  return new AwsServiceError('ValidationException', `1 validation error detected: ${message}`);
 }
 
 // ---------------------------------------------------------------------------
@@ -115,7 +105,7 @@ function optBlob(body: Body, name: string, maxBytes: number): Buffer | undefined
   const value = body[name];
   if (value === undefined || value === null) return undefined;
   if (typeof value !== 'string' || !BASE64_PATTERN.test(value)) {
-    throw new KmsError('SerializationException', `Value at '${name}' is not a valid base64 blob`);
+    throw new AwsServiceError('SerializationException', `Value at '${name}' is not a valid base64 blob`);
   }
   const bytes = Buffer.from(value, 'base64');
   if (bytes.length < 1 || bytes.length > maxBytes) {
@@ -166,7 +156,7 @@ function checkEncryptionAlgorithm(body: Body, name: string): void {
   const algorithm = optString(body, name);
   if (algorithm === undefined || algorithm === 'SYMMETRIC_DEFAULT') return;
   if (KNOWN_ENCRYPTION_ALGORITHMS.has(algorithm)) {
-    throw new KmsError('InvalidKeyUsageException', `The encryption algorithm ${algorithm} is not valid for a SYMMETRIC_DEFAULT key.`);
+    throw new AwsServiceError('InvalidKeyUsageException', `The encryption algorithm ${algorithm} is not valid for a SYMMETRIC_DEFAULT key.`);
   }
   throw validationError(`Value '${algorithm}' at '${name}' failed to satisfy constraint: Member must satisfy enum value set`);
 }
@@ -177,12 +167,10 @@ function checkEncryptionAlgorithm(body: Body, name: string): void {
 class KeyStore {
   readonly keys = new Map<string, StoredKey>();
   readonly aliases = new Map<string, string>();
-  private saving: Promise<void> = Promise.resolve();
-
   constructor(
     readonly region: string,
     readonly accountId: string,
-    private readonly file: string | undefined,
+    private readonly dataFile: StandinDataFile,
   ) {}
 
   keyArn(keyId: string): string {
@@ -194,26 +182,20 @@ class KeyStore {
   }
 
   async load(): Promise<void> {
-    if (!this.file) return;
-    let text: string;
-    try {
-      text = await readFile(this.file, 'utf8');
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
-      throw error;
-    }
+    const stored = await this.dataFile.read();
+    if (stored === undefined) return;
     // A damaged file must stop the start-up: silently starting empty would
     // orphan every ciphertext made with the lost keys.
-    const data = JSON.parse(text) as PersistedData;
+    const data = stored as PersistedData;
     if (data?.version !== 1 || !Array.isArray(data.keys) || typeof data.aliases !== 'object' || data.aliases === null) {
-      throw new Error(`${this.file} is not a KMS stand-in data file`);
+      throw new Error(`${this.dataFile.path} is not a KMS stand-in data file`);
     }
     for (const key of data.keys) {
       if (typeof key.keyId !== 'string' || !UUID_PATTERN.test(key.keyId) || typeof key.material !== 'string') {
-        throw new Error(`${this.file} holds an invalid key entry`);
+        throw new Error(`${this.dataFile.path} holds an invalid key entry`);
       }
       if (key.keySpec !== 'SYMMETRIC_DEFAULT' && key.keySpec !== 'HMAC_256') {
-        throw new Error(`${this.file} holds a key with unsupported spec ${String(key.keySpec)}`);
+        throw new Error(`${this.dataFile.path} holds a key with unsupported spec ${String(key.keySpec)}`);
       }
       this.keys.set(key.keyId, {
         keyId: key.keyId,
@@ -225,35 +207,22 @@ class KeyStore {
       });
     }
     for (const [alias, keyId] of Object.entries(data.aliases)) {
-      if (typeof keyId !== 'string' || !this.keys.has(keyId)) throw new Error(`${this.file}: alias ${alias} points to an unknown key`);
+      if (typeof keyId !== 'string' || !this.keys.has(keyId)) throw new Error(`${this.dataFile.path}: alias ${alias} points to an unknown key`);
       this.aliases.set(alias, keyId);
     }
   }
 
-  /**
-   * Writes are chained so an older snapshot can never land after a newer one,
-   * and go through a rename so a crash mid-write cannot truncate the file.
-   */
   persist(): Promise<void> {
-    const file = this.file;
-    if (!file) return Promise.resolve();
     const data: PersistedData = {
       version: 1,
       keys: [...this.keys.values()].map((key) => ({ ...key, material: key.material.toString('base64') })),
       aliases: Object.fromEntries(this.aliases),
     };
-    const text = `${JSON.stringify(data, null, 2)}\n`;
-    const write = this.saving.then(async () => {
-      const temporary = `${file}.${process.pid}.tmp`;
-      await writeFile(temporary, text, { mode: 0o600 });
-      await rename(temporary, file);
-    });
-    this.saving = write.catch(() => undefined);
-    return write;
+    return this.dataFile.write(data);
   }
 
   flushed(): Promise<void> {
-    return this.saving;
+    return this.dataFile.flushed();
   }
 
   createKey(keySpec: KmsStandinKeySpec, description: string): StoredKey {
@@ -285,13 +254,13 @@ class KeyStore {
     return key;
   }
 
-  private notFound(identifier: string): KmsError {
-    if (identifier.startsWith('alias/')) return new KmsError('NotFoundException', `Alias ${this.aliasArn(identifier)} is not found.`);
+  private notFound(identifier: string): AwsServiceError {
+    if (identifier.startsWith('alias/')) return new AwsServiceError('NotFoundException', `Alias ${this.aliasArn(identifier)} is not found.`);
     if (identifier.startsWith('arn:') && identifier.includes(':alias/')) {
-      return new KmsError('NotFoundException', `Alias ${identifier} is not found.`);
+      return new AwsServiceError('NotFoundException', `Alias ${identifier} is not found.`);
     }
     const arn = identifier.startsWith('arn:') ? identifier : this.keyArn(identifier);
-    return new KmsError('NotFoundException', `Key '${arn}' does not exist`);
+    return new AwsServiceError('NotFoundException', `Key '${arn}' does not exist`);
   }
 }
 
@@ -302,7 +271,7 @@ class KeyStore {
 
 function requireUsage(key: StoredKey, usage: KeyUsage, arn: string): void {
   if (key.keyUsage !== usage) {
-    throw new KmsError('InvalidKeyUsageException', `${arn} key usage is ${key.keyUsage} which is not valid for this operation.`);
+    throw new AwsServiceError('InvalidKeyUsageException', `${arn} key usage is ${key.keyUsage} which is not valid for this operation.`);
   }
 }
 
@@ -318,7 +287,7 @@ function seal(key: StoredKey, plaintext: Buffer, context: Record<string, string>
 function blobKeyId(blob: Buffer): string {
   const keyId = blob.subarray(1, HEADER_LENGTH).toString('ascii');
   if (blob.length <= HEADER_LENGTH + IV_LENGTH + TAG_LENGTH || blob[0] !== BLOB_VERSION || !UUID_PATTERN.test(keyId)) {
-    throw new KmsError('InvalidCiphertextException', 'The ciphertext is invalid.');
+    throw new AwsServiceError('InvalidCiphertextException', 'The ciphertext is invalid.');
   }
   return keyId;
 }
@@ -328,11 +297,11 @@ function open(store: KeyStore, blob: Buffer, context: Record<string, string>, ex
   if (expectedKeyId !== undefined) {
     const expected = store.resolve(expectedKeyId);
     if (expected.keyId !== keyId) {
-      throw new KmsError('IncorrectKeyException', 'The key ID in the request does not identify a KMS key that can perform this operation.');
+      throw new AwsServiceError('IncorrectKeyException', 'The key ID in the request does not identify a KMS key that can perform this operation.');
     }
   }
   const key = store.keys.get(keyId);
-  if (!key || key.keyUsage !== 'ENCRYPT_DECRYPT') throw new KmsError('InvalidCiphertextException', 'The ciphertext is invalid.');
+  if (!key || key.keyUsage !== 'ENCRYPT_DECRYPT') throw new AwsServiceError('InvalidCiphertextException', 'The ciphertext is invalid.');
   try {
     const decipher = createDecipheriv('aes-256-gcm', key.material, blob.subarray(HEADER_LENGTH, HEADER_LENGTH + IV_LENGTH));
     decipher.setAuthTag(blob.subarray(HEADER_LENGTH + IV_LENGTH, HEADER_LENGTH + IV_LENGTH + TAG_LENGTH));
@@ -342,7 +311,7 @@ function open(store: KeyStore, blob: Buffer, context: Record<string, string>, ex
   } catch {
     // Real KMS does not say whether the context or the bytes were wrong, and
     // neither should the stand-in, so callers cannot come to depend on it.
-    throw new KmsError('InvalidCiphertextException', 'The ciphertext is invalid.');
+    throw new AwsServiceError('InvalidCiphertextException', 'The ciphertext is invalid.');
   }
 }
 
@@ -350,7 +319,7 @@ function macAlgorithm(body: Body): 'HMAC_SHA_256' {
   const algorithm = reqString(body, 'MacAlgorithm');
   if (algorithm === 'HMAC_SHA_256') return algorithm;
   if (KNOWN_MAC_ALGORITHMS.has(algorithm)) {
-    throw new KmsError('InvalidKeyUsageException', `The MAC algorithm ${algorithm} is not valid for an HMAC_256 key.`);
+    throw new AwsServiceError('InvalidKeyUsageException', `The MAC algorithm ${algorithm} is not valid for an HMAC_256 key.`);
   }
   throw validationError(`Value '${algorithm}' at 'macAlgorithm' failed to satisfy constraint: Member must satisfy enum value set`);
 }
@@ -359,7 +328,7 @@ function dataKeyLength(body: Body): number {
   const numberOfBytes = optInt(body, 'NumberOfBytes', 1, 1024);
   const keySpec = optString(body, 'KeySpec');
   if ((numberOfBytes === undefined) === (keySpec === undefined)) {
-    throw new KmsError('ValidationException', 'Please specify either number of bytes or key spec.');
+    throw new AwsServiceError('ValidationException', 'Please specify either number of bytes or key spec.');
   }
   if (numberOfBytes !== undefined) return numberOfBytes;
   if (keySpec === 'AES_256') return 32;
@@ -409,56 +378,6 @@ function operations(store: KeyStore): Map<string, Operation> {
 // ---------------------------------------------------------------------------
 // HTTP
 
-function readBody(req: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const tooLarge = (): KmsError => new KmsError('ValidationException', `Request body exceeds ${MAX_BODY_BYTES} bytes.`, 413);
-    const declared = Number(req.headers['content-length'] ?? 0);
-    if (declared > MAX_BODY_BYTES) {
-      req.resume();
-      reject(tooLarge());
-      return;
-    }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let settled = false;
-    req.on('data', (chunk: Buffer) => {
-      if (settled) return; // keep draining, but stop buffering
-      size += chunk.length;
-      if (size > MAX_BODY_BYTES) {
-        settled = true;
-        reject(tooLarge());
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.on('end', () => {
-      if (settled) return;
-      settled = true;
-      resolve(Buffer.concat(chunks));
-    });
-    req.on('error', (error) => {
-      if (settled) return;
-      settled = true;
-      reject(error);
-    });
-  });
-}
-
-function send(res: ServerResponse, status: number, requestId: string, payload: Body, errorType?: string): void {
-  if (res.headersSent || res.destroyed) return;
-  const text = JSON.stringify(payload);
-  const headers: Record<string, string | number> = {
-    'Content-Type': JSON_CONTENT_TYPE,
-    'Content-Length': Buffer.byteLength(text),
-    'x-amzn-RequestId': requestId,
-  };
-  if (errorType) headers['x-amzn-ErrorType'] = errorType;
-  // An oversized body may still be arriving; closing is cheaper than draining it.
-  if (status === 413) headers.Connection = 'close';
-  res.writeHead(status, headers);
-  res.end(text);
-}
-
 /** GET here answers the per-operation call counter as JSON (the stand-in's own extension, never KMS's). */
 export const CALLS_PATH = '/__standin/calls';
 
@@ -467,7 +386,7 @@ export async function startKmsStandin(options: KmsStandinOptions = {}): Promise<
   const store = new KeyStore(
     options.region ?? 'us-east-1',
     options.accountId ?? '000000000000',
-    options.dataDir ? join(options.dataDir, DATA_FILE) : undefined,
+    new StandinDataFile(options.dataDir ? join(options.dataDir, DATA_FILE) : undefined),
   );
   if (options.dataDir) await mkdir(options.dataDir, { recursive: true });
   await store.load();
@@ -499,77 +418,32 @@ export async function startKmsStandin(options: KmsStandinOptions = {}): Promise<
       res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) }).end(body);
       return;
     }
-    if (req.method !== 'POST') {
-      req.resume();
-      throw new KmsError('UnsupportedOperationException', 'Only POST requests are supported.', 405);
-    }
-    const raw = await readBody(req);
-    const targetHeader = req.headers['x-amz-target'];
-    const target = Array.isArray(targetHeader) ? targetHeader[0] : targetHeader;
-    const operationName = /^TrentService\.([A-Za-z]+)$/.exec(target ?? '')?.[1];
-    const operation = operationName === undefined ? undefined : handlers.get(operationName);
-    if (operationName === undefined || operation === undefined) {
-      throw new KmsError('UnsupportedOperationException', `Unsupported operation ${target ?? '(missing X-Amz-Target)'}.`);
-    }
+    const { operationName, body } = await readAwsJsonRequest(req, { targetPrefix: 'TrentService', unknownOperation: 'UnsupportedOperationException', operations: handlers });
+    const operation = handlers.get(operationName)!;
     calls[operationName] = (calls[operationName] ?? 0) + 1;
-
-    let body: unknown = {};
-    const text = raw.toString('utf8').trim();
-    if (text.length > 0) {
-      try {
-        body = JSON.parse(text);
-      } catch {
-        throw new KmsError('SerializationException', 'The request body is not valid JSON.');
-      }
+    const result = await operation(body);
+    if (body.DryRun === true && DRY_RUN_OPERATIONS.has(operationName)) {
+      throw new AwsServiceError('DryRunOperationException', 'The request would have succeeded, but the DryRun option is set.', 412);
     }
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-      throw new KmsError('SerializationException', 'The request body must be a JSON object.');
-    }
-    const result = await operation(body as Body);
-    if ((body as Body).DryRun === true && DRY_RUN_OPERATIONS.has(operationName)) {
-      throw new KmsError('DryRunOperationException', 'The request would have succeeded, but the DryRun option is set.', 412);
-    }
-    send(res, 200, requestId, result);
+    sendAwsJson(res, 200, requestId, result);
   };
 
-  const server = createServer((req, res) => {
-    const requestId = randomUUID();
-    handle(req, res, requestId).catch((error: unknown) => {
-      if (error instanceof KmsError) {
-        send(res, error.status, requestId, { __type: error.type, message: error.message }, error.type);
-        return;
-      }
-      // Anything else is a stand-in bug; report it the way AWS reports its own.
-      console.error('KMS stand-in internal error', error);
-      send(res, 500, requestId, { __type: 'KMSInternalException', message: 'Internal error in the local KMS stand-in.' }, 'KMSInternalException');
-    });
-  });
+  const server = awsJsonServer('KMS', { type: 'KMSInternalException', message: 'Internal error in the local KMS stand-in.' }, handle);
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const { port } = server.address() as AddressInfo;
-  const urlHost = host.includes(':') ? `[${host}]` : host;
+  const url = await listenAt(server, host, options.port ?? 0);
 
   const keys: Record<string, { keyId: string; arn: string }> = {};
   for (const [alias, keyId] of store.aliases) keys[alias] = { keyId, arn: store.keyArn(keyId) };
 
   return {
-    url: `http://${urlHost}:${port}`,
+    url,
     keys,
     calls,
     resetCalls() {
       for (const name of Object.keys(calls)) delete calls[name];
     },
     async close() {
-      const closed = new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
-      // Keep-alive sockets from SDK clients would otherwise hold close() open.
-      server.closeAllConnections();
-      await closed;
+      await closeServer(server);
       await store.flushed();
     },
   };

@@ -7,7 +7,7 @@
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { closeServer, listenAt, readBoundedBody } from './standin-http.ts';
 
 export interface PaypalStandinOptions {
   /** 0 (the default) picks an ephemeral port. */
@@ -54,39 +54,8 @@ export function agreementIdFor(token: string): string {
   return `B-${id}`;
 }
 
-function readBody(req: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const tooLarge = (): HttpError => paypalError(413, 'REQUEST_ENTITY_TOO_LARGE', `Request body exceeds ${MAX_BODY_BYTES} bytes.`);
-    if (Number(req.headers['content-length'] ?? 0) > MAX_BODY_BYTES) {
-      req.resume();
-      reject(tooLarge());
-      return;
-    }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let settled = false;
-    req.on('data', (chunk: Buffer) => {
-      if (settled) return;
-      size += chunk.length;
-      if (size > MAX_BODY_BYTES) {
-        settled = true;
-        reject(tooLarge());
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.on('end', () => {
-      if (settled) return;
-      settled = true;
-      resolve(Buffer.concat(chunks));
-    });
-    req.on('error', (error) => {
-      if (settled) return;
-      settled = true;
-      reject(error);
-    });
-  });
-}
+
+const bodyTooLarge = (): HttpError => paypalError(413, 'REQUEST_ENTITY_TOO_LARGE', `Request body exceeds ${MAX_BODY_BYTES} bytes.`);
 
 function send(res: ServerResponse, status: number, payload: Record<string, unknown>): void {
   if (res.headersSent || res.destroyed) return;
@@ -118,7 +87,7 @@ export async function startPaypalStandin(options: PaypalStandinOptions = {}): Pr
   const tokensByClient: Record<string, number> = {};
 
   const issueToken = async (req: IncomingMessage): Promise<Record<string, unknown>> => {
-    const raw = await readBody(req);
+    const raw = await readBoundedBody(req, MAX_BODY_BYTES, bodyTooLarge);
     const clientId = basicClientId(req.headers.authorization);
     if (clientId === undefined) {
       throw new HttpError(401, { error: 'invalid_client', error_description: 'Client Authentication failed' });
@@ -141,7 +110,7 @@ export async function startPaypalStandin(options: PaypalStandinOptions = {}): Pr
   };
 
   const createAgreement = async (req: IncomingMessage): Promise<Record<string, unknown>> => {
-    const raw = await readBody(req);
+    const raw = await readBoundedBody(req, MAX_BODY_BYTES, bodyTooLarge);
     const bearer = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '')?.[1];
     if (bearer === undefined || !issuedTokens.has(bearer)) {
       throw new HttpError(401, { error: 'invalid_token', error_description: 'Token signature verification failed' });
@@ -191,23 +160,12 @@ export async function startPaypalStandin(options: PaypalStandinOptions = {}): Pr
     });
   });
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const { port } = server.address() as AddressInfo;
-  const urlHost = host.includes(':') ? `[${host}]` : host;
+  const url = await listenAt(server, host, options.port ?? 0);
 
   return {
-    url: `http://${urlHost}:${port}`,
+    url,
     async close() {
-      const closed = new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
-      // Keep-alive sockets from fetch would otherwise hold close() open.
-      server.closeAllConnections();
-      await closed;
+      await closeServer(server);
     },
   };
 }

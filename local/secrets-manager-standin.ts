@@ -11,10 +11,11 @@
  * not checked.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { mkdir } from 'node:fs/promises';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
+import { StandinDataFile } from './standin-data-file.ts';
+import { AwsServiceError, awsJsonServer, closeServer, listenAt, readAwsJsonRequest, sendAwsJson } from './standin-http.ts';
 
 export interface SecretsManagerStandinOptions {
   /** 0 (the default) picks an ephemeral port. */
@@ -65,9 +66,7 @@ interface PersistedData {
 type Body = Record<string, unknown>;
 type Operation = (body: Body) => Promise<Body> | Body;
 
-const MAX_BODY_BYTES = 1024 * 1024;
 const DATA_FILE = 'secrets.json';
-const JSON_CONTENT_TYPE = 'application/x-amz-json-1.1';
 const CURRENT = 'AWSCURRENT';
 const PREVIOUS = 'AWSPREVIOUS';
 const MAX_SECRET_BYTES = 65536;
@@ -76,20 +75,11 @@ const NAME_PATTERN = /^[A-Za-z0-9/_+=.@-]{1,512}$/;
 const ARN_SUFFIX_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 const BASE64_PATTERN = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
-class SecretsManagerError extends Error {
-  constructor(
-    readonly type: string,
-    message: string,
-    readonly status = 400,
-  ) {
-    super(message);
-  }
-}
 
-const notFound = (message = "Secrets Manager can't find the specified secret."): SecretsManagerError => new SecretsManagerError('ResourceNotFoundException', message);
+const notFound = (message = "Secrets Manager can't find the specified secret."): AwsServiceError => new AwsServiceError('ResourceNotFoundException', message);
 
-function validationError(message: string): SecretsManagerError {
-  return new SecretsManagerError('ValidationException', `1 validation error detected: ${message}`);
+function validationError(message: string): AwsServiceError {
+  return new AwsServiceError('ValidationException', `1 validation error detected: ${message}`);
 }
 
 // ---------------------------------------------------------------------------
@@ -126,17 +116,17 @@ function secretValue(body: Body, required: boolean): Pick<StoredVersion, 'secret
   const secretString = optString(body, 'SecretString', MAX_SECRET_BYTES, 0);
   const binary = body.SecretBinary;
   if (binary !== undefined && binary !== null && (typeof binary !== 'string' || !BASE64_PATTERN.test(binary))) {
-    throw new SecretsManagerError('SerializationException', "Value at 'SecretBinary' is not a valid base64 blob");
+    throw new AwsServiceError('SerializationException', "Value at 'SecretBinary' is not a valid base64 blob");
   }
   const secretBinary = typeof binary === 'string' ? binary : undefined;
   if (secretString !== undefined && secretBinary !== undefined) {
-    throw new SecretsManagerError('InvalidParameterException', 'You can\'t specify both a binary secret value and a string secret value in the same secret.');
+    throw new AwsServiceError('InvalidParameterException', 'You can\'t specify both a binary secret value and a string secret value in the same secret.');
   }
   if (secretBinary !== undefined && Buffer.from(secretBinary, 'base64').length > MAX_SECRET_BYTES) {
     throw validationError(`Value at 'SecretBinary' failed to satisfy constraint: Member must have length less than or equal to ${MAX_SECRET_BYTES}`);
   }
   if (secretString === undefined && secretBinary === undefined) {
-    if (required) throw new SecretsManagerError('InvalidRequestException', 'You must provide either SecretString or SecretBinary.');
+    if (required) throw new AwsServiceError('InvalidRequestException', 'You must provide either SecretString or SecretBinary.');
     return undefined;
   }
   return secretString !== undefined ? { secretString } : { secretBinary };
@@ -152,54 +142,33 @@ const now = (): number => Date.now() / 1000;
 
 class SecretStore {
   readonly secrets = new Map<string, StoredSecret>();
-  private saving: Promise<void> = Promise.resolve();
-
   constructor(
     readonly region: string,
     readonly accountId: string,
-    private readonly file: string | undefined,
+    private readonly dataFile: StandinDataFile,
   ) {}
 
   async load(): Promise<void> {
-    if (!this.file) return;
-    let text: string;
-    try {
-      text = await readFile(this.file, 'utf8');
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
-      throw error;
-    }
+    const stored = await this.dataFile.read();
+    if (stored === undefined) return;
     // A damaged file stops the start-up: starting empty would quietly put the provisioned values back in place of stored ones.
-    const data = JSON.parse(text) as PersistedData;
-    if (data?.version !== 1 || !Array.isArray(data.secrets)) throw new Error(`${this.file} is not a Secrets Manager stand-in data file`);
+    const data = stored as PersistedData;
+    if (data?.version !== 1 || !Array.isArray(data.secrets)) throw new Error(`${this.dataFile.path} is not a Secrets Manager stand-in data file`);
     for (const secret of data.secrets) {
       if (typeof secret.name !== 'string' || !NAME_PATTERN.test(secret.name) || typeof secret.arn !== 'string' || !Array.isArray(secret.versions)) {
-        throw new Error(`${this.file} holds an invalid secret entry`);
+        throw new Error(`${this.dataFile.path} holds an invalid secret entry`);
       }
       this.secrets.set(secret.name, secret);
     }
   }
 
-  /**
-   * Writes are chained so an older snapshot can never land after a newer one,
-   * and go through a rename so a crash mid-write cannot truncate the file.
-   */
   persist(): Promise<void> {
-    const file = this.file;
-    if (!file) return Promise.resolve();
     const data: PersistedData = { version: 1, secrets: [...this.secrets.values()] };
-    const text = `${JSON.stringify(data, null, 2)}\n`;
-    const write = this.saving.then(async () => {
-      const temporary = `${file}.${process.pid}.tmp`;
-      await writeFile(temporary, text, { mode: 0o600 });
-      await rename(temporary, file);
-    });
-    this.saving = write.catch(() => undefined);
-    return write;
+    return this.dataFile.write(data);
   }
 
   flushed(): Promise<void> {
-    return this.saving;
+    return this.dataFile.flushed();
   }
 
   create(name: string, description: string | undefined): StoredSecret {
@@ -298,7 +267,7 @@ function operations(store: SecretStore): Map<string, Operation> {
         const existing = secret.versions.find((version) => version.versionId === versionId);
         if (existing) {
           // The SDK's retry of a write that landed: the same token and value are answered as the first time.
-          if (!sameValue(existing, value)) throw new SecretsManagerError('ResourceExistsException', "You can't modify an existing version, you can only create a new version.");
+          if (!sameValue(existing, value)) throw new AwsServiceError('ResourceExistsException', "You can't modify an existing version, you can only create a new version.");
           return { ARN: secret.arn, Name: secret.name, VersionId: existing.versionId, VersionStages: existing.stages };
         }
         const version = store.addVersion(secret, versionId, value, labels);
@@ -324,7 +293,7 @@ function operations(store: SecretStore): Map<string, Operation> {
       'CreateSecret',
       async (body) => {
         const name = reqString(body, 'Name', 512);
-        if (!NAME_PATTERN.test(name)) throw new SecretsManagerError('InvalidParameterException', 'Invalid name. Must be a valid name containing alphanumeric characters, or any of the following: -/_+=.@!');
+        if (!NAME_PATTERN.test(name)) throw new AwsServiceError('InvalidParameterException', 'Invalid name. Must be a valid name containing alphanumeric characters, or any of the following: -/_+=.@!');
         const description = optString(body, 'Description', 2048, 0);
         const value = secretValue(body, false);
         const versionId = token(body);
@@ -333,7 +302,7 @@ function operations(store: SecretStore): Map<string, Operation> {
           // A retried create that landed carries the same token and value.
           const same = existing.versions.find((version) => version.versionId === versionId);
           if (value && same && sameValue(same, value)) return { ARN: existing.arn, Name: existing.name, VersionId: same.versionId };
-          throw new SecretsManagerError('ResourceExistsException', `The operation failed because the secret ${name} already exists.`);
+          throw new AwsServiceError('ResourceExistsException', `The operation failed because the secret ${name} already exists.`);
         }
         const secret = store.create(name, description);
         const version = value ? store.addVersion(secret, versionId, value) : undefined;
@@ -347,58 +316,9 @@ function operations(store: SecretStore): Map<string, Operation> {
 // ---------------------------------------------------------------------------
 // HTTP
 
-function readBody(req: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const tooLarge = (): SecretsManagerError => new SecretsManagerError('ValidationException', `Request body exceeds ${MAX_BODY_BYTES} bytes.`, 413);
-    if (Number(req.headers['content-length'] ?? 0) > MAX_BODY_BYTES) {
-      req.resume();
-      reject(tooLarge());
-      return;
-    }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let settled = false;
-    req.on('data', (chunk: Buffer) => {
-      if (settled) return; // keep draining, but stop buffering
-      size += chunk.length;
-      if (size > MAX_BODY_BYTES) {
-        settled = true;
-        reject(tooLarge());
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.on('end', () => {
-      if (settled) return;
-      settled = true;
-      resolve(Buffer.concat(chunks));
-    });
-    req.on('error', (error) => {
-      if (settled) return;
-      settled = true;
-      reject(error);
-    });
-  });
-}
-
-function send(res: ServerResponse, status: number, requestId: string, payload: Body, errorType?: string): void {
-  if (res.headersSent || res.destroyed) return;
-  const text = JSON.stringify(payload);
-  const headers: Record<string, string | number> = {
-    'Content-Type': JSON_CONTENT_TYPE,
-    'Content-Length': Buffer.byteLength(text),
-    'x-amzn-RequestId': requestId,
-  };
-  if (errorType) headers['x-amzn-ErrorType'] = errorType;
-  // An oversized body may still be arriving; closing is cheaper than draining it.
-  if (status === 413) headers.Connection = 'close';
-  res.writeHead(status, headers);
-  res.end(text);
-}
-
 export async function startSecretsManagerStandin(options: SecretsManagerStandinOptions = {}): Promise<SecretsManagerStandin> {
   const host = options.host ?? '127.0.0.1';
-  const store = new SecretStore(options.region ?? 'us-east-1', options.accountId ?? '000000000000', options.dataDir ? join(options.dataDir, DATA_FILE) : undefined);
+  const store = new SecretStore(options.region ?? 'us-east-1', options.accountId ?? '000000000000', new StandinDataFile(options.dataDir ? join(options.dataDir, DATA_FILE) : undefined));
   if (options.dataDir) await mkdir(options.dataDir, { recursive: true });
   await store.load();
 
@@ -414,64 +334,22 @@ export async function startSecretsManagerStandin(options: SecretsManagerStandinO
   const handlers = operations(store);
 
   const handle = async (req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void> => {
-    if (req.method !== 'POST') {
-      req.resume();
-      throw new SecretsManagerError('UnknownOperationException', 'Only POST requests are supported.', 405);
-    }
-    const raw = await readBody(req);
-    const targetHeader = req.headers['x-amz-target'];
-    const target = Array.isArray(targetHeader) ? targetHeader[0] : targetHeader;
-    const operationName = /^secretsmanager\.([A-Za-z]+)$/.exec(target ?? '')?.[1];
-    const operation = operationName === undefined ? undefined : handlers.get(operationName);
-    if (operation === undefined) throw new SecretsManagerError('UnknownOperationException', `Unsupported operation ${target ?? '(missing X-Amz-Target)'}.`);
-
-    let body: unknown = {};
-    const text = raw.toString('utf8').trim();
-    if (text.length > 0) {
-      try {
-        body = JSON.parse(text);
-      } catch {
-        throw new SecretsManagerError('SerializationException', 'The request body is not valid JSON.');
-      }
-    }
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new SecretsManagerError('SerializationException', 'The request body must be a JSON object.');
-    send(res, 200, requestId, await operation(body as Body));
+    const { operationName, body } = await readAwsJsonRequest(req, { targetPrefix: 'secretsmanager', unknownOperation: 'UnknownOperationException', operations: handlers });
+    sendAwsJson(res, 200, requestId, await handlers.get(operationName)!(body));
   };
 
-  const server = createServer((req, res) => {
-    const requestId = randomUUID();
-    handle(req, res, requestId).catch((error: unknown) => {
-      if (error instanceof SecretsManagerError) {
-        send(res, error.status, requestId, { __type: error.type, message: error.message }, error.type);
-        return;
-      }
-      // Anything else is a stand-in bug; report it the way AWS reports its own.
-      console.error('Secrets Manager stand-in internal error', error);
-      send(res, 500, requestId, { __type: 'InternalServiceError', message: 'Internal error in the local Secrets Manager stand-in.' }, 'InternalServiceError');
-    });
-  });
+  const server = awsJsonServer('Secrets Manager', { type: 'InternalServiceError', message: 'Internal error in the local Secrets Manager stand-in.' }, handle);
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const { port } = server.address() as AddressInfo;
-  const urlHost = host.includes(':') ? `[${host}]` : host;
+  const url = await listenAt(server, host, options.port ?? 0);
 
   const secrets: Record<string, { arn: string }> = {};
   for (const { name } of options.secrets ?? []) secrets[name] = { arn: store.resolve(name).arn };
 
   return {
-    url: `http://${urlHost}:${port}`,
+    url,
     secrets,
     async close() {
-      const closed = new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
-      // Keep-alive sockets from SDK clients would otherwise hold close() open.
-      server.closeAllConnections();
-      await closed;
+      await closeServer(server);
       await store.flushed();
     },
   };

@@ -8,6 +8,7 @@ import { CLIENTS_PATH } from '#local/paypal-standin.ts';
 import { readRuntimeFile } from '#local/runtime-file.ts';
 import { PAYPAL_UNSET_CLIENT_ID } from '#shared/aws/paypal-secret.ts';
 import { MERCHANT, authHeaders } from '../support/api.ts';
+import { followRuntime } from '../support/local-process.ts';
 import { PAYPAL, locationPath, unique } from '../support/paymethods.ts';
 
 /**
@@ -31,23 +32,8 @@ async function startRuntime(dataDir: string): Promise<Runtime> {
     env: { ...process.env, PORT: '0', LOCAL_ACCESS_LOG: 'off', LOCAL_SEED: 'test/fixtures/seed.json', LOCAL_DATA_DIR: dataDir, AUTHORIZER_CACHE_TTL_SECONDS: '0' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const port = await new Promise<number>((resolve, reject) => {
-    const poll = setInterval(() => {
-      const match = /listening on http:\/\/localhost:(\d+)/.exec(output);
-      if (match) {
-        clearInterval(poll);
-        resolve(Number(match[1]));
-      }
-    }, 50);
-    void exited.then(() => {
-      clearInterval(poll);
-      reject(new Error(`local runtime exited: ${output}`));
-    });
-  });
+  const { exited, listening } = followRuntime(child);
+  const port = await listening;
   const file = await readRuntimeFile(repoRoot, port);
   if (!file) throw new Error('local runtime left no runtime file');
   return {

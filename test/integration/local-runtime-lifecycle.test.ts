@@ -7,6 +7,7 @@ import { promisify } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { eventsFilePath, runtimeFilePath } from '../../local/runtime-file.ts';
+import { followRuntime } from '../support/local-process.ts';
 
 /**
  * `npm start` as a user runs it, in its own process group: which ports it
@@ -31,28 +32,15 @@ interface Started {
 
 async function startNpm(env: Record<string, string>): Promise<Started> {
   const npm = spawn('npm', ['start'], { cwd: repoRoot, env: { ...process.env, LOCAL_ACCESS_LOG: 'off', LOCAL_SEED: '', ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-  let output = '';
-  npm.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  npm.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const exited = new Promise<void>((resolve) => npm.once('exit', () => resolve()));
-  const port = await new Promise<number>((resolve, reject) => {
-    const poll = setInterval(() => {
-      const match = /listening on http:\/\/localhost:(\d+)/.exec(output);
-      if (match) {
-        clearInterval(poll);
-        resolve(Number(match[1]));
-      }
-    }, 50);
-    void exited.then(() => {
-      clearInterval(poll);
-      reject(new Error(`npm start exited: ${output}`));
-    });
-  });
+  const followed = followRuntime(npm);
+  const output = followed.output;
+  const exited = followed.exited.then(() => undefined);
+  const port = await followed.listening;
   started.push(npm);
   const descendants = descendantPids(npm.pid as number);
   const guard = descendants.map(commandLine).find((line) => line.includes('remove-when-gone'));
   const s3Folder = guard?.split('\0').filter(Boolean).at(-1) ?? '';
-  return { npm, port, output: () => output, descendants, s3Folder, exited, randomPorts: env.PORT === '0' };
+  return { npm, port, output, descendants, s3Folder, exited, randomPorts: env.PORT === '0' };
 }
 
 const started: Array<ReturnType<typeof spawn>> = [];

@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { runtimeFilePath } from '../../local/runtime-file.ts';
+import { followRuntime } from '../support/local-process.ts';
 
 const repoRoot = path.resolve(import.meta.dirname, '../..');
 
@@ -13,24 +14,8 @@ function startRuntime(env: Record<string, string>) {
     env: { ...process.env, PORT: '0', LOCAL_ACCESS_LOG: 'off', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const ready = new Promise<number>((resolve, reject) => {
-    const poll = setInterval(() => {
-      const match = /listening on http:\/\/localhost:(\d+)/.exec(output);
-      if (match) {
-        clearInterval(poll);
-        resolve(Number(match[1]));
-      }
-    }, 50);
-    void exited.then((code) => {
-      clearInterval(poll);
-      reject(new Error(`exited with ${code}: ${output}`));
-    });
-  });
-  return { child, ready, exited, output: () => output };
+  const { output, exited, listening: ready } = followRuntime(child);
+  return { child, ready, exited, output };
 }
 
 function descendantPids(pid: number): number[] {
