@@ -3,6 +3,7 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { AccountUpdateHistory, AccountUpdateLog, AccountUpdateRecord, FileApplications } from '#shared/domain/account-updater/ports.ts';
 import { backoff, batchGet, MAX_BATCH_ATTEMPTS } from './batch.ts';
 import { AU_SHARDS, auHistoryPartition, auShards, keys, withoutKeys } from './keys.ts';
+import { mergeSorted } from './merge-sorted.ts';
 import { itemsOf } from './partition.ts';
 import { TTL_ATTRIBUTE } from './table.ts';
 import { isConditionFailure } from './write-conflicts.ts';
@@ -112,7 +113,7 @@ export class DynamoAccountUpdaterStore implements AccountUpdateLog, AccountUpdat
     const partition = keys.auMonth(month, '').pk;
     const markers = [this.tables.history, ...(this.tables.legacy ? [this.tables.legacy] : [])].map((table) => this.itemsOf(table, partition));
     let previous: string | undefined;
-    for await (const item of mergeOnSortKey(markers)) {
+    for await (const item of mergeSorted(markers, sortKeyOf)) {
       if (item.sk === previous) continue;
       previous = item.sk as string;
       yield item.organization_id as string;
@@ -133,7 +134,7 @@ export class DynamoAccountUpdaterStore implements AccountUpdateLog, AccountUpdat
       ...(this.tables.legacy ? auShards().map((shard) => ({ table: this.tables.legacy!, partition: auHistoryPartition(organizationId, month, shard) })) : []),
     ];
     let pending: Item | undefined;
-    for await (const item of mergeOnSortKey(partitions.map(({ table, partition }) => this.itemsOf(table, partition)))) {
+    for await (const item of mergeSorted(partitions.map(({ table, partition }) => this.itemsOf(table, partition)), sortKeyOf)) {
       if (pending && updateOf(pending.sk as string) !== updateOf(item.sk as string)) yield toRecord(pending);
       pending = item;
     }
@@ -154,22 +155,7 @@ function historyItem({ line, update }: { line: number; update: AccountUpdateReco
   };
 }
 
-/** Items of several ascending streams, ascending by sort key (ties: the earlier stream first). */
-async function* mergeOnSortKey(streams: ReadonlyArray<AsyncIterator<Item>>): AsyncGenerator<Item> {
-  const heads = await Promise.all(streams.map((stream) => stream.next()));
-  for (;;) {
-    let best = -1;
-    for (let index = 0; index < heads.length; index += 1) {
-      const head = heads[index]!;
-      if (head.done) continue;
-      const bestHead = heads[best];
-      if (!bestHead || bestHead.done || (head.value.sk as string) < (bestHead.value.sk as string)) best = index;
-    }
-    if (best < 0) return;
-    yield (heads[best] as IteratorYieldResult<Item>).value;
-    heads[best] = await streams[best]!.next();
-  }
-}
+const sortKeyOf = (item: Item): string => item.sk as string;
 
 /** `<date>#<token>` of a history sort key: one card's update in one run. */
 function updateOf(sortKey: string): string {

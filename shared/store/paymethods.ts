@@ -13,6 +13,7 @@ import { batchGet } from './batch.ts';
 import { assertWithinRange, decodeCursor, encodeCursor, queryFingerprint } from './cursor.ts';
 import { idempotencyCompletionWrite, idempotencyKeyLost } from './idempotency.ts';
 import { LEGACY_PAYMETHOD_LIST_KEY_ATTRIBUTES, auReportPartition, auShards, keys } from './keys.ts';
+import { mergeSorted } from './merge-sorted.ts';
 import type { PagedList } from './page-boundaries.ts';
 import { PageBoundaries, collect } from './page-boundaries.ts';
 import { AU_SOURCE_ATTRIBUTE, PAYMETHOD_ENTITY, SECRET_ATTRIBUTE, paymethodFromItem } from './records.ts';
@@ -537,21 +538,12 @@ export class DynamoPaymethodStore implements PaymethodRepository, CardUpdates {
         // A shard's share of the items asked for, and half again: the write shards split one organization's cards evenly.
         const firstStep = Math.ceil((1.5 * (limit + 1)) / shards.length) + 1;
         const streams = shards.map((partition) => this.shardInOrder({ ...plan, partition }, after, ascending, firstStep));
-        const heads = await Promise.all(streams.map((stream) => stream.next()));
         const items: Item[] = [];
         // One more than asked tells whether the merged list goes on.
-        while (items.length <= limit) {
-          let best: { index: number; item: Item; value: string } | undefined;
-          heads.forEach((head, index) => {
-            if (head.done) return;
-            const value = head.value[plan.sortAttribute] as string;
-            if (!best || (ascending ? value < best.value : value > best.value)) best = { index, item: head.value, value };
-          });
-          if (!best) break;
-          items.push(best.item);
-          heads[best.index] = await streams[best.index]!.next();
+        for await (const item of mergeSorted(streams, (candidate) => candidate[plan.sortAttribute] as string, ascending ? 'ascending' : 'descending')) {
+          items.push(item);
+          if (items.length > limit) break;
         }
-        await Promise.all(streams.map((stream) => stream.return(undefined)));
         const page = items.slice(0, limit);
         return { items: page, lastEvaluatedKey: items.length > limit ? positionOf(page.at(-1)!) : undefined };
       },
