@@ -92,6 +92,15 @@ describe('create validation', () => {
     expect(issues(() => validateCreate({ card: CARD, echeck: ECHECK }, 'location', NOW))[0]?.message).toMatch(/only one/);
   });
 
+  it('answers a sub-object that is no object with that alone, not with its members as missing', () => {
+    for (const [member, value] of [['card', 'x'], ['card', []], ['echeck', 5], ['vendor', true]] as const) {
+      expect(issues(() => validateCreate({ [member]: value }, 'location', NOW)), `${member}: ${JSON.stringify(value)}`).toEqual([{ field: member, message: 'must be an object' }]);
+    }
+    expect(issues(() => validateUpdate({ echeck: 'x' }, NOW))).toEqual([{ field: 'echeck', message: 'must be an object' }]);
+    // An object still gets every missing member named.
+    expect(issues(() => validateCreate({ card: { card_type: 'visa' } }, 'location', NOW)).map((issue) => issue.field)).toEqual(['card.name_on_card', 'card.account_number', 'card.expire_month', 'card.expire_year']);
+  });
+
   it('checks types: numbers where strings are expected and the reverse', () => {
     const found = issues(() => validateCreate({ card: { ...CARD, account_number: 4111111111111111, name_on_card: 7, suppress_account_updater: 'yes' } }, 'location', NOW));
     expect(found.map((issue) => issue.field).sort()).toEqual(['card.account_number', 'card.name_on_card', 'card.suppress_account_updater']);

@@ -205,6 +205,18 @@ function failed(ctx: Ctx, member: string): boolean {
   return ctx.issues.some((issue) => issue.path?.[0] === member);
 }
 
+/**
+ * A rule across an object's members. Like every rule here it runs even when
+ * a member failed (so one answer names every problem), but not when the value
+ * is no object at all: "must be an object" says it all, and a string has no
+ * members to call missing.
+ */
+function acrossMembers<T extends object>(rule: (value: T, ctx: Ctx) => void) {
+  return z.superRefine((value: T, ctx: Ctx) => {
+    if (typeof value === 'object' && value !== null && !Array.isArray(value)) rule(value, ctx);
+  }, ALWAYS);
+}
+
 function requireAll<T extends object>(value: T, members: ReadonlyArray<keyof T & string>, ctx: Ctx): void {
   for (const member of members) if (value[member] === undefined) ctx.addIssue({ code: 'custom', path: [member], message: 'is required' });
 }
@@ -244,7 +256,7 @@ function cardSchema(tokens: TokenRule) {
   const one_time_token =
     tokens === 'accepted' ? oneTimeToken : refused(tokens === 'refused' ? TOKEN_REFUSED_LOCATIONLESS : 'is not accepted when minting a one-time token');
   return z.strictObject({ ...cardMembers, one_time_token }, OBJECT).check(
-    z.superRefine((card, ctx) => {
+    acrossMembers((card, ctx) => {
       if (card.one_time_token !== undefined && tokens !== 'minting') {
         requireAll(card, CARD_REQUIRED_BESIDE_TOKEN, ctx);
         refuseAll(card, CARD_REFUSED_BESIDE_TOKEN, 'must not be sent with one_time_token', ctx);
@@ -253,7 +265,7 @@ function cardSchema(tokens: TokenRule) {
         checkBrand(card, ctx);
       }
       checkExpiry(card, ctx);
-    }, ALWAYS),
+    }),
   );
 }
 
@@ -261,18 +273,18 @@ function echeckSchema(tokens: TokenRule) {
   const one_time_token =
     tokens === 'accepted' ? oneTimeToken : refused(tokens === 'refused' ? TOKEN_REFUSED_LOCATIONLESS : 'is not accepted when minting a one-time token');
   return z.strictObject({ ...echeckMembers, one_time_token }, OBJECT).check(
-    z.superRefine((echeck, ctx) => {
+    acrossMembers((echeck, ctx) => {
       if (echeck.one_time_token !== undefined && tokens !== 'minting') {
         requireAll(echeck, ECHECK_REQUIRED_BESIDE_TOKEN, ctx);
         refuseAll(echeck, ECHECK_REFUSED_BESIDE_TOKEN, 'must not be sent with one_time_token', ctx);
       } else {
         requireAll(echeck, ECHECK_REQUIRED, ctx);
       }
-    }, ALWAYS),
+    }),
   );
 }
 
-const vendorSchema = z.strictObject(vendorMembers, OBJECT).check(z.superRefine((vendor, ctx) => requireAll(vendor, VENDOR_REQUIRED, ctx), ALWAYS));
+const vendorSchema = z.strictObject(vendorMembers, OBJECT).check(acrossMembers((vendor, ctx) => requireAll(vendor, VENDOR_REQUIRED, ctx)));
 
 type CardBody = z.output<ReturnType<typeof cardSchema>>;
 type EcheckBody = z.output<ReturnType<typeof echeckSchema>>;
@@ -421,13 +433,13 @@ export const updateBodySchema = z.pipe(
         z.strictObject(
           { ...cardMembers, account_number: notUpdatable, card_type: notUpdatable, one_time_token: notUpdatable },
           OBJECT,
-        ).check(z.superRefine((card, ctx) => checkExpiry(card, ctx), ALWAYS)),
+        ).check(acrossMembers((card, ctx) => checkExpiry(card, ctx))),
       ),
       echeck: z.optional(
         z.strictObject(
           { ...echeckMembers, account_number: notUpdatable, one_time_token: notUpdatable },
           OBJECT,
-        ).check(z.superRefine((echeck, ctx) => requireAll(echeck, ECHECK_REQUIRED_ON_UPDATE, ctx), ALWAYS)),
+        ).check(acrossMembers((echeck, ctx) => requireAll(echeck, ECHECK_REQUIRED_ON_UPDATE, ctx))),
       ),
       vendor: z.optional(vendorOnUpdate),
       // The create's alias of vendor, refused the same way rather than as an unknown member.
