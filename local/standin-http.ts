@@ -42,7 +42,7 @@ export function readBoundedBody(req: IncomingMessage, maxBytes: number, tooLarge
   });
 }
 
-export const AWS_JSON_CONTENT_TYPE = 'application/x-amz-json-1.1';
+const AWS_JSON_CONTENT_TYPE = 'application/x-amz-json-1.1';
 
 /** An AWS JSON 1.1 answer: the payload, the request id, and for an error its type, as the SDK reads it. */
 export function sendAwsJson(res: ServerResponse, status: number, requestId: string, payload: Record<string, unknown>, errorType?: string): void {
@@ -122,7 +122,7 @@ const MAX_AWS_JSON_BODY_BYTES = 1024 * 1024;
  */
 export async function readAwsJsonRequest<Name extends string>(
   req: IncomingMessage,
-  service: { targetPrefix: string; unknownOperation: string; operations: ReadonlySet<Name> | ReadonlyMap<Name, unknown> },
+  service: { targetPrefix: string; unknownOperation: string; operations: ReadonlyMap<Name, unknown> },
 ): Promise<{ operationName: Name; body: Record<string, unknown> }> {
   if (req.method !== 'POST') {
     req.resume();

@@ -9,7 +9,7 @@ import { failedAuthenticationThrottle } from './auth-throttle.ts';
 import { corsHeadersForPublishable } from './cors.ts';
 import { classifyError, errorResponse, internalErrorResponse } from './errors.ts';
 import type { ApiRequest } from './request.ts';
-import { buildApiRequest, checkQueryParameters } from './request.ts';
+import { buildApiRequest, queryParameterCheck } from './request.ts';
 import type { ApiResponse } from './response.ts';
 import type { RouteDefinition } from './routes.ts';
 
@@ -40,6 +40,7 @@ export type ApiMiddleware = MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyR
  * whatever a dependency does.
  */
 export function apiMiddlewareStack(route: RouteDefinition, run: ApiRouteHandler, tenancy?: ApiMiddleware) {
+  const checkQuery = queryParameterCheck(route);
   const handler = middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, ApiContext>({ timeoutEarlyInMillis: 1_000 })
     .use(injectLambdaContext(logger, { resetKeys: true }))
     .use(captureLambdaHandler(tracer, { captureResponse: false }))
@@ -51,7 +52,7 @@ export function apiMiddlewareStack(route: RouteDefinition, run: ApiRouteHandler,
     .use(tenancy ? [tenancy, errorEnvelope()] : [errorEnvelope()])
     .handler(async (_event, context, { signal }) => {
       // After the tenancy check, as a list route's own query check: a caller learns nothing of an organization it may not use.
-      checkQueryParameters(route, context.api.query);
+      checkQuery(context.api.query);
       return toProxyResult(await run(context.api, { signal }), context.api.requestId);
     });
   return (event: APIGatewayProxyEvent, context: Context) => withDeadline(REQUEST_BUDGET_MS, () => handler(event, context as ApiContext));

@@ -106,16 +106,19 @@ function decodeQuery(event: APIGatewayProxyEvent): Record<string, string[]> {
 }
 
 /**
- * A route that is not a list takes only the query parameters its table entry
- * names (most take none), each once: anything else is 400 naming it. A list
- * route's handler checks its own as it parses them (list-query.ts).
+ * The check of a route's query: a route that is not a list takes only the
+ * query parameters its table entry names (most take none), each once, and
+ * anything else is 400 naming it. A list route's handler checks its own as it
+ * parses them (list-query.ts). Built once per function, run per request.
  */
-export function checkQueryParameters(route: RouteDefinition, query: ApiRequest['query']): void {
-  if (route.query === 'list') return;
-  const taken = new Set(Object.keys(route.query ?? {}));
-  const issues = unknownQueryParameterIssues(query, taken);
-  for (const name of taken) if ((query[name]?.length ?? 0) > 1) issues.push({ field: name, message: 'must be given once' });
-  if (issues.length > 0) throw new InvalidRequest(issues, 'INVALID_QUERY');
+export function queryParameterCheck(route: RouteDefinition): (query: ApiRequest['query']) => void {
+  if (route.query === 'list') return () => {};
+  const taken: ReadonlySet<string> = new Set(Object.keys(route.query ?? {}));
+  return (query) => {
+    const issues = unknownQueryParameterIssues(query, taken);
+    for (const name of taken) if ((query[name]?.length ?? 0) > 1) issues.push({ field: name, message: 'must be given once' });
+    if (issues.length > 0) throw new InvalidRequest(issues, 'INVALID_QUERY');
+  };
 }
 
 function parseJsonBody(event: APIGatewayProxyEvent, headers: Record<string, string>): Record<string, unknown> {
