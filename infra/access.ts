@@ -5,11 +5,12 @@ import type { IKey } from 'aws-cdk-lib/aws-kms';
 import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
+import type { DynamoGrant } from '#shared/dynamodb-grants.ts';
+import { dynamodbGrants, leadingKeyPatterns } from '#shared/dynamodb-grants.ts';
 import type { FunctionAccess, FunctionResources } from '#shared/function-environment.ts';
 import { functionEnvironment } from '#shared/function-environment.ts';
 import type { RouteAccess } from '#shared/http/routes.ts';
 import { DOCUMENT_OBJECT_PREFIX, UPLOAD_OBJECT_PREFIX, VAULT_ENCRYPTION_PURPOSE } from '#shared/names.ts';
-import { PAGE_BOUNDARY_KEY_PREFIX } from '#shared/store/keys.ts';
 import { grantKeyUsage } from './keys.ts';
 
 /** What route functions may be bound to. */
@@ -30,16 +31,6 @@ export interface ServiceResources {
 
 type DocumentUsage = NonNullable<RouteAccess['documents']>[number];
 type VaultUsage = NonNullable<RouteAccess['vault']>[number];
-
-const TABLE_READ = ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:BatchGetItem'];
-/** Only Query reads an index; GetItem and BatchGetItem address the table. */
-const INDEX_READ = ['dynamodb:Query'];
-const TABLE_ACTIONS: Record<NonNullable<RouteAccess['table']>, string[]> = {
-  read: TABLE_READ,
-  // IAM has no TransactWriteItems action: each item of a transaction is authorized by its own
-  // PutItem/UpdateItem/DeleteItem/ConditionCheckItem.
-  write: [...TABLE_READ, 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:ConditionCheckItem'],
-};
 
 const VAULT_ACTIONS: Record<VaultUsage, string[]> = {
   // Envelope encryption: a data key per organization seals locally (KmsVault); kms:Encrypt is never called.
@@ -86,15 +77,7 @@ export function bindRoute(fn: LambdaFunction, access: FunctionAccess, resources:
     paypal: { apiUrl: resources.paypal.apiUrl, credentials: { secretArn: resources.paypal.secret.secretArn } },
   });
 
-  if (access.table) grantTable(fn, TABLE_ACTIONS[access.table], resources);
-  if (access.pageBoundaries) {
-    // List functions stay read-only on records: they may only write page-boundary items.
-    fn.addToRolePolicy(new PolicyStatement({
-      actions: ['dynamodb:BatchWriteItem'],
-      resources: [resources.table.tableArn],
-      conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${PAGE_BOUNDARY_KEY_PREFIX}*`] } },
-    }));
-  }
+  grantDynamo(fn, dynamodbGrants(access), resources);
 
   if (access.vault?.length) {
     // Only for vault data keys: the same key also encrypts documents through S3, which this grant does not open.
@@ -121,16 +104,36 @@ export function setFunctionEnvironment(fn: LambdaFunction, access: FunctionAcces
   for (const [name, value] of Object.entries(functionEnvironment(access, resources))) fn.addEnvironment(name, value);
 }
 
-/** Table actions on the table, and Query on each index by name. */
-export function grantTable(fn: LambdaFunction, actions: readonly string[], resources: Pick<ServiceResources, 'table' | 'tableIndexNames'>): void {
-  const { table, tableIndexNames } = resources;
-  fn.addToRolePolicy(new PolicyStatement({ actions: [...actions], resources: [table.tableArn] }));
-  const indexActions = actions.filter((action) => INDEX_READ.includes(action));
-  if (indexActions.length && tableIndexNames.length) {
+/** The tables DynamoDB grants may name: the history table only for the Account Updater's functions. */
+export interface GrantableTables {
+  readonly table: ITable;
+  /** Its global secondary indexes, named in grants one by one rather than as `index/*`. */
+  readonly tableIndexNames: readonly string[];
+  readonly auHistory?: ITable;
+}
+
+/**
+ * One statement per grant (shared/dynamodb-grants.ts), the same grants the
+ * local runtime enforces: its actions on its table, limited to its item kinds'
+ * partition keys where it names them, and Query on each index by name where it
+ * includes them.
+ */
+export function grantDynamo(fn: LambdaFunction, grants: readonly DynamoGrant[], tables: GrantableTables): void {
+  for (const grant of grants) {
+    const table = grant.table === 'table' ? tables.table : tables.auHistory;
+    if (!table) throw new Error(`${fn.node.path}: a grant names the ${grant.table} table, which the caller did not pass`);
     fn.addToRolePolicy(new PolicyStatement({
-      actions: indexActions,
-      resources: tableIndexNames.map((index) => `${table.tableArn}/index/${index}`),
+      actions: grant.actions.map((action) => `dynamodb:${action}`),
+      resources: [table.tableArn],
+      ...(grant.items ? { conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': leadingKeyPatterns(grant.items) } } } : {}),
     }));
+    // Only Query reads an index; GetItem and BatchGetItem address the table.
+    if (grant.indexes && grant.actions.includes('Query') && grant.table === 'table' && tables.tableIndexNames.length) {
+      fn.addToRolePolicy(new PolicyStatement({
+        actions: ['dynamodb:Query'],
+        resources: tables.tableIndexNames.map((index) => `${table.tableArn}/index/${index}`),
+      }));
+    }
   }
 }
 

@@ -16,13 +16,14 @@ import { accountUpdaterDefinition, RUNS_PREFIX } from '#shared/account-updater/s
 import { Construct } from 'constructs';
 import { join } from 'node:path';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
+import { dynamodbGrants } from '#shared/dynamodb-grants.ts';
 import { BACKGROUND_FUNCTION_ACCESS } from '#shared/function-environment.ts';
 import type { AccountUpdaterFunction } from '#shared/function-sizing.ts';
 import { ACCOUNT_UPDATER_FUNCTION_SIZING } from '#shared/function-sizing.ts';
 import { VAULT_ENCRYPTION_PURPOSE } from '#shared/names.ts';
 import { AU_HISTORY_TABLE_KEY, TTL_ATTRIBUTE } from '#shared/store/table.ts';
 import { deadLetterQueue } from './dead-letter-queue.ts';
-import { setFunctionEnvironment } from './access.ts';
+import { grantDynamo, setFunctionEnvironment } from './access.ts';
 import type { EnvironmentSettings } from './environments.ts';
 import { serviceFunction } from './functions.ts';
 import { grantKeyUsage, scopedKey } from './keys.ts';
@@ -138,20 +139,12 @@ export class AccountUpdater extends Construct {
     this.exportFunction.configureAsyncInvoke({ retryAttempts: 2, maxEventAge: Duration.hours(6), onFailure: new SqsDestination(this.deadLetterQueue) });
 
     const { checkFunction: check, chunkFunction: chunk, mergeFunction: merge, exportFunction: exporter } = this;
-    const table = props.table.tableArn;
-    const history = this.historyTable.tableArn;
     const objects = (prefix: string) => this.reports.arnForObjects(`${prefix}*`);
     // The file's version the run pins (HeadObject is s3:GetObject), then that version's bytes.
     check.addToRolePolicy(new PolicyStatement({ actions: ['s3:GetObject', 's3:GetObjectVersion'], resources: [objects(INBOX), objects(RUNS_PREFIX)] }));
     check.addToRolePolicy(new PolicyStatement({ actions: ['s3:PutObject'], resources: [objects(RESULTS), objects(RUNS_PREFIX)] }));
-    // Which execution took an upload, and when each file was first applied: puts if absent, and reads.
-    check.addToRolePolicy(new PolicyStatement({ actions: ['dynamodb:PutItem', 'dynamodb:GetItem'], resources: [history] }));
     this.grantReportsKeyViaS3(check, ['kms:Decrypt', 'kms:GenerateDataKey']);
 
-    // Cards: read in batches, each applied row one conditional UpdateItem (a transaction of updates when a new number joins its duplicate-scope entry).
-    chunk.addToRolePolicy(new PolicyStatement({ actions: ['dynamodb:BatchGetItem', 'dynamodb:UpdateItem'], resources: [table] }));
-    // History items in batches, and the month marker; a re-applied file reads which of its items are missing.
-    chunk.addToRolePolicy(new PolicyStatement({ actions: ['dynamodb:BatchWriteItem', 'dynamodb:PutItem', 'dynamodb:BatchGetItem'], resources: [history] }));
     // Sealing (GenerateDataKey) and opening (Decrypt), only under the vault's own encryption context.
     grantKeyUsage(props.vaultKey, chunk, ['kms:GenerateDataKey', 'kms:Decrypt'], {
       StringEquals: { 'kms:EncryptionContext:purpose': VAULT_ENCRYPTION_PURPOSE },
@@ -166,8 +159,6 @@ export class AccountUpdater extends Construct {
     merge.addToRolePolicy(new PolicyStatement({ actions: ['s3:PutObject', 's3:AbortMultipartUpload'], resources: [objects(RESULTS), objects(RUNS_PREFIX)] }));
     this.grantReportsKeyViaS3(merge, ['kms:Decrypt', 'kms:GenerateDataKey']);
 
-    // The history table, and the months the paymethod table still holds from before it existed.
-    exporter.addToRolePolicy(new PolicyStatement({ actions: ['dynamodb:Query'], resources: [history, table] }));
     exporter.addToRolePolicy(new PolicyStatement({ actions: ['s3:PutObject', 's3:AbortMultipartUpload'], resources: [objects(REPORTS)] }));
     // A multipart upload to an SSE-KMS bucket needs Decrypt too (S3 reads the parts' data keys to complete it).
     this.grantReportsKeyViaS3(exporter, ['kms:GenerateDataKey', 'kms:Decrypt']);
@@ -224,7 +215,9 @@ export class AccountUpdater extends Construct {
       projectRoot: props.projectRoot,
       sizing: ACCOUNT_UPDATER_FUNCTION_SIZING[handler],
     });
-    setFunctionEnvironment(fn, BACKGROUND_FUNCTION_ACCESS[handler]!, {
+    const access = BACKGROUND_FUNCTION_ACCESS[handler]!;
+    grantDynamo(fn, dynamodbGrants(access), { table: props.table, tableIndexNames: [], auHistory: this.historyTable });
+    setFunctionEnvironment(fn, access, {
       tableName: props.table.tableName,
       tableIndexStandIns: props.tableIndexStandIns,
       auHistoryTableName: this.historyTable.tableName,

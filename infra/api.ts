@@ -1,4 +1,3 @@
-import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import {
   AccessLogFormat,
   AuthorizationType,
@@ -198,14 +197,6 @@ export class PaymentsRestApi extends Construct {
       sizing: API_FUNCTION_SIZING,
     });
     bindRoute(fn, AUTHORIZER_ACCESS, { ...resources, credentialMacKey });
-    // Its only writes: failed-authentication counters and credentials' last_used_at (one UpdateItem each).
-    fn.addToRolePolicy(
-      new PolicyStatement({
-        actions: ['dynamodb:UpdateItem'],
-        resources: [resources.table.tableArn],
-        conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['AUTHFAIL#*', 'CRED#*'] } },
-      }),
-    );
     return fn;
   }
 

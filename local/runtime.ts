@@ -9,10 +9,11 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { KMSClient } from '@aws-sdk/client-kms';
 import { KmsSecretHasher } from '#shared/aws/credential-hasher.ts';
 import type { FunctionContainer } from '#shared/container.ts';
-import { functionContainer, runInContainer } from '#shared/container.ts';
+import { currentContainer, functionContainer, runInContainer } from '#shared/container.ts';
 import { s3Triggers, streamTriggers } from '#shared/events.ts';
 import type { S3Trigger } from '#shared/events.ts';
-import type { FunctionResources } from '#shared/function-environment.ts';
+import { dynamodbGrants } from '#shared/dynamodb-grants.ts';
+import type { FunctionAccess, FunctionResources } from '#shared/function-environment.ts';
 import { accessFor, AUTHORIZER_ACCESS, BACKGROUND_FUNCTION_ACCESS, functionEnvironment } from '#shared/function-environment.ts';
 import { routes as routeTable } from '#shared/http/routes.ts';
 import type { RouteDefinition } from '#shared/http/routes.ts';
@@ -31,6 +32,7 @@ import { startApiGatewayEmulator } from './api-gateway.ts';
 import type { ApiGatewayEmulatorOptions } from './api-gateway.ts';
 import { onExitSync } from './cleanup.ts';
 import { demoRoutes } from './demo/server.ts';
+import { startDynamoGate } from './dynamodb-gate.ts';
 import { startDynamoDbLocal } from './dynamodb-local.ts';
 import { startStreamPoller } from './dynamodb-streams.ts';
 import { startEventBridgeStandin } from './eventbridge-standin.ts';
@@ -159,12 +161,27 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     const paypalSecret = secretsManager.secrets[LOCAL_NAMES.paypalSecretName];
     if (!paypalSecret) throw new Error('Secrets Manager stand-in did not create the PayPal secret');
 
+    const routes = options.routes ?? routeTable;
+    const triggers = options.s3Triggers ?? s3Triggers;
+    const accesses = functionAccesses(routes, triggers);
+    // The functions reach DynamoDB through the gate, which refuses what each one's grants do not allow (IAM's part).
+    const functionOfContainer = new Map<FunctionContainer, string>();
+    const dynamoGate = await startDynamoGate({
+      target: dynamodbLocal.endpoint,
+      tables: { [LOCAL_NAMES.tableName]: 'table', [LOCAL_NAMES.auHistoryTableName]: 'auHistory' },
+      functions: new Map(accesses.map(([name, access]) => [name, dynamodbGrants(access)])),
+      currentFunction: () => functionOfContainer.get(currentContainer()),
+      // A refusal is an error whatever the access log's setting: it would fail in AWS.
+      log: options.log ?? ((line) => process.stderr.write(`${JSON.stringify(line)}\n`)),
+    });
+    closers.push(dynamoGate.close);
+
     // What Lambda and CDK give every function; the rest each function gets from its declared access.
     const platformEnvironment: Record<string, string> = {
       AWS_REGION: 'us-east-1',
       AWS_ACCESS_KEY_ID: localCredentials.accessKeyId,
       AWS_SECRET_ACCESS_KEY: localCredentials.secretAccessKey,
-      AWS_ENDPOINT_URL_DYNAMODB: dynamodbLocal.endpoint,
+      AWS_ENDPOINT_URL_DYNAMODB: dynamoGate.url,
       AWS_ENDPOINT_URL_S3: s3Local.endpoint,
       AWS_ENDPOINT_URL_KMS: kmsStandin.url,
       AWS_ENDPOINT_URL_SECRETS_MANAGER: secretsManager.url,
@@ -190,9 +207,8 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       // As in AWS, PayPal functions read their client credentials from the secret, once per container.
       paypal: { apiUrl: paypalStandin.url, credentials: { secretArn: paypalSecret.arn } },
     };
-    const routes = options.routes ?? routeTable;
-    const triggers = options.s3Triggers ?? s3Triggers;
     const containers = functionContainers({ routes, triggers, platformEnvironment, resources });
+    for (const [name, container] of containers) functionOfContainer.set(container, name);
     const invokeAs = <R>(functionName: string, invoke: () => Promise<R>): Promise<R> => {
       const container = containers.get(functionName);
       if (!container) throw new Error(`no function named ${functionName}`);
@@ -201,6 +217,8 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     const handlerEnvironment: Record<string, string> = {
       ...platformEnvironment,
       ...Object.assign({}, ...[...containers.values()].map((container) => container.environment)),
+      // CLIs act as the operator, not as one function: the store itself.
+      AWS_ENDPOINT_URL_DYNAMODB: dynamodbLocal.endpoint,
     };
     // Handlers run in this process, each inside its own function's container (see functionContainers);
     // the process itself holds only what every function gets.
@@ -330,13 +348,22 @@ export function functionContainers(options: {
   platformEnvironment: Record<string, string>;
   resources: FunctionResources;
 }): Map<string, FunctionContainer> {
-  const accesses = [
-    ...options.routes.map((route) => [route.handler, accessFor(route)] as const),
-    ...options.triggers.map((trigger) => [trigger.handler, trigger.access] as const),
+  return new Map(
+    functionAccesses(options.routes, options.triggers).map(([name, access]) => [
+      name,
+      functionContainer({ ...options.platformEnvironment, ...functionEnvironment(access, options.resources) }),
+    ]),
+  );
+}
+
+/** Every function the runtime hosts, with what it may touch. */
+export function functionAccesses(routes: readonly RouteDefinition[], triggers: readonly S3Trigger[]): Array<readonly [string, FunctionAccess]> {
+  return [
+    ...routes.map((route) => [route.handler, accessFor(route)] as const),
+    ...triggers.map((trigger) => [trigger.handler, trigger.access] as const),
     ['authorizer', AUTHORIZER_ACCESS] as const,
     ...Object.entries(BACKGROUND_FUNCTION_ACCESS),
   ];
-  return new Map(accesses.map(([name, access]) => [name, functionContainer({ ...options.platformEnvironment, ...functionEnvironment(access, options.resources) })]));
 }
 
 /**

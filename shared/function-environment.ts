@@ -5,6 +5,8 @@
  * locally exactly as it would in AWS. Nothing here imports the AWS SDK or CDK.
  */
 import type { PaypalCredentialSource } from './config.ts';
+import type { DynamoGrant } from './dynamodb-grants.ts';
+import { TABLE_READ_ACTIONS } from './dynamodb-grants.ts';
 import { ENVIRONMENT_VARIABLES as NAMES } from './config.ts';
 import type { RouteAccess, RouteDefinition } from './http/routes.ts';
 
@@ -18,10 +20,27 @@ export interface FunctionAccess extends RouteAccess {
   auHistory?: 'read' | 'write';
   /** Publishes domain events to the event bus. */
   events?: boolean;
+  /**
+   * DynamoDB grants of its own, in place of those `table` implies
+   * (shared/dynamodb-grants.ts): for functions whose actions are narrower than
+   * a route's read or write, or that use the history table.
+   */
+  dynamodb?: readonly DynamoGrant[];
 }
 
-/** The request authorizer reads credentials and publishable keys and hashes secure keys. */
-export const AUTHORIZER_ACCESS: FunctionAccess = { table: 'read', credentialMac: true };
+/**
+ * The request authorizer reads credentials and publishable keys and hashes
+ * secure keys. Its only writes: failed-authentication counters and
+ * credentials' `last_used_at`, one UpdateItem each.
+ */
+export const AUTHORIZER_ACCESS: FunctionAccess = {
+  table: 'read',
+  credentialMac: true,
+  dynamodb: [
+    { table: 'table', actions: TABLE_READ_ACTIONS, indexes: true },
+    { table: 'table', actions: ['UpdateItem'], items: ['authFailures', 'credential'] },
+  ],
+};
 
 /**
  * Functions outside the route and S3 trigger tables, with what the stack gives
@@ -29,11 +48,30 @@ export const AUTHORIZER_ACCESS: FunctionAccess = { table: 'read', credentialMac:
  * runs them in containers built from these.
  */
 export const BACKGROUND_FUNCTION_ACCESS: Readonly<Record<string, FunctionAccess>> = {
-  'au-check': { auHistory: 'write', reports: true },
-  'au-chunk': { table: 'write', auHistory: 'write', vault: ['encrypt', 'decrypt'], fingerprint: true, reports: true },
+  'au-check': {
+    auHistory: 'write',
+    reports: true,
+    // Which execution took an upload, and when each file was first applied: puts if absent, and reads.
+    dynamodb: [{ table: 'auHistory', actions: ['GetItem'] }, { table: 'auHistory', actions: ['PutItem'], items: ['auDelivery', 'auFile'] }],
+  },
+  'au-chunk': {
+    table: 'write',
+    auHistory: 'write',
+    vault: ['encrypt', 'decrypt'],
+    fingerprint: true,
+    reports: true,
+    dynamodb: [
+      // Cards read in batches; each applied row one conditional UpdateItem (a transaction of updates when a new number joins its duplicate-scope entry).
+      { table: 'table', actions: ['BatchGetItem'] },
+      { table: 'table', actions: ['UpdateItem'], items: ['paymethod', 'duplicateScope'] },
+      // History items in batches, and the month marker; a re-applied file reads which of its items are missing.
+      { table: 'auHistory', actions: ['BatchGetItem'] },
+      { table: 'auHistory', actions: ['BatchWriteItem', 'PutItem'], items: ['auHistory', 'auMonth'] },
+    ],
+  },
   'au-merge': { reports: true },
   // The table too: months recorded before the history table existed are read where they were written.
-  'au-export': { table: 'read', auHistory: 'read', reports: true },
+  'au-export': { table: 'read', auHistory: 'read', reports: true, dynamodb: [{ table: 'auHistory', actions: ['Query'] }, { table: 'table', actions: ['Query'] }] },
   'events-publish': { events: true },
 };
 

@@ -5,6 +5,7 @@
  * also needs its entry in route-schemas.ts (bodies, filters, answers), then
  * `npm run openapi` to regenerate docs/openapi.json.
  */
+import type { ItemKind } from '../item-kinds.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'OPTIONS';
 
@@ -34,8 +35,10 @@ export const AUTHORIZERS: Readonly<Record<Exclude<RouteAuth, 'none'>, { readonly
 
 /** What a route's function may touch. CDK turns each entry into the narrowest grant. */
 export interface RouteAccess {
-  /** Single table: `read` grants GetItem/Query/BatchGetItem, `write` adds Put/Update/Delete/TransactWrite. */
+  /** Single table: `read` grants GetItem/Query/BatchGetItem, `write` adds Put/Update/Delete/TransactWrite on the items of `writes`. */
   table?: 'read' | 'write';
+  /** The kinds of items a `write` function writes: its write grant covers their partition keys only (shared/dynamodb-grants.ts). */
+  writes?: readonly ItemKind[];
   /** Vault key usages for account numbers. A route that only reads never decrypts. */
   vault?: ReadonlyArray<'encrypt' | 'decrypt'>;
   /** Documents bucket usages. */
@@ -87,6 +90,11 @@ export const PATH_PARAMETER_PREFIXES: Readonly<Record<string, string>> = {
   one_time_token: 'ott_',
 };
 
+/** A paymethod's commits: the record, its duplicate-scope entry, and its customer's default pointer. */
+const PAYMETHOD_WRITES: readonly ItemKind[] = ['paymethod', 'duplicateScope', 'customerDefault'];
+/** A create also consumes the one-time token it was made from, and remembers its idempotency key. */
+const PAYMETHOD_CREATE_WRITES: readonly ItemKind[] = [...PAYMETHOD_WRITES, 'oneTimeToken', 'idempotency'];
+
 const DOCUMENTS = '/v3/organizations/{organization_id}/documents';
 const DOCUMENT = `${DOCUMENTS}/{document_id}`;
 
@@ -97,7 +105,7 @@ export const routes: readonly RouteDefinition[] = [
     method: 'POST',
     path: '/v3/organizations/{organization_id}/locations/{location_id}/customers/{customer_token}/paymethods',
     auth: 'secret',
-    access: { table: 'write', vault: ['encrypt', 'decrypt'], paypal: true, fingerprint: true },
+    access: { table: 'write', writes: PAYMETHOD_CREATE_WRITES, vault: ['encrypt', 'decrypt'], paypal: true, fingerprint: true },
     summary: "Create a paymethod for the path's customer (card, echeck, PayPal, or from a one-time token)",
   },
   {
@@ -105,7 +113,7 @@ export const routes: readonly RouteDefinition[] = [
     method: 'POST',
     path: '/v3/organizations/{organization_id}/locations/{location_id}/paymethods',
     auth: 'secret',
-    access: { table: 'write', vault: ['encrypt', 'decrypt'], paypal: true, fingerprint: true },
+    access: { table: 'write', writes: PAYMETHOD_CREATE_WRITES, vault: ['encrypt', 'decrypt'], paypal: true, fingerprint: true },
     summary: 'Create a clientless paymethod at a location, or attach it to the body customer_token',
   },
   {
@@ -113,7 +121,7 @@ export const routes: readonly RouteDefinition[] = [
     method: 'POST',
     path: '/v3/customers/{customer_token}/paymethods',
     auth: 'secret',
-    access: { table: 'write', vault: ['encrypt'], paypal: true, fingerprint: true },
+    access: { table: 'write', writes: PAYMETHOD_CREATE_WRITES, vault: ['encrypt'], paypal: true, fingerprint: true },
     summary: "Create a locationless customer's paymethod; the organization comes from the body",
   },
   {
@@ -130,7 +138,7 @@ export const routes: readonly RouteDefinition[] = [
     path: '/v3/organizations/{organization_id}/locations/{location_id}/paymethods/{paymethod_token}',
     auth: 'secret',
     // An echeck's new routing number: its number is opened to compute its fingerprint again.
-    access: { table: 'write', vault: ['decrypt'], fingerprint: true },
+    access: { table: 'write', writes: PAYMETHOD_WRITES, vault: ['decrypt'], fingerprint: true },
     summary: 'Partially update a paymethod (customer move, echeck, billing address, card expiry)',
   },
   {
@@ -138,7 +146,7 @@ export const routes: readonly RouteDefinition[] = [
     method: 'DELETE',
     path: '/v3/organizations/{organization_id}/locations/{location_id}/paymethods/{paymethod_token}',
     auth: 'secret',
-    access: { table: 'write' },
+    access: { table: 'write', writes: PAYMETHOD_WRITES },
     summary: 'Delete a paymethod and its ciphertext',
   },
   {
@@ -155,7 +163,7 @@ export const routes: readonly RouteDefinition[] = [
     path: '/v3/organizations/{organization_id}/paymethods/{paymethod_token}',
     auth: 'secret',
     // As paymethods-update: the one path a locationless record has (its links.self).
-    access: { table: 'write', vault: ['decrypt'], fingerprint: true },
+    access: { table: 'write', writes: PAYMETHOD_WRITES, vault: ['decrypt'], fingerprint: true },
     summary: 'Partially update a paymethod of an organization, at any location or none',
   },
   {
@@ -163,7 +171,7 @@ export const routes: readonly RouteDefinition[] = [
     method: 'DELETE',
     path: '/v3/organizations/{organization_id}/paymethods/{paymethod_token}',
     auth: 'secret',
-    access: { table: 'write' },
+    access: { table: 'write', writes: PAYMETHOD_WRITES },
     summary: 'Delete a paymethod of an organization, at any location or none, and its ciphertext',
   },
   {
@@ -201,7 +209,7 @@ export const routes: readonly RouteDefinition[] = [
     auth: 'publishable-or-secret',
     maxBodyBytes: 4096,
     // Write: the per-key minting counter lives in the table too.
-    access: { table: 'write', vault: ['encrypt'], fingerprint: true },
+    access: { table: 'write', writes: ['oneTimeToken', 'mintCounter', 'idempotency'], vault: ['encrypt'], fingerprint: true },
     summary: 'Mint a single-use token for a card or echeck (60 minutes)',
   },
   {
@@ -222,7 +230,7 @@ export const routes: readonly RouteDefinition[] = [
     auth: 'secret',
     binaryBody: true,
     // `delete` removes the stored object again when the record cannot be written.
-    access: { table: 'write', documents: ['write', 'delete'] },
+    access: { table: 'write', writes: ['document', 'idempotency'], documents: ['write', 'delete'] },
     summary: 'Upload a document (multipart/form-data: a JSON part, then the file)',
   },
   {
@@ -239,7 +247,7 @@ export const routes: readonly RouteDefinition[] = [
     method: 'POST',
     path: `${DOCUMENTS}/uploads`,
     auth: 'secret',
-    access: { table: 'write', documents: ['presign-upload'] },
+    access: { table: 'write', writes: ['document', 'idempotency'], documents: ['presign-upload'] },
     summary: 'Open an upload session: a presigned S3 POST for files up to 8,000,000 bytes',
   },
   {
@@ -255,7 +263,7 @@ export const routes: readonly RouteDefinition[] = [
     method: 'DELETE',
     path: DOCUMENT,
     auth: 'secret',
-    access: { table: 'write', documents: ['delete', 'delete-upload', 'list-copies'] },
+    access: { table: 'write', writes: ['document'], documents: ['delete', 'delete-upload', 'list-copies'] },
     summary: 'Delete a document record and its stored file',
   },
   {

@@ -1,8 +1,9 @@
+import { ITEM_PARTITION_PREFIXES } from '../item-kinds.ts';
 import { GLOBAL_SECONDARY_INDEXES, TTL_ATTRIBUTE } from './table.ts';
 import type { IndexName } from './table.ts';
 
 /** The only items list functions may write (their IAM grant is conditioned on this key prefix). */
-export const PAGE_BOUNDARY_KEY_PREFIX = 'PAGE#';
+export const PAGE_BOUNDARY_KEY_PREFIX = ITEM_PARTITION_PREFIXES.pageBoundary;
 
 /**
  * Every key the service writes is built here, so the layout can be read in

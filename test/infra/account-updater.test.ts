@@ -15,6 +15,7 @@ import {
   keyGrantsTheKeyIgnores,
   keyPolicyStatements,
   resourcesOfType,
+  leadingKeysOf,
   roleStatements,
   settings,
   synthesize as synthesizeStack,
@@ -151,6 +152,12 @@ describe('AccountUpdater construct', () => {
     for (const id of [check, merge]) expect(byResource(roleStatements(template, id), table)).toEqual([]);
     // The check step records when each file was first applied; the merge touches neither table.
     expect(byResource(roleStatements(template, check), history)).toEqual(['dynamodb:GetItem', 'dynamodb:PutItem']);
+    // Writes reach only the item kinds each function writes.
+    const leadingKeys = (id: string, action: string) =>
+      leadingKeysOf(roleStatements(template, id).find((statement) => actionsOf([statement]).includes(action)));
+    expect(leadingKeys(chunk, 'dynamodb:UpdateItem')).toEqual(['MTH#*', 'DUP#*']);
+    expect(leadingKeys(chunk, 'dynamodb:BatchWriteItem')).toEqual(['AUHIST#*', 'AUMONTH#*']);
+    expect(leadingKeys(check, 'dynamodb:PutItem')).toEqual(['AUDELIVERY#*', 'AUFILE#*']);
     expect(byResource(roleStatements(template, merge), history)).toEqual([]);
     for (const id of [chunk, exporter, check]) expect(environmentOf(template, id).AU_HISTORY_TABLE_NAME).toEqual({ Ref: history });
     expect(environmentOf(template, merge).AU_HISTORY_TABLE_NAME).toBeUndefined();

@@ -1,6 +1,7 @@
 import { API_FUNCTION_TIMEOUT_SECONDS } from '#shared/aws/deadline.ts';
 import { streamTriggers } from '#shared/events.ts';
 import { GLOBAL_SECONDARY_INDEXES } from '#shared/store/table.ts';
+import { ITEM_PARTITION_PREFIXES } from '#shared/item-kinds.ts';
 import { accessFor } from '#shared/function-environment.ts';
 import { Match } from 'aws-cdk-lib/assertions';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
@@ -27,6 +28,7 @@ import {
   resourceIdsByPath,
   resourcesOfType,
   roleIdOf,
+  leadingKeysOf,
   roleStatements,
   settings,
   synthesize,
@@ -43,6 +45,7 @@ const ACCOUNT_UPDATER_FUNCTIONS = 4;
 const isAccountUpdaterFunction = (id: string) => id.startsWith('AccountUpdater');
 const READ = ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:Query'];
 const WRITE = [...READ, 'dynamodb:ConditionCheckItem', 'dynamodb:DeleteItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'];
+const TABLE_WRITES = ['dynamodb:BatchWriteItem', 'dynamodb:ConditionCheckItem', 'dynamodb:DeleteItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'];
 
 /** Written out by hand: the test must not derive grants the way the stack does. */
 const EXPECTED_ACTIONS: Record<string, string[]> = {
@@ -481,6 +484,23 @@ describe('PaymentsApiStack (the real route table and functions)', () => {
   it('grants every route function what its declared access implies, on the narrowest resources', () => {
     assertLeastPrivilege(template, routes);
   });
+
+  it('keeps document functions off paymethod items and paymethod functions off documents', () => {
+    const writtenPrefixes = (handler: string) => {
+      const route = routes.find((candidate) => candidate.handler === handler)!;
+      return roleStatements(template, routeFunctionId(template, route))
+        .filter((statement) => actionsOf([statement]).includes('dynamodb:PutItem'))
+        .flatMap((statement) => leadingKeysOf(statement) ?? ['(any key)']);
+    };
+    for (const handler of ['documents-create', 'documents-create-upload', 'documents-delete']) {
+      expect(writtenPrefixes(handler).every((prefix) => ['DOC#*', 'IDEM#*'].includes(prefix)), handler).toBe(true);
+    }
+    for (const handler of ['paymethods-create-customer', 'paymethods-update', 'paymethods-delete-organization', 'onetimetokens-create']) {
+      const prefixes = writtenPrefixes(handler);
+      expect(prefixes.length, handler).toBeGreaterThan(0);
+      expect(prefixes.some((prefix) => ['DOC#*', 'ORG#*', 'CRED#*', 'PUBKEY#*', '(any key)'].includes(prefix)), handler).toBe(false);
+    }
+  });
 });
 
 /** The route-table-driven policy check: every function, its actions, and no wildcard beyond X-Ray and object prefixes. */
@@ -489,6 +509,14 @@ function assertLeastPrivilege(template: Template, routeList: readonly (typeof ro
     const functionId = routeFunctionId(template, route);
     const statements = roleStatements(template, functionId);
     expect(actionsOf(statements), route.handler).toEqual(expectedActions(route));
+    // Every table write is limited to the partition keys of the item kinds the route declares.
+    const writes = statements.filter((statement) => actionsOf([statement]).some((action) => TABLE_WRITES.includes(action)));
+    const expectedWrites = route.access.table === 'write' ? route.access.writes!.map((kind) => `${ITEM_PARTITION_PREFIXES[kind]}*`) : [];
+    for (const statement of writes) {
+      const patterns = leadingKeysOf(statement);
+      if (actionsOf([statement]).includes('dynamodb:BatchWriteItem')) expect(patterns, route.handler).toEqual(['PAGE#*']);
+      else expect(patterns, route.handler).toEqual(expectedWrites);
+    }
     for (const statement of statements) {
       const resources = JSON.stringify(statement.Resource);
       if (resources === '"*"') expect(actionsOf([statement]), route.handler).toEqual(XRAY);

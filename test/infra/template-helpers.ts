@@ -65,6 +65,11 @@ export function integrationFunctionId(template: Template, method: Properties): s
 
 export interface Statement { Action: string | string[]; Resource: unknown; NotResource?: unknown; Condition?: unknown; Principal?: unknown; Effect?: string; Sid?: string }
 
+/** The partition-key patterns a statement limits DynamoDB items to (IAM's dynamodb:LeadingKeys), if any. */
+export function leadingKeysOf(statement: Statement | undefined): string[] | undefined {
+  return (statement?.Condition as { 'ForAllValues:StringLike'?: { 'dynamodb:LeadingKeys'?: string[] } } | undefined)?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys'];
+}
+
 /** Every statement of every policy attached to the function's role. */
 export function roleStatements(template: Template, functionId: string): Statement[] {
   const fn = resourcesOfType(template, 'AWS::Lambda::Function')[functionId]!;

@@ -18,7 +18,7 @@ const routes: RouteDefinition[] = [
   { handler: 'vault-key-undeclared', method: 'GET', path: '/v3/undeclared', auth: 'none', access: { table: 'read' }, summary: 'declares none' },
 ];
 /** Only its container is looked at: a route that declares PayPal access. */
-const paypalRoute: RouteDefinition = { handler: 'paypal-create', method: 'POST', path: '/v3/paypal', auth: 'none', access: { table: 'write', paypal: true }, summary: 'declares PayPal access' };
+const paypalRoute: RouteDefinition = { handler: 'paypal-create', method: 'POST', path: '/v3/paypal', auth: 'none', access: { table: 'write', writes: ['paymethod'], paypal: true }, summary: 'declares PayPal access' };
 const resources = {
   tableName: 'payments-test',
   auHistoryTableName: 'payments-test-au-history',

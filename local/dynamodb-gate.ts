@@ -1,0 +1,224 @@
+/**
+ * IAM's DynamoDB checks, in front of DynamoDB Local. In AWS every function has
+ * its own role, and a call its role does not allow fails with
+ * AccessDeniedException; DynamoDB Local checks nothing. So the local runtime
+ * points its functions' DynamoDB endpoint here. Each call carries the name of
+ * the function whose invocation made it (set as the request is created, from
+ * the invocation's container: handlers know nothing of it); what that
+ * function's grants (shared/dynamodb-grants.ts, the same data CDK turns into
+ * its policy) do not allow is answered as DynamoDB answers it, and everything
+ * else passes through unchanged. A handler that writes an item kind its route
+ * did not declare then fails in every local test, not first after a deploy.
+ */
+import { randomUUID } from 'node:crypto';
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { Agent, createServer, request as httpRequest } from 'node:http';
+import { pipeline } from 'node:stream/promises';
+import type { ClientRequest, IncomingMessage, ServerResponse } from 'node:http';
+import type { DynamoGrant, GrantedTable } from '#shared/dynamodb-grants.ts';
+import { grantsAllow } from '#shared/dynamodb-grants.ts';
+import { TABLE_KEY } from '#shared/store/table.ts';
+import { closeServer, listenAt, readBoundedBody } from './standin-http.ts';
+import { LOCAL_HOST } from './ports.ts';
+
+/** DynamoDB's own cap on a request body. */
+const MAX_REQUEST_BYTES = 16 * 1024 * 1024;
+const TARGET_PREFIX = 'DynamoDB_20120810.';
+/** Which function's invocation made a call: the local stand-in for the role its credentials belong to. */
+const FUNCTION_HEADER = 'x-local-function';
+/** The message of the log line each refusal writes (the test suites look for it). */
+export const DYNAMODB_GATE_REFUSAL = 'dynamodb gate refused a call the function is not granted';
+
+export interface DynamoGateOptions {
+  /** DynamoDB Local's endpoint. */
+  readonly target: string;
+  /** Which granted table each table name is (any other name is granted to nobody). */
+  readonly tables: Readonly<Record<string, GrantedTable>>;
+  /** Each function's grants. */
+  readonly functions: ReadonlyMap<string, readonly DynamoGrant[]>;
+  /** The function whose invocation is running now, if any. */
+  readonly currentFunction: () => string | undefined;
+  readonly log?: (line: Record<string, unknown>) => void;
+}
+
+export interface DynamoGate {
+  /** The DynamoDB endpoint the functions get. */
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+export async function startDynamoGate(options: DynamoGateOptions): Promise<DynamoGate> {
+  const target = new URL(options.target);
+  const agent = new Agent({ keepAlive: true });
+  const server = createServer((req, res) => {
+    gate(req, res).catch((error: unknown) => {
+      // The caller went away first: nobody is left to answer.
+      if (res.destroyed) return;
+      options.log?.({ level: 'ERROR', message: 'dynamodb gate failed', error: error instanceof Error ? error.message : String(error) });
+      if (!res.headersSent) res.writeHead(502);
+      res.end();
+    });
+  });
+  const url = await listenAt(server, LOCAL_HOST, 0);
+  const host = new URL(url).host;
+
+  // Names the calling function on each request to the gate as it is created, while its invocation's context is current.
+  const onRequestCreated = (message: unknown) => {
+    const { request } = message as { request: ClientRequest };
+    if (request.getHeader('host') !== host) return;
+    const name = options.currentFunction();
+    if (name !== undefined) request.setHeader(FUNCTION_HEADER, name);
+  };
+  subscribe('http.client.request.created', onRequestCreated);
+
+  async function gate(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const body = await readBoundedBody(req, MAX_REQUEST_BYTES, () => new Error('request body over 16 MB'));
+    const caller = req.headers[FUNCTION_HEADER];
+    const functionName = typeof caller === 'string' ? caller : '(no function)';
+    // A call made outside any function's invocation has no role at all.
+    const grants = options.functions.get(functionName) ?? [];
+    const refused = refusal(grants, req.headers['x-amz-target'], body, options.tables);
+    if (refused) {
+      options.log?.({ level: 'ERROR', message: DYNAMODB_GATE_REFUSAL, function: functionName, action: refused.action, table: refused.table, ...(refused.index ? { index: refused.index } : {}), partitionKeys: refused.partitionKeys });
+      accessDenied(res, functionName, refused);
+      return;
+    }
+    await forward(req, body, res);
+  }
+
+  /**
+   * The call, passed through unchanged. A caller that gives up (its SDK's
+   * timeout or the request deadline) closes its connection: the call to
+   * DynamoDB Local is dropped with it, so no connection of the pool is left
+   * waiting on an answer nobody reads.
+   */
+  async function forward(req: IncomingMessage, body: Buffer, res: ServerResponse): Promise<void> {
+    const headers: Record<string, string | string[] | undefined> = { ...req.headers, host: target.host, 'content-length': String(body.length) };
+    delete headers[FUNCTION_HEADER];
+    const upstream = httpRequest({ agent, host: target.hostname, port: target.port, method: req.method, path: req.url, headers });
+    res.once('close', () => {
+      if (!res.writableFinished) upstream.destroy();
+    });
+    const answered = new Promise<IncomingMessage>((resolve, reject) => {
+      upstream.once('response', resolve);
+      upstream.once('error', reject);
+    });
+    upstream.end(body);
+    const answer = await answered;
+    res.writeHead(answer.statusCode ?? 502, answer.headers);
+    await pipeline(answer, res);
+  }
+
+  return {
+    url,
+    async close() {
+      unsubscribe('http.client.request.created', onRequestCreated);
+      await closeServer(server);
+      agent.destroy();
+    },
+  };
+}
+
+type Refused = { action: string; table: string; index?: string; partitionKeys: readonly string[] };
+
+/** The first action of the request its grants do not allow (a transaction or batch is refused whole, as IAM refuses it). */
+export function refusal(grants: readonly DynamoGrant[], targetHeader: string | string[] | undefined, body: Buffer, tables: Readonly<Record<string, GrantedTable>>): Refused | undefined {
+  const target = Array.isArray(targetHeader) ? targetHeader[0] : targetHeader;
+  const operation = target?.startsWith(TARGET_PREFIX) ? target.slice(TARGET_PREFIX.length) : (target ?? '(none)');
+  let input: Record<string, unknown>;
+  try {
+    input = JSON.parse(body.toString('utf8') || '{}') as Record<string, unknown>;
+  } catch {
+    // Not ours to judge: DynamoDB Local answers a malformed body as DynamoDB does.
+    return undefined;
+  }
+  for (const requested of requestedActions(operation, input)) {
+    const table = tables[requested.table];
+    const allowed = table !== undefined && grantsAllow(grants, { ...requested, table });
+    if (!allowed) return requested;
+  }
+  return undefined;
+}
+
+type Named = { action: string; table: string; index?: string; partitionKeys: string[] };
+
+/** What IAM authorizes a DynamoDB request as: one action per table or, for transactions, per item. */
+export function requestedActions(operation: string, input: Record<string, unknown>): Named[] {
+  const tableName = String(input.TableName ?? '');
+  switch (operation) {
+    case 'GetItem':
+    case 'UpdateItem':
+    case 'DeleteItem':
+      return [{ action: operation, table: tableName, partitionKeys: partitionKeys([input.Key]) }];
+    case 'PutItem':
+      return [{ action: operation, table: tableName, partitionKeys: partitionKeys([input.Item]) }];
+    case 'Query':
+    case 'Scan':
+      return [{ action: operation, table: tableName, ...(typeof input.IndexName === 'string' ? { index: input.IndexName } : {}), partitionKeys: [] }];
+    case 'BatchGetItem':
+      return Object.entries(objectOf(input.RequestItems)).map(([table, request]) => ({
+        action: operation,
+        table,
+        partitionKeys: partitionKeys(arrayOf(objectOf(request).Keys)),
+      }));
+    case 'BatchWriteItem':
+      return Object.entries(objectOf(input.RequestItems)).map(([table, requests]) => ({
+        action: operation,
+        table,
+        partitionKeys: partitionKeys(arrayOf(requests).map((entry) => objectOf(objectOf(entry).PutRequest).Item ?? objectOf(objectOf(entry).DeleteRequest).Key)),
+      }));
+    case 'TransactWriteItems':
+    case 'TransactGetItems':
+      return arrayOf(input.TransactItems).flatMap((entry) =>
+        Object.entries(objectOf(entry)).map(([kind, item]) => {
+          const fields = objectOf(item);
+          return {
+            action: TRANSACT_ACTIONS[kind] ?? kind,
+            table: String(fields.TableName ?? ''),
+            partitionKeys: partitionKeys([fields.Key ?? fields.Item]),
+          };
+        }),
+      );
+    default:
+      return [{ action: operation, table: tableName, partitionKeys: [] }];
+  }
+}
+
+/** The action IAM checks for each item of a transaction. */
+const TRANSACT_ACTIONS: Readonly<Record<string, string>> = {
+  Put: 'PutItem',
+  Update: 'UpdateItem',
+  Delete: 'DeleteItem',
+  ConditionCheck: 'ConditionCheckItem',
+  Get: 'GetItem',
+};
+
+function partitionKeys(items: readonly unknown[]): string[] {
+  return items.map((item) => {
+    const value = objectOf(objectOf(item)[TABLE_KEY.partitionKey]);
+    return typeof value.S === 'string' ? value.S : '';
+  });
+}
+
+function objectOf(value: unknown): Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+}
+
+function arrayOf(value: unknown): unknown[] {
+  return Array.isArray(value) ? value : [];
+}
+
+/** As DynamoDB answers a call the caller's policies do not allow. */
+function accessDenied(res: ServerResponse, functionName: string, refused: Refused): void {
+  const resource = `table/${refused.table}${refused.index ? `/index/${refused.index}` : ''}`;
+  const text = JSON.stringify({
+    __type: 'com.amazon.coral.service#AccessDeniedException',
+    Message: `User: arn:aws:sts::000000000000:assumed-role/${functionName}/${functionName} is not authorized to perform: dynamodb:${refused.action} on resource: ${resource} because no identity-based policy allows the dynamodb:${refused.action} action`,
+  });
+  res.writeHead(400, {
+    'Content-Type': 'application/x-amz-json-1.0',
+    'Content-Length': Buffer.byteLength(text),
+    'x-amzn-RequestId': randomUUID(),
+  });
+  res.end(text);
+}

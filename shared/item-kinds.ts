@@ -1,0 +1,28 @@
+/**
+ * The table partition-key prefix of each kind of item shared/store/keys.ts
+ * builds. A function that writes the table declares the kinds it writes, and
+ * its grant allows writes under these prefixes only (IAM's
+ * `dynamodb:LeadingKeys`, shared/dynamodb-grants.ts). No prefix starts
+ * another, so a grant for one kind never reaches another. Imports nothing:
+ * the route table, the stack and the store all read it.
+ */
+export const ITEM_PARTITION_PREFIXES = {
+  organization: 'ORG#',
+  credential: 'CRED#',
+  authFailures: 'AUTHFAIL#',
+  paymethod: 'MTH#',
+  duplicateScope: 'DUP#',
+  customerDefault: 'CST#',
+  oneTimeToken: 'OTT#',
+  publishableKey: 'PUBKEY#',
+  mintCounter: 'RATE#',
+  idempotency: 'IDEM#',
+  pageBoundary: 'PAGE#',
+  document: 'DOC#',
+  auHistory: 'AUHIST#',
+  auMonth: 'AUMONTH#',
+  auFile: 'AUFILE#',
+  auDelivery: 'AUDELIVERY#',
+} as const;
+
+export type ItemKind = keyof typeof ITEM_PARTITION_PREFIXES;

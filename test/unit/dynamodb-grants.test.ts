@@ -1,0 +1,127 @@
+import { describe, expect, it } from 'vitest';
+import type { DynamoGrant } from '#shared/dynamodb-grants.ts';
+import { dynamodbGrants, grantsAllow } from '#shared/dynamodb-grants.ts';
+import { s3Triggers } from '#shared/events.ts';
+import { accessFor, AUTHORIZER_ACCESS, BACKGROUND_FUNCTION_ACCESS } from '#shared/function-environment.ts';
+import { routes } from '#shared/http/routes.ts';
+import type { ItemKind } from '#shared/item-kinds.ts';
+import { ITEM_PARTITION_PREFIXES } from '#shared/item-kinds.ts';
+import { keys } from '#shared/store/keys.ts';
+import { refusal, requestedActions } from '../../local/dynamodb-gate.ts';
+
+/** One key of each kind, as the store builds it. */
+const BUILT: Record<ItemKind, string> = {
+  organization: keys.organization('org_1').pk,
+  credential: keys.credential('acc_1').pk,
+  authFailures: keys.authFailures('203.0.113.9', 1).pk,
+  paymethod: keys.paymethod('mth_1').pk,
+  duplicateScope: keys.duplicateScope('org_1', 'cst_1', 'fp').pk,
+  customerDefault: keys.customerDefault('org_1', 'cst_1').pk,
+  oneTimeToken: keys.oneTimeToken('ott_1').pk,
+  publishableKey: keys.publishableKey('pk_1').pk,
+  mintCounter: keys.mintCounter('pk_1', 1).pk,
+  idempotency: keys.idempotency('org_1', 'key').pk,
+  pageBoundary: keys.pageBoundary('fp', 10, 2).pk,
+  document: keys.document('org_1', 'doc_1').pk,
+  auHistory: keys.auHistory('org_1', '2026-05', '2026-05-01T00:00:00.000Z', 'mth_1', 2).pk,
+  auMonth: keys.auMonth('2026-05', 'org_1').pk,
+  auFile: keys.auFile('sha').pk,
+  auDelivery: keys.auDelivery('au-inbox/a.csv', '1').pk,
+};
+
+const S = (value: string) => ({ S: value });
+const TABLES = { payments: 'table', history: 'auHistory' } as const;
+const body = (input: unknown) => Buffer.from(JSON.stringify(input));
+
+describe('item kinds', () => {
+  it('name the prefix of every key the store builds of that kind, and only of that kind', () => {
+    for (const [kind, key] of Object.entries(BUILT)) {
+      const matching = Object.entries(ITEM_PARTITION_PREFIXES).filter(([, prefix]) => key.startsWith(prefix)).map(([name]) => name);
+      expect(matching, key).toEqual([kind]);
+    }
+  });
+
+  it('have no prefix that starts another', () => {
+    const prefixes = Object.values(ITEM_PARTITION_PREFIXES);
+    for (const prefix of prefixes) expect(prefixes.filter((other) => other.startsWith(prefix)), prefix).toEqual([prefix]);
+  });
+});
+
+describe('grants from declared access', () => {
+  it('derive for every function the stack and the local runtime host, and limit every table write to declared kinds', () => {
+    const accesses = [
+      ...routes.map((route) => [route.handler, accessFor(route)] as const),
+      ...s3Triggers.map((trigger) => [trigger.handler, trigger.access] as const),
+      ['authorizer', AUTHORIZER_ACCESS] as const,
+      ...Object.entries(BACKGROUND_FUNCTION_ACCESS),
+    ];
+    const writeActions = ['PutItem', 'UpdateItem', 'DeleteItem', 'ConditionCheckItem', 'BatchWriteItem'];
+    for (const [name, access] of accesses) {
+      for (const grant of dynamodbGrants(access)) {
+        if (grant.actions.some((action) => writeActions.includes(action))) expect(grant.items?.length, name).toBeGreaterThan(0);
+      }
+    }
+  });
+
+  it('refuse a write access that names no item kinds, and kinds without write access', () => {
+    expect(() => dynamodbGrants({ table: 'write' })).toThrow(/writes/);
+    expect(() => dynamodbGrants({ table: 'read', writes: ['document'] })).toThrow(/not write/);
+  });
+});
+
+describe("IAM's reading of the grants", () => {
+  const documentsCreate = dynamodbGrants(accessFor(routes.find((route) => route.handler === 'documents-create')!));
+
+  it('allows reads anywhere, Query on indexes, and writes under the declared kinds only', () => {
+    expect(grantsAllow(documentsCreate, { action: 'GetItem', table: 'table', partitionKeys: [BUILT.paymethod] })).toBe(true);
+    expect(grantsAllow(documentsCreate, { action: 'Query', table: 'table', index: 'gsi1', partitionKeys: [] })).toBe(true);
+    expect(grantsAllow(documentsCreate, { action: 'PutItem', table: 'table', partitionKeys: [BUILT.document] })).toBe(true);
+    expect(grantsAllow(documentsCreate, { action: 'PutItem', table: 'table', partitionKeys: [BUILT.paymethod] })).toBe(false);
+    expect(grantsAllow(documentsCreate, { action: 'UpdateItem', table: 'table', partitionKeys: [BUILT.organization] })).toBe(false);
+    // No grant names Scan, or another table.
+    expect(grantsAllow(documentsCreate, { action: 'Scan', table: 'table', partitionKeys: [] })).toBe(false);
+    expect(grantsAllow(documentsCreate, { action: 'GetItem', table: 'auHistory', partitionKeys: [BUILT.auFile] })).toBe(false);
+  });
+
+  it('allows a Query of an index only where the grant includes indexes', () => {
+    const baseOnly: DynamoGrant[] = [{ table: 'table', actions: ['Query'] }];
+    expect(grantsAllow(baseOnly, { action: 'Query', table: 'table', partitionKeys: [] })).toBe(true);
+    expect(grantsAllow(baseOnly, { action: 'Query', table: 'table', index: 'gsi1', partitionKeys: [] })).toBe(false);
+  });
+
+  it('refuses a transaction or batch whole when one item is outside the grant', () => {
+    const transaction = body({
+      TransactItems: [
+        { Put: { TableName: 'payments', Item: { pk: S(BUILT.document), sk: S('DOC') } } },
+        { Update: { TableName: 'payments', Key: { pk: S(BUILT.paymethod), sk: S('MTH') }, UpdateExpression: 'SET a = :a' } },
+      ],
+    });
+    expect(refusal(documentsCreate, 'DynamoDB_20120810.TransactWriteItems', transaction, TABLES)).toEqual({ action: 'UpdateItem', table: 'payments', partitionKeys: [BUILT.paymethod] });
+    const batch = body({ RequestItems: { payments: [{ PutRequest: { Item: { pk: S(BUILT.document) } } }, { DeleteRequest: { Key: { pk: S(BUILT.paymethod) } } }] } });
+    expect(requestedActions('BatchWriteItem', JSON.parse(batch.toString()) as Record<string, unknown>)).toEqual([{ action: 'BatchWriteItem', table: 'payments', partitionKeys: [BUILT.document, BUILT.paymethod] }]);
+    // documents-create has no BatchWriteItem at all; a list function's only batch writes are page boundaries.
+    expect(refusal(documentsCreate, 'DynamoDB_20120810.BatchWriteItem', batch, TABLES)).toMatchObject({ action: 'BatchWriteItem' });
+    const listGrants = dynamodbGrants(accessFor(routes.find((route) => route.handler === 'documents-list')!));
+    expect(refusal(listGrants, 'DynamoDB_20120810.BatchWriteItem', body({ RequestItems: { payments: [{ PutRequest: { Item: { pk: S(BUILT.pageBoundary) } } }] } }), TABLES)).toBeUndefined();
+    expect(refusal(listGrants, 'DynamoDB_20120810.BatchWriteItem', batch, TABLES)).toMatchObject({ action: 'BatchWriteItem' });
+  });
+
+  it('refuses a table it does not know and an operation no grant names', () => {
+    expect(refusal(documentsCreate, 'DynamoDB_20120810.GetItem', body({ TableName: 'other', Key: { pk: S(BUILT.document) } }), TABLES)).toMatchObject({ table: 'other' });
+    expect(refusal(documentsCreate, 'DynamoDB_20120810.DescribeTable', body({ TableName: 'payments' }), TABLES)).toMatchObject({ action: 'DescribeTable' });
+    expect(refusal(documentsCreate, 'DynamoDB_20120810.Scan', body({ TableName: 'payments' }), TABLES)).toMatchObject({ action: 'Scan' });
+  });
+
+  it('lets the authorizer update only failure counters and credentials, and the chunk function write only cards, their entries and history', () => {
+    const authorizer = dynamodbGrants(AUTHORIZER_ACCESS);
+    expect(grantsAllow(authorizer, { action: 'UpdateItem', table: 'table', partitionKeys: [BUILT.authFailures] })).toBe(true);
+    expect(grantsAllow(authorizer, { action: 'UpdateItem', table: 'table', partitionKeys: [BUILT.credential] })).toBe(true);
+    expect(grantsAllow(authorizer, { action: 'PutItem', table: 'table', partitionKeys: [BUILT.credential] })).toBe(false);
+    expect(grantsAllow(authorizer, { action: 'UpdateItem', table: 'table', partitionKeys: [BUILT.organization] })).toBe(false);
+    const chunk = dynamodbGrants(BACKGROUND_FUNCTION_ACCESS['au-chunk']!);
+    expect(grantsAllow(chunk, { action: 'UpdateItem', table: 'table', partitionKeys: [BUILT.paymethod] })).toBe(true);
+    expect(grantsAllow(chunk, { action: 'UpdateItem', table: 'table', partitionKeys: [BUILT.customerDefault] })).toBe(false);
+    expect(grantsAllow(chunk, { action: 'BatchWriteItem', table: 'auHistory', partitionKeys: [BUILT.auHistory, BUILT.auHistory] })).toBe(true);
+    expect(grantsAllow(chunk, { action: 'BatchWriteItem', table: 'auHistory', partitionKeys: [BUILT.auHistory, BUILT.auFile] })).toBe(false);
+  });
+});
