@@ -8,9 +8,11 @@ import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { DynamoGrant } from '#shared/dynamodb-grants.ts';
 import { dynamodbGrants, leadingKeyPatterns } from '#shared/dynamodb-grants.ts';
 import type { FunctionAccess, FunctionResources } from '#shared/function-environment.ts';
+import type { GrantedKey, KeyGrant } from '#shared/key-grants.ts';
+import { keyGrants } from '#shared/key-grants.ts';
 import { functionEnvironment } from '#shared/function-environment.ts';
 import type { RouteAccess } from '#shared/http/routes.ts';
-import { DOCUMENT_OBJECT_PREFIX, UPLOAD_OBJECT_PREFIX, VAULT_ENCRYPTION_PURPOSE } from '#shared/names.ts';
+import { DOCUMENT_OBJECT_PREFIX, UPLOAD_OBJECT_PREFIX } from '#shared/names.ts';
 import { grantKeyUsage } from './keys.ts';
 
 /** What route functions may be bound to. */
@@ -30,13 +32,7 @@ export interface ServiceResources {
 }
 
 type DocumentUsage = NonNullable<RouteAccess['documents']>[number];
-type VaultUsage = NonNullable<RouteAccess['vault']>[number];
 
-const VAULT_ACTIONS: Record<VaultUsage, string[]> = {
-  // Envelope encryption: a data key per organization seals locally (KmsVault); kms:Encrypt is never called.
-  encrypt: ['kms:GenerateDataKey'],
-  decrypt: ['kms:Decrypt'],
-};
 
 /** S3 actions per usage, the key prefix they apply to, and the vault key usage SSE-KMS performs on the caller's behalf. */
 /**
@@ -79,16 +75,7 @@ export function bindRoute(fn: LambdaFunction, access: FunctionAccess, resources:
 
   grantDynamo(fn, dynamodbGrants(access), resources);
 
-  if (access.vault?.length) {
-    // Only for vault data keys: the same key also encrypts documents through S3, which this grant does not open.
-    grantKeyUsage(resources.vaultKey, fn, unique(access.vault.flatMap((usage) => VAULT_ACTIONS[usage])), {
-      StringEquals: { 'kms:EncryptionContext:purpose': VAULT_ENCRYPTION_PURPOSE },
-    });
-  }
-
-  if (access.fingerprint) grantKeyUsage(resources.fingerprintKey, fn, ['kms:GenerateMac']);
-
-  if (access.credentialMac && resources.credentialMacKey) grantKeyUsage(resources.credentialMacKey, fn, ['kms:GenerateMac']);
+  grantKeys(fn, keyGrants(access), { vault: resources.vaultKey, fingerprint: resources.fingerprintKey, credentialMac: resources.credentialMacKey });
 
   if (access.paypal) resources.paypal.secret.grantRead(fn);
 
@@ -102,6 +89,20 @@ export function bindRoute(fn: LambdaFunction, access: FunctionAccess, resources:
  */
 export function setFunctionEnvironment(fn: LambdaFunction, access: FunctionAccess, resources: FunctionResources): void {
   for (const [name, value] of Object.entries(functionEnvironment(access, resources))) fn.addEnvironment(name, value);
+}
+
+/**
+ * Each key grant (shared/key-grants.ts), the same grants the local KMS
+ * stand-in enforces, in the role's policy and backed in the key's policy,
+ * with its encryption context as a condition.
+ */
+export function grantKeys(fn: LambdaFunction, grants: readonly KeyGrant[], keys: Partial<Record<GrantedKey, IKey>>): void {
+  for (const grant of grants) {
+    const key = keys[grant.key];
+    if (!key) throw new Error(`${fn.node.path}: a grant names the ${grant.key} key, which the caller did not pass`);
+    const context = Object.entries(grant.encryptionContext ?? {});
+    grantKeyUsage(key, fn, grant.actions.map((action) => `kms:${action}`), context.length ? { StringEquals: Object.fromEntries(context.map(([name, value]) => [`kms:EncryptionContext:${name}`, value])) } : undefined);
+  }
 }
 
 /** The tables DynamoDB grants may name: the history table only for the Account Updater's functions. */

@@ -18,12 +18,12 @@ import { join } from 'node:path';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import { dynamodbGrants } from '#shared/dynamodb-grants.ts';
 import { BACKGROUND_FUNCTION_ACCESS } from '#shared/function-environment.ts';
+import { keyGrants } from '#shared/key-grants.ts';
 import type { AccountUpdaterFunction } from '#shared/function-sizing.ts';
 import { ACCOUNT_UPDATER_FUNCTION_SIZING } from '#shared/function-sizing.ts';
-import { VAULT_ENCRYPTION_PURPOSE } from '#shared/names.ts';
 import { AU_HISTORY_TABLE_KEY, TTL_ATTRIBUTE } from '#shared/store/table.ts';
 import { deadLetterQueue } from './dead-letter-queue.ts';
-import { grantDynamo, setFunctionEnvironment } from './access.ts';
+import { grantDynamo, grantKeys, setFunctionEnvironment } from './access.ts';
 import type { EnvironmentSettings } from './environments.ts';
 import { serviceFunction } from './functions.ts';
 import { grantKeyUsage, scopedKey } from './keys.ts';
@@ -145,12 +145,6 @@ export class AccountUpdater extends Construct {
     check.addToRolePolicy(new PolicyStatement({ actions: ['s3:PutObject'], resources: [objects(RESULTS), objects(RUNS_PREFIX)] }));
     this.grantReportsKeyViaS3(check, ['kms:Decrypt', 'kms:GenerateDataKey']);
 
-    // Sealing (GenerateDataKey) and opening (Decrypt), only under the vault's own encryption context.
-    grantKeyUsage(props.vaultKey, chunk, ['kms:GenerateDataKey', 'kms:Decrypt'], {
-      StringEquals: { 'kms:EncryptionContext:purpose': VAULT_ENCRYPTION_PURPOSE },
-    });
-    // A new number gets a new fingerprint (it joins that fingerprint's duplicate-scope entry in the row's transaction: UpdateItem per item).
-    grantKeyUsage(props.fingerprintKey, chunk, ['kms:GenerateMac']);
     chunk.addToRolePolicy(new PolicyStatement({ actions: ['s3:PutObject'], resources: [objects(RUNS_PREFIX)] }));
     this.grantReportsKeyViaS3(chunk, ['kms:GenerateDataKey']);
 
@@ -217,6 +211,7 @@ export class AccountUpdater extends Construct {
     });
     const access = BACKGROUND_FUNCTION_ACCESS[handler]!;
     grantDynamo(fn, dynamodbGrants(access), { table: props.table, tableIndexNames: [], auHistory: this.historyTable });
+    grantKeys(fn, keyGrants(access), { vault: props.vaultKey, fingerprint: props.fingerprintKey });
     setFunctionEnvironment(fn, access, {
       tableName: props.table.tableName,
       tableIndexStandIns: props.tableIndexStandIns,

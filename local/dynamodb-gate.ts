@@ -3,31 +3,26 @@
  * its own role, and a call its role does not allow fails with
  * AccessDeniedException; DynamoDB Local checks nothing. So the local runtime
  * points its functions' DynamoDB endpoint here. Each call carries the name of
- * the function whose invocation made it (set as the request is created, from
- * the invocation's container: handlers know nothing of it); what that
+ * the function that made it (local/function-identity.ts); what that
  * function's grants (shared/dynamodb-grants.ts, the same data CDK turns into
  * its policy) do not allow is answered as DynamoDB answers it, and everything
  * else passes through unchanged. A handler that writes an item kind its route
  * did not declare then fails in every local test, not first after a deploy.
  */
 import { randomUUID } from 'node:crypto';
-import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { Agent, createServer, request as httpRequest } from 'node:http';
 import { pipeline } from 'node:stream/promises';
-import type { ClientRequest, IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { DynamoGrant, GrantedTable } from '#shared/dynamodb-grants.ts';
 import { grantsAllow } from '#shared/dynamodb-grants.ts';
 import { TABLE_KEY } from '#shared/store/table.ts';
 import { closeServer, listenAt, readBoundedBody } from './standin-http.ts';
+import { callingFunction, REFUSED_CALL, withoutCallerName } from './function-identity.ts';
 import { LOCAL_HOST } from './ports.ts';
 
 /** DynamoDB's own cap on a request body. */
 const MAX_REQUEST_BYTES = 16 * 1024 * 1024;
 const TARGET_PREFIX = 'DynamoDB_20120810.';
-/** Which function's invocation made a call: the local stand-in for the role its credentials belong to. */
-const FUNCTION_HEADER = 'x-local-function';
-/** The message of the log line each refusal writes (the test suites look for it). */
-export const DYNAMODB_GATE_REFUSAL = 'dynamodb gate refused a call the function is not granted';
 
 export interface DynamoGateOptions {
   /** DynamoDB Local's endpoint. */
@@ -36,14 +31,14 @@ export interface DynamoGateOptions {
   readonly tables: Readonly<Record<string, GrantedTable>>;
   /** Each function's grants. */
   readonly functions: ReadonlyMap<string, readonly DynamoGrant[]>;
-  /** The function whose invocation is running now, if any. */
-  readonly currentFunction: () => string | undefined;
   readonly log?: (line: Record<string, unknown>) => void;
 }
 
 export interface DynamoGate {
   /** The DynamoDB endpoint the functions get. */
   readonly url: string;
+  /** `host:port` of that endpoint. */
+  readonly host: string;
   close(): Promise<void>;
 }
 
@@ -60,26 +55,15 @@ export async function startDynamoGate(options: DynamoGateOptions): Promise<Dynam
     });
   });
   const url = await listenAt(server, LOCAL_HOST, 0);
-  const host = new URL(url).host;
-
-  // Names the calling function on each request to the gate as it is created, while its invocation's context is current.
-  const onRequestCreated = (message: unknown) => {
-    const { request } = message as { request: ClientRequest };
-    if (request.getHeader('host') !== host) return;
-    const name = options.currentFunction();
-    if (name !== undefined) request.setHeader(FUNCTION_HEADER, name);
-  };
-  subscribe('http.client.request.created', onRequestCreated);
 
   async function gate(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const body = await readBoundedBody(req, MAX_REQUEST_BYTES, () => new Error('request body over 16 MB'));
-    const caller = req.headers[FUNCTION_HEADER];
-    const functionName = typeof caller === 'string' ? caller : '(no function)';
+    const functionName = callingFunction(req) ?? '(no function)';
     // A call made outside any function's invocation has no role at all.
     const grants = options.functions.get(functionName) ?? [];
     const refused = refusal(grants, req.headers['x-amz-target'], body, options.tables);
     if (refused) {
-      options.log?.({ level: 'ERROR', message: DYNAMODB_GATE_REFUSAL, function: functionName, action: refused.action, table: refused.table, ...(refused.index ? { index: refused.index } : {}), partitionKeys: refused.partitionKeys });
+      options.log?.({ level: 'ERROR', message: REFUSED_CALL, service: 'dynamodb', function: functionName, action: refused.action, table: refused.table, ...(refused.index ? { index: refused.index } : {}), partitionKeys: refused.partitionKeys });
       accessDenied(res, functionName, refused);
       return;
     }
@@ -93,8 +77,7 @@ export async function startDynamoGate(options: DynamoGateOptions): Promise<Dynam
    * waiting on an answer nobody reads.
    */
   async function forward(req: IncomingMessage, body: Buffer, res: ServerResponse): Promise<void> {
-    const headers: Record<string, string | string[] | undefined> = { ...req.headers, host: target.host, 'content-length': String(body.length) };
-    delete headers[FUNCTION_HEADER];
+    const headers = { ...withoutCallerName(req.headers), host: target.host, 'content-length': String(body.length) };
     const upstream = httpRequest({ agent, host: target.hostname, port: target.port, method: req.method, path: req.url, headers });
     res.once('close', () => {
       if (!res.writableFinished) upstream.destroy();
@@ -111,8 +94,8 @@ export async function startDynamoGate(options: DynamoGateOptions): Promise<Dynam
 
   return {
     url,
+    host: new URL(url).host,
     async close() {
-      unsubscribe('http.client.request.created', onRequestCreated);
       await closeServer(server);
       agent.destroy();
     },

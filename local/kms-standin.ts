@@ -12,6 +12,7 @@ import { createCipheriv, createDecipheriv, createHmac, randomBytes, randomUUID }
 import { mkdir } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
+import { callingFunction } from './function-identity.ts';
 import { StandinDataFile } from './standin-data-file.ts';
 import { AwsServiceError, awsJsonServer, closeServer, listenAt, readAwsJsonRequest, sendAwsJson } from './standin-http.ts';
 
@@ -28,6 +29,13 @@ export interface KmsStandinOptions {
   keys?: Array<{ alias: string; keySpec: KmsStandinKeySpec }>;
   region?: string;
   accountId?: string;
+  /**
+   * IAM's part: whether the function that made a call (undefined for a call
+   * made outside any function, the runtime's or a CLI's) may perform `action`
+   * on the key with this encryption context. A call it refuses is answered
+   * with AccessDeniedException, before the key is used. Absent: everything.
+   */
+  authorize?: (caller: string | undefined, request: { action: string; keyArn: string; encryptionContext: Readonly<Record<string, string>> }) => boolean;
 }
 
 export interface KmsStandin {
@@ -57,7 +65,9 @@ interface PersistedData {
 }
 
 type Body = Record<string, unknown>;
-type Operation = (body: Body) => Promise<Body> | Body;
+/** Throws AccessDeniedException unless the caller may perform the operation on the key with this context. */
+type Authorize = (keyArn: string, encryptionContext: Readonly<Record<string, string>>) => void;
+type Operation = (body: Body, authorize: Authorize) => Promise<Body> | Body;
 
 const DATA_FILE = 'kms-keys.json';
 const KEY_ID_LENGTH = 36; // a UUID, like real KMS key ids
@@ -339,32 +349,38 @@ function dataKeyLength(body: Body): number {
 function operations(store: KeyStore): Map<string, Operation> {
   const b64 = (bytes: Buffer): string => bytes.toString('base64');
 
-  const generateDataKey = (body: Body): Body => {
+  const generateDataKey = (body: Body, authorize: Authorize): Body => {
     const key = store.resolve(reqString(body, 'KeyId'));
     const arn = store.keyArn(key.keyId);
+    const context = encryptionContext(body, 'EncryptionContext');
+    authorize(arn, context);
     requireUsage(key, 'ENCRYPT_DECRYPT', arn);
     const length = dataKeyLength(body);
     const plaintext = randomBytes(length);
-    const blob = seal(key, plaintext, encryptionContext(body, 'EncryptionContext'));
+    const blob = seal(key, plaintext, context);
     return { CiphertextBlob: b64(blob), Plaintext: b64(plaintext), KeyId: arn };
   };
 
   return new Map<string, Operation>([
     [
       'Decrypt',
-      (body) => {
+      (body, authorize) => {
         const blob = reqBlob(body, 'CiphertextBlob', 6144);
         checkEncryptionAlgorithm(body, 'EncryptionAlgorithm');
-        const { key, plaintext } = open(store, blob, encryptionContext(body, 'EncryptionContext'), optString(body, 'KeyId'));
+        const context = encryptionContext(body, 'EncryptionContext');
+        // The key is the one the ciphertext names (a blob that names none is refused as KMS refuses it, before any policy).
+        authorize(store.keyArn(blobKeyId(blob)), context);
+        const { key, plaintext } = open(store, blob, context, optString(body, 'KeyId'));
         return { KeyId: store.keyArn(key.keyId), Plaintext: b64(plaintext), EncryptionAlgorithm: 'SYMMETRIC_DEFAULT' };
       },
     ],
     ['GenerateDataKey', generateDataKey],
     [
       'GenerateMac',
-      (body) => {
+      (body, authorize) => {
         const key = store.resolve(reqString(body, 'KeyId'));
         const arn = store.keyArn(key.keyId);
+        authorize(arn, {});
         requireUsage(key, 'GENERATE_VERIFY_MAC', arn);
         const message = reqBlob(body, 'Message', 4096);
         const algorithm = macAlgorithm(body);
@@ -421,7 +437,12 @@ export async function startKmsStandin(options: KmsStandinOptions = {}): Promise<
     const { operationName, body } = await readAwsJsonRequest(req, { targetPrefix: 'TrentService', unknownOperation: 'UnsupportedOperationException', operations: handlers });
     const operation = handlers.get(operationName)!;
     calls[operationName] = (calls[operationName] ?? 0) + 1;
-    const result = await operation(body);
+    const caller = callingFunction(req);
+    const result = await operation(body, (keyArn, context) => {
+      if (!options.authorize || options.authorize(caller, { action: operationName, keyArn, encryptionContext: context })) return;
+      const principal = `arn:aws:sts::${options.accountId ?? '000000000000'}:assumed-role/${caller ?? 'local'}/${caller ?? 'local'}`;
+      throw new AwsServiceError('AccessDeniedException', `User: ${principal} is not authorized to perform: kms:${operationName} on resource: ${keyArn} because no identity-based policy allows the kms:${operationName} action`);
+    });
     if (body.DryRun === true && DRY_RUN_OPERATIONS.has(operationName)) {
       throw new AwsServiceError('DryRunOperationException', 'The request would have succeeded, but the DryRun option is set.', 412);
     }

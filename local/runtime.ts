@@ -14,6 +14,8 @@ import { s3Triggers, streamTriggers } from '#shared/events.ts';
 import type { S3Trigger } from '#shared/events.ts';
 import { dynamodbGrants } from '#shared/dynamodb-grants.ts';
 import type { FunctionAccess, FunctionResources } from '#shared/function-environment.ts';
+import type { GrantedKey } from '#shared/key-grants.ts';
+import { keyGrants, keyGrantsAllow } from '#shared/key-grants.ts';
 import { accessFor, AUTHORIZER_ACCESS, BACKGROUND_FUNCTION_ACCESS, functionEnvironment } from '#shared/function-environment.ts';
 import { routes as routeTable } from '#shared/http/routes.ts';
 import type { RouteDefinition } from '#shared/http/routes.ts';
@@ -37,6 +39,8 @@ import { startDynamoDbLocal } from './dynamodb-local.ts';
 import { startStreamPoller } from './dynamodb-streams.ts';
 import { startEventBridgeStandin } from './eventbridge-standin.ts';
 import { startKmsStandin } from './kms-standin.ts';
+import type { KmsStandinOptions } from './kms-standin.ts';
+import { nameCallingFunctions, REFUSED_CALL } from './function-identity.ts';
 import { startPaypalStandin } from './paypal-standin.ts';
 import { startSecretsManagerStandin } from './secrets-manager-standin.ts';
 import { assertPortFree, localCredentials, localPorts } from './ports.ts';
@@ -130,6 +134,21 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       const { mkdir } = await import('node:fs/promises');
       for (const name of ['dynamodb', 's3']) await mkdir(path.join(options.dataDir, name), { recursive: true });
     }
+    const routes = options.routes ?? routeTable;
+    const triggers = options.s3Triggers ?? s3Triggers;
+    const accesses = functionAccesses(routes, triggers);
+    // IAM's part, locally: which function made a call, and what its grants allow (the same data CDK's policies come from).
+    const functionOfContainer = new Map<FunctionContainer, string>();
+    const logRefusal = options.log ?? ((line: Record<string, unknown>) => process.stderr.write(`${JSON.stringify(line)}\n`));
+    const keyGrantsOf = new Map(accesses.map(([name, access]) => [name, keyGrants(access)]));
+    let keyOfArn = new Map<string, GrantedKey>();
+    const authorizeKeyUse: NonNullable<KmsStandinOptions['authorize']> = (caller, request) => {
+      // A call made outside any function is the runtime's own or a CLI's: the operator's.
+      if (caller === undefined) return true;
+      const allowed = keyGrantsAllow(keyGrantsOf.get(caller) ?? [], { action: request.action, key: keyOfArn.get(request.keyArn), encryptionContext: request.encryptionContext });
+      if (!allowed) logRefusal({ level: 'ERROR', message: REFUSED_CALL, service: 'kms', function: caller, action: request.action, key: request.keyArn, encryption_context: request.encryptionContext });
+      return allowed;
+    };
     const [dynamodbLocal, s3Local, kmsStandin, paypalStandin, secretsManager] = await Promise.all([
       startDynamoDbLocal({ dataDir: dataPath('dynamodb'), port: ports.dynamodb }),
       startS3Local({ dataDir: dataPath('s3'), buckets: [LOCAL_NAMES.documentsBucket, LOCAL_NAMES.reportsBucket], port: ports.s3 }),
@@ -141,6 +160,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
           { alias: LOCAL_NAMES.credentialMacKeyAlias, keySpec: 'HMAC_256' },
           { alias: LOCAL_NAMES.fingerprintKeyAlias, keySpec: 'HMAC_256' },
         ],
+        authorize: authorizeKeyUse,
       }),
       startPaypalStandin({ port: ports.paypal }),
       // The stack's PayPal secret, created only when absent (see LOCAL_PAYPAL_CREDENTIALS).
@@ -161,20 +181,22 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     const paypalSecret = secretsManager.secrets[LOCAL_NAMES.paypalSecretName];
     if (!paypalSecret) throw new Error('Secrets Manager stand-in did not create the PayPal secret');
 
-    const routes = options.routes ?? routeTable;
-    const triggers = options.s3Triggers ?? s3Triggers;
-    const accesses = functionAccesses(routes, triggers);
-    // The functions reach DynamoDB through the gate, which refuses what each one's grants do not allow (IAM's part).
-    const functionOfContainer = new Map<FunctionContainer, string>();
+    keyOfArn = new Map([
+      [vaultKey.arn, 'vault'],
+      [fingerprintKey.arn, 'fingerprint'],
+      [macKey.arn, 'credentialMac'],
+    ]);
+    // The functions reach DynamoDB through the gate, which refuses what each one's grants do not allow.
     const dynamoGate = await startDynamoGate({
       target: dynamodbLocal.endpoint,
       tables: { [LOCAL_NAMES.tableName]: 'table', [LOCAL_NAMES.auHistoryTableName]: 'auHistory' },
       functions: new Map(accesses.map(([name, access]) => [name, dynamodbGrants(access)])),
-      currentFunction: () => functionOfContainer.get(currentContainer()),
       // A refusal is an error whatever the access log's setting: it would fail in AWS.
-      log: options.log ?? ((line) => process.stderr.write(`${JSON.stringify(line)}\n`)),
+      log: logRefusal,
     });
     closers.push(dynamoGate.close);
+    const stopNaming = nameCallingFunctions([dynamoGate.host, new URL(kmsStandin.url).host], () => functionOfContainer.get(currentContainer()));
+    closers.push(async () => stopNaming());
 
     // What Lambda and CDK give every function; the rest each function gets from its declared access.
     const platformEnvironment: Record<string, string> = {

@@ -57,7 +57,9 @@ export const BACKGROUND_FUNCTION_ACCESS: Readonly<Record<string, FunctionAccess>
   'au-chunk': {
     table: 'write',
     auHistory: 'write',
+    // Sealing a new number and opening the card's, only under the vault's own encryption context (shared/key-grants.ts).
     vault: ['encrypt', 'decrypt'],
+    // A new number gets a new fingerprint (it joins that fingerprint's duplicate-scope entry in the row's transaction).
     fingerprint: true,
     reports: true,
     dynamodb: [

@@ -3,7 +3,7 @@ import { createWriteStream, existsSync } from 'node:fs';
 import { mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { DYNAMODB_GATE_REFUSAL } from '../../local/dynamodb-gate.ts';
+import { REFUSED_CALL } from '../../local/function-identity.ts';
 import { eventsFilePath, readRuntimeFile } from '../../local/runtime-file.ts';
 
 const repoRoot = path.resolve(import.meta.dirname, '../..');
@@ -69,8 +69,8 @@ export async function startRuntimeChild(project: TestProject, options: { logFile
     // Its ports were random: nothing it leaves could be found again.
     const eventsFile = eventsFilePath(repoRoot, port);
     if (existsSync(eventsFile)) throw new Error(`the local runtime left ${eventsFile} behind`);
-    // A call a function's grants do not allow would fail in AWS: none may happen in any test, even one a handler survives.
-    const refused = (await readFile(options.logFile, 'utf8')).split('\n').filter((line) => line.includes(DYNAMODB_GATE_REFUSAL));
-    if (refused.length) throw new Error(`functions made DynamoDB calls their grants do not allow:\n${refused.slice(0, 10).join('\n')}`);
+    // A call a function's grants do not allow (DynamoDB, KMS) would fail in AWS: none may happen in any test, even one a handler survives.
+    const refused = (await readFile(options.logFile, 'utf8')).split('\n').filter((line) => line.includes(REFUSED_CALL));
+    if (refused.length) throw new Error(`functions made calls their grants do not allow:\n${refused.slice(0, 10).join('\n')}`);
   };
 }

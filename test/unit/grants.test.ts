@@ -6,6 +6,8 @@ import { accessFor, AUTHORIZER_ACCESS, BACKGROUND_FUNCTION_ACCESS } from '#share
 import { routes } from '#shared/http/routes.ts';
 import type { ItemKind } from '#shared/item-kinds.ts';
 import { ITEM_PARTITION_PREFIXES } from '#shared/item-kinds.ts';
+import { keyGrants, keyGrantsAllow } from '#shared/key-grants.ts';
+import { VAULT_ENCRYPTION_PURPOSE } from '#shared/names.ts';
 import { keys } from '#shared/store/keys.ts';
 import { refusal, requestedActions } from '../../local/dynamodb-gate.ts';
 
@@ -123,5 +125,33 @@ describe("IAM's reading of the grants", () => {
     expect(grantsAllow(chunk, { action: 'UpdateItem', table: 'table', partitionKeys: [BUILT.customerDefault] })).toBe(false);
     expect(grantsAllow(chunk, { action: 'BatchWriteItem', table: 'auHistory', partitionKeys: [BUILT.auHistory, BUILT.auHistory] })).toBe(true);
     expect(grantsAllow(chunk, { action: 'BatchWriteItem', table: 'auHistory', partitionKeys: [BUILT.auHistory, BUILT.auFile] })).toBe(false);
+  });
+});
+
+describe('key grants', () => {
+  const purpose = { purpose: VAULT_ENCRYPTION_PURPOSE };
+  const grantsOf = (handler: string) => keyGrants(accessFor(routes.find((route) => route.handler === handler)!));
+
+  it('let a route that only seals generate vault data keys under the vault context, and never open one', () => {
+    const locationless = grantsOf('paymethods-create-locationless');
+    expect(keyGrantsAllow(locationless, { action: 'GenerateDataKey', key: 'vault', encryptionContext: purpose })).toBe(true);
+    expect(keyGrantsAllow(locationless, { action: 'GenerateDataKey', key: 'vault', encryptionContext: {} })).toBe(false);
+    expect(keyGrantsAllow(locationless, { action: 'GenerateDataKey', key: 'vault', encryptionContext: { purpose: 'documents' } })).toBe(false);
+    expect(keyGrantsAllow(locationless, { action: 'Decrypt', key: 'vault', encryptionContext: purpose })).toBe(false);
+    expect(keyGrantsAllow(locationless, { action: 'GenerateMac', key: 'fingerprint', encryptionContext: {} })).toBe(true);
+    expect(keyGrantsAllow(locationless, { action: 'GenerateMac', key: 'credentialMac', encryptionContext: {} })).toBe(false);
+  });
+
+  it('give reads and document routes no key at all, and only the authorizer the secure-key MAC', () => {
+    for (const handler of ['paymethods-get', 'paymethods-list-organization', 'documents-create', 'documents-download']) expect(grantsOf(handler), handler).toEqual([]);
+    for (const route of routes) expect(grantsOf(route.handler).some((grant) => grant.key === 'credentialMac'), route.handler).toBe(false);
+    expect(keyGrantsAllow(keyGrants(AUTHORIZER_ACCESS), { action: 'GenerateMac', key: 'credentialMac', encryptionContext: {} })).toBe(true);
+  });
+
+  it('refuse a key no grant names (an unknown key too)', () => {
+    const chunk = keyGrants(BACKGROUND_FUNCTION_ACCESS['au-chunk']!);
+    expect(keyGrantsAllow(chunk, { action: 'Decrypt', key: 'vault', encryptionContext: purpose })).toBe(true);
+    expect(keyGrantsAllow(chunk, { action: 'Decrypt', key: undefined, encryptionContext: purpose })).toBe(false);
+    expect(keyGrantsAllow(keyGrants(BACKGROUND_FUNCTION_ACCESS['au-export']!), { action: 'Decrypt', key: 'vault', encryptionContext: purpose })).toBe(false);
   });
 });

@@ -1,0 +1,59 @@
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RouteDefinition } from '#shared/http/routes.ts';
+import { REFUSED_CALL } from '../../local/function-identity.ts';
+import type { LocalRuntime } from '../../local/runtime.ts';
+import { startLocalRuntime } from '../../local/runtime.ts';
+
+/**
+ * The local runtime refuses a function's DynamoDB and KMS calls its grants do
+ * not allow, as IAM refuses them in AWS: the probe's route may write
+ * idempotency records only and seal with the vault key only, and its handler
+ * calls through ordinary SDK clients, unaware of any of it.
+ */
+const probe: RouteDefinition = {
+  handler: 'grants-probe',
+  method: 'GET',
+  path: '/v3/probe',
+  auth: 'none',
+  access: { table: 'write', writes: ['idempotency'], vault: ['encrypt'] },
+  summary: 'writes a declared and an undeclared item kind',
+};
+
+let runtime: LocalRuntime;
+const logged: Array<Record<string, unknown>> = [];
+beforeAll(async () => {
+  runtime = await startLocalRuntime({
+    port: 0,
+    routes: [probe],
+    s3Triggers: [],
+    functionsDir: path.resolve(import.meta.dirname, '../fixtures/functions'),
+    log: (line) => logged.push(line),
+  });
+}, 240_000);
+afterAll(async () => {
+  await runtime?.close();
+});
+
+describe('DynamoDB grants in the local runtime', () => {
+  it('lets a function write the item kinds its route declares and use keys as it declares, and refuses the rest (a transaction whole) with AccessDeniedException', async () => {
+    const response = await fetch(`${runtime.url}/v3/probe`);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({
+      declared: 'written',
+      paymethod: 'AccessDeniedException',
+      transaction: 'AccessDeniedException',
+      transaction_item_written: false,
+      seal: 'written',
+      seal_without_context: 'AccessDeniedException',
+      open: 'AccessDeniedException',
+    });
+    const refusals = logged.filter((line) => line.message === REFUSED_CALL);
+    expect(refusals.map((line) => [line.service, line.function, line.action])).toEqual([
+      ['dynamodb', 'grants-probe', 'PutItem'],
+      ['dynamodb', 'grants-probe', 'PutItem'],
+      ['kms', 'grants-probe', 'GenerateDataKey'],
+      ['kms', 'grants-probe', 'Decrypt'],
+    ]);
+  });
+});
