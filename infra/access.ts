@@ -5,14 +5,14 @@ import type { IKey } from 'aws-cdk-lib/aws-kms';
 import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
+import type { BucketGrant, DocumentUsage, GrantedBucket } from '#shared/bucket-grants.ts';
+import { bucketGrants } from '#shared/bucket-grants.ts';
 import type { DynamoGrant } from '#shared/dynamodb-grants.ts';
 import { dynamodbGrants, leadingKeyPatterns } from '#shared/dynamodb-grants.ts';
 import type { FunctionAccess, FunctionResources } from '#shared/function-environment.ts';
 import type { GrantedKey, KeyGrant } from '#shared/key-grants.ts';
 import { keyGrants } from '#shared/key-grants.ts';
 import { functionEnvironment } from '#shared/function-environment.ts';
-import type { RouteAccess } from '#shared/http/routes.ts';
-import { DOCUMENT_OBJECT_PREFIX, UPLOAD_OBJECT_PREFIX } from '#shared/names.ts';
 import { grantKeyUsage } from './keys.ts';
 
 /** What route functions may be bound to. */
@@ -31,28 +31,15 @@ export interface ServiceResources {
   readonly credentialMacKey?: IKey;
 }
 
-type DocumentUsage = NonNullable<RouteAccess['documents']>[number];
-
-
-/** S3 actions per usage, the key prefix they apply to, and the vault key usage SSE-KMS performs on the caller's behalf. */
-/**
- * `list`: key prefixes the usage lists (s3:ListBucket, conditioned on them); '' is
- * the whole bucket, unconditioned, which is also what makes S3 answer a HEAD or GET
- * of a missing key with 404 rather than 403.
- */
-const DOCUMENT_ACTIONS: Record<DocumentUsage, { s3: string[]; prefixes: string[]; kms: string[]; list?: string[] }> = {
-  read: { s3: ['s3:GetObject'], prefixes: [DOCUMENT_OBJECT_PREFIX], kms: ['kms:Decrypt'] },
-  write: { s3: ['s3:PutObject'], prefixes: [DOCUMENT_OBJECT_PREFIX], kms: ['kms:GenerateDataKey'] },
-  // A presigned POST carries the signer's authority: the function needs what the upload needs, under uploads/ only.
-  'presign-upload': { s3: ['s3:PutObject'], prefixes: [UPLOAD_OBJECT_PREFIX], kms: ['kms:GenerateDataKey'] },
-  delete: { s3: ['s3:DeleteObject'], prefixes: [DOCUMENT_OBJECT_PREFIX], kms: [] },
-  // Deleting a document whose upload session never finished removes the posted file too.
-  'delete-upload': { s3: ['s3:DeleteObject'], prefixes: [UPLOAD_OBJECT_PREFIX], kms: [] },
-  // Deleting a pending session finds the finalizer's checked copies, under documents/<org>/<doc>/, by listing.
-  'list-copies': { s3: [], prefixes: [], kms: [], list: [DOCUMENT_OBJECT_PREFIX] },
-  // The finalizer reads a posted file (HEAD, copy source) and removes it once copied or rejected.
-  // A repeated event HEADs an upload already removed: it must read "gone" (404), not fail on a 403 into the dead-letter queue.
-  'finalize-upload': { s3: ['s3:GetObject', 's3:DeleteObject'], prefixes: [UPLOAD_OBJECT_PREFIX], kms: ['kms:Decrypt'], list: [''] },
+/** The vault key usage SSE-KMS performs on a document function's behalf, per usage (through S3 only). */
+const DOCUMENT_KMS_ACTIONS: Record<DocumentUsage, string[]> = {
+  read: ['kms:Decrypt'],
+  write: ['kms:GenerateDataKey'],
+  'presign-upload': ['kms:GenerateDataKey'],
+  delete: [],
+  'delete-upload': [],
+  'list-copies': [],
+  'finalize-upload': ['kms:Decrypt'],
 };
 
 /**
@@ -139,29 +126,53 @@ export function grantDynamo(fn: LambdaFunction, grants: readonly DynamoGrant[], 
 }
 
 /**
- * S3 actions on the documents bucket, each on its own key prefix, and the vault
- * key usage SSE-KMS needs on the caller's behalf, through S3 only (document
- * access never opens account-number ciphertexts). Exported for functions that
- * are not routes, such as the upload finalizer.
+ * The documents bucket's grants for these usages (shared/bucket-grants.ts, the
+ * same the local runtime enforces), and the vault key usage SSE-KMS needs on
+ * the caller's behalf, through S3 only (document access never opens
+ * account-number ciphertexts).
  */
 export function grantDocuments(fn: LambdaFunction, usages: readonly DocumentUsage[], resources: Pick<ServiceResources, 'documents' | 'vaultKey'>): void {
-  const byPrefix = new Map<string, string[]>();
-  for (const usage of usages) {
-    const { s3, prefixes } = DOCUMENT_ACTIONS[usage];
-    for (const prefix of prefixes) byPrefix.set(prefix, unique([...(byPrefix.get(prefix) ?? []), ...s3]));
-  }
-  for (const [prefix, actions] of byPrefix) {
-    fn.addToRolePolicy(new PolicyStatement({ actions, resources: [resources.documents.arnForObjects(`${prefix}*`)] }));
-  }
-  const listed = unique(usages.flatMap((usage) => DOCUMENT_ACTIONS[usage].list ?? []));
-  if (listed.includes('')) {
-    fn.addToRolePolicy(new PolicyStatement({ actions: ['s3:ListBucket'], resources: [resources.documents.bucketArn] }));
-  } else if (listed.length) {
-    fn.addToRolePolicy(new PolicyStatement({ actions: ['s3:ListBucket'], resources: [resources.documents.bucketArn], conditions: { StringLike: { 's3:prefix': listed.map((prefix) => `${prefix}*`) } } }));
-  }
-  grantKeyUsage(resources.vaultKey, fn, unique(usages.flatMap((usage) => DOCUMENT_ACTIONS[usage].kms)), {
+  grantBuckets(fn, bucketGrants({ documents: usages }), { documents: resources.documents });
+  grantKeyUsage(resources.vaultKey, fn, unique(usages.flatMap((usage) => DOCUMENT_KMS_ACTIONS[usage])), {
     StringEquals: { 'kms:ViaService': `s3.${Stack.of(fn).region}.amazonaws.com` },
   });
+}
+
+/**
+ * Bucket grants as statements: each set of prefixes its object actions (one
+ * statement per set, so grants on the same prefixes share one), and ListBucket
+ * on the bucket, conditioned on the listed prefixes unless one is the whole
+ * bucket.
+ */
+export function grantBuckets(fn: LambdaFunction, grants: readonly BucketGrant[], buckets: Partial<Record<GrantedBucket, IBucket>>): void {
+  const bucketOf = (name: GrantedBucket) => {
+    const bucket = buckets[name];
+    if (!bucket) throw new Error(`${fn.node.path}: a grant names the ${name} bucket, which the caller did not pass`);
+    return bucket;
+  };
+  const objectStatements = new Map<string, { bucket: GrantedBucket; prefixes: readonly string[]; actions: Set<string> }>();
+  const listed = new Map<GrantedBucket, Set<string>>();
+  for (const grant of grants) {
+    const objectActions = grant.actions.filter((action) => action !== 'ListBucket');
+    if (objectActions.length) {
+      const id = `${grant.bucket} ${grant.prefixes.join(' ')}`;
+      const statement = objectStatements.get(id) ?? { bucket: grant.bucket, prefixes: grant.prefixes, actions: new Set<string>() };
+      for (const action of objectActions) statement.actions.add(`s3:${action}`);
+      objectStatements.set(id, statement);
+    }
+    if (grant.actions.includes('ListBucket')) listed.set(grant.bucket, new Set([...(listed.get(grant.bucket) ?? []), ...grant.prefixes]));
+  }
+  for (const { bucket, prefixes, actions } of objectStatements.values()) {
+    fn.addToRolePolicy(new PolicyStatement({ actions: [...actions], resources: prefixes.map((prefix) => bucketOf(bucket).arnForObjects(`${prefix}*`)) }));
+  }
+  for (const [bucket, prefixes] of listed) {
+    const whole = prefixes.has('');
+    fn.addToRolePolicy(new PolicyStatement({
+      actions: ['s3:ListBucket'],
+      resources: [bucketOf(bucket).bucketArn],
+      ...(whole ? {} : { conditions: { StringLike: { 's3:prefix': [...prefixes].map((prefix) => `${prefix}*`) } } }),
+    }));
+  }
 }
 
 function unique(values: readonly string[]): string[] {

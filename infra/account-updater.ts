@@ -16,14 +16,16 @@ import { accountUpdaterDefinition, RUNS_PREFIX } from '#shared/account-updater/s
 import { Construct } from 'constructs';
 import { join } from 'node:path';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
+import { bucketGrants } from '#shared/bucket-grants.ts';
 import { dynamodbGrants } from '#shared/dynamodb-grants.ts';
 import { BACKGROUND_FUNCTION_ACCESS } from '#shared/function-environment.ts';
 import { keyGrants } from '#shared/key-grants.ts';
 import type { AccountUpdaterFunction } from '#shared/function-sizing.ts';
 import { ACCOUNT_UPDATER_FUNCTION_SIZING } from '#shared/function-sizing.ts';
+import { REPORT_OBJECT_PREFIXES } from '#shared/names.ts';
 import { AU_HISTORY_TABLE_KEY, TTL_ATTRIBUTE } from '#shared/store/table.ts';
 import { deadLetterQueue } from './dead-letter-queue.ts';
-import { grantDynamo, grantKeys, setFunctionEnvironment } from './access.ts';
+import { grantBuckets, grantDynamo, grantKeys, setFunctionEnvironment } from './access.ts';
 import type { EnvironmentSettings } from './environments.ts';
 import { serviceFunction } from './functions.ts';
 import { grantKeyUsage, scopedKey } from './keys.ts';
@@ -46,9 +48,7 @@ export interface AccountUpdaterProps {
 }
 
 export const DEFAULT_EXPORT_SCHEDULE = 'cron(0 6 1 * ? *)';
-const INBOX = 'au-inbox/';
-const RESULTS = 'au-results/';
-const REPORTS = 'au-reports/';
+const { inbox: INBOX, results: RESULTS, reports: REPORTS } = REPORT_OBJECT_PREFIXES;
 /** What reads an object's bytes (HeadObject is s3:GetObject too; a version by id, s3:GetObjectVersion). */
 const OBJECT_READS = ['s3:GetObject', 's3:GetObjectVersion'];
 
@@ -140,20 +140,12 @@ export class AccountUpdater extends Construct {
 
     const { checkFunction: check, chunkFunction: chunk, mergeFunction: merge, exportFunction: exporter } = this;
     const objects = (prefix: string) => this.reports.arnForObjects(`${prefix}*`);
-    // The file's version the run pins (HeadObject is s3:GetObject), then that version's bytes.
-    check.addToRolePolicy(new PolicyStatement({ actions: ['s3:GetObject', 's3:GetObjectVersion'], resources: [objects(INBOX), objects(RUNS_PREFIX)] }));
-    check.addToRolePolicy(new PolicyStatement({ actions: ['s3:PutObject'], resources: [objects(RESULTS), objects(RUNS_PREFIX)] }));
     this.grantReportsKeyViaS3(check, ['kms:Decrypt', 'kms:GenerateDataKey']);
 
-    chunk.addToRolePolicy(new PolicyStatement({ actions: ['s3:PutObject'], resources: [objects(RUNS_PREFIX)] }));
     this.grantReportsKeyViaS3(chunk, ['kms:GenerateDataKey']);
 
-    merge.addToRolePolicy(new PolicyStatement({ actions: ['s3:ListBucket'], resources: [this.reports.bucketArn], conditions: { StringLike: { 's3:prefix': [`${RUNS_PREFIX}*`] } } }));
-    merge.addToRolePolicy(new PolicyStatement({ actions: ['s3:GetObject'], resources: [objects(RUNS_PREFIX)] }));
-    merge.addToRolePolicy(new PolicyStatement({ actions: ['s3:PutObject', 's3:AbortMultipartUpload'], resources: [objects(RESULTS), objects(RUNS_PREFIX)] }));
     this.grantReportsKeyViaS3(merge, ['kms:Decrypt', 'kms:GenerateDataKey']);
 
-    exporter.addToRolePolicy(new PolicyStatement({ actions: ['s3:PutObject', 's3:AbortMultipartUpload'], resources: [objects(REPORTS)] }));
     // A multipart upload to an SSE-KMS bucket needs Decrypt too (S3 reads the parts' data keys to complete it).
     this.grantReportsKeyViaS3(exporter, ['kms:GenerateDataKey', 'kms:Decrypt']);
 
@@ -212,6 +204,7 @@ export class AccountUpdater extends Construct {
     const access = BACKGROUND_FUNCTION_ACCESS[handler]!;
     grantDynamo(fn, dynamodbGrants(access), { table: props.table, tableIndexNames: [], auHistory: this.historyTable });
     grantKeys(fn, keyGrants(access), { vault: props.vaultKey, fingerprint: props.fingerprintKey });
+    grantBuckets(fn, bucketGrants(access), { reports: this.reports });
     setFunctionEnvironment(fn, access, {
       tableName: props.table.tableName,
       tableIndexStandIns: props.tableIndexStandIns,

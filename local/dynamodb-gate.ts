@@ -2,7 +2,7 @@
  * IAM's DynamoDB checks, in front of DynamoDB Local. In AWS every function has
  * its own role, and a call its role does not allow fails with
  * AccessDeniedException; DynamoDB Local checks nothing. So the local runtime
- * points its functions' DynamoDB endpoint here. Each call carries the name of
+ * points its functions' DynamoDB endpoint here. Each call is attributed to
  * the function that made it (local/function-identity.ts); what that
  * function's grants (shared/dynamodb-grants.ts, the same data CDK turns into
  * its policy) do not allow is answered as DynamoDB answers it, and everything
@@ -17,7 +17,7 @@ import type { DynamoGrant, GrantedTable } from '#shared/dynamodb-grants.ts';
 import { grantsAllow } from '#shared/dynamodb-grants.ts';
 import { TABLE_KEY } from '#shared/store/table.ts';
 import { closeServer, listenAt, readBoundedBody } from './standin-http.ts';
-import { callingFunction, REFUSED_CALL, withoutCallerName } from './function-identity.ts';
+import { callingFunction, REFUSED_CALL } from './function-identity.ts';
 import { LOCAL_HOST } from './ports.ts';
 
 /** DynamoDB's own cap on a request body. */
@@ -77,7 +77,7 @@ export async function startDynamoGate(options: DynamoGateOptions): Promise<Dynam
    * waiting on an answer nobody reads.
    */
   async function forward(req: IncomingMessage, body: Buffer, res: ServerResponse): Promise<void> {
-    const headers = { ...withoutCallerName(req.headers), host: target.host, 'content-length': String(body.length) };
+    const headers = { ...req.headers, host: target.host, 'content-length': String(body.length) };
     const upstream = httpRequest({ agent, host: target.hostname, port: target.port, method: req.method, path: req.url, headers });
     res.once('close', () => {
       if (!res.writableFinished) upstream.destroy();

@@ -12,6 +12,7 @@ import type { FunctionContainer } from '#shared/container.ts';
 import { currentContainer, functionContainer, runInContainer } from '#shared/container.ts';
 import { s3Triggers, streamTriggers } from '#shared/events.ts';
 import type { S3Trigger } from '#shared/events.ts';
+import { bucketGrants } from '#shared/bucket-grants.ts';
 import { dynamodbGrants } from '#shared/dynamodb-grants.ts';
 import type { FunctionAccess, FunctionResources } from '#shared/function-environment.ts';
 import type { GrantedKey } from '#shared/key-grants.ts';
@@ -47,6 +48,7 @@ import { assertPortFree, localCredentials, localPorts } from './ports.ts';
 import { ADMIN_FLUSH_PATH, eventsFilePath } from './runtime-file.ts';
 import { ensureHistoryTable, ensureTable } from './provision.ts';
 import { routeS3Events } from './s3-events.ts';
+import { startS3Gate } from './s3-gate.ts';
 import { startS3Local } from './s3-local.ts';
 import type { Seed } from './seed.ts';
 import { applySeed } from './seed.ts';
@@ -129,6 +131,8 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     const ports = localPorts(options.port);
     // Checked before anything starts, so a taken PORT fails at once rather than after DynamoDB Local's start-up.
     await assertPortFree(ports.api, 'the API (PORT)');
+    // S3's address is what presigned uploads and downloads name: the functions' gate takes PORT+2, s3rver behind it a free port.
+    await assertPortFree(ports.s3, 'S3 (PORT+2)');
     const dataPath = (name: string) => (options.dataDir ? path.join(options.dataDir, name) : undefined);
     if (options.dataDir) {
       const { mkdir } = await import('node:fs/promises');
@@ -151,7 +155,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     };
     const [dynamodbLocal, s3Local, kmsStandin, paypalStandin, secretsManager] = await Promise.all([
       startDynamoDbLocal({ dataDir: dataPath('dynamodb'), port: ports.dynamodb }),
-      startS3Local({ dataDir: dataPath('s3'), buckets: [LOCAL_NAMES.documentsBucket, LOCAL_NAMES.reportsBucket], port: ports.s3 }),
+      startS3Local({ dataDir: dataPath('s3'), buckets: [LOCAL_NAMES.documentsBucket, LOCAL_NAMES.reportsBucket] }),
       startKmsStandin({
         port: ports.kms,
         dataDir: options.dataDir,
@@ -195,7 +199,16 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       log: logRefusal,
     });
     closers.push(dynamoGate.close);
-    const stopNaming = nameCallingFunctions([dynamoGate.host, new URL(kmsStandin.url).host], () => functionOfContainer.get(currentContainer()));
+    // Their S3 endpoint is a gate in front of s3rver, which refuses what each one's bucket grants do not allow.
+    const s3Gate = await startS3Gate({
+      port: ports.s3,
+      target: s3Local.endpoint,
+      buckets: { [LOCAL_NAMES.documentsBucket]: 'documents', [LOCAL_NAMES.reportsBucket]: 'reports' },
+      functions: new Map(accesses.map(([name, access]) => [name, bucketGrants(access)])),
+      log: logRefusal,
+    });
+    closers.push(s3Gate.close);
+    const stopNaming = nameCallingFunctions([dynamoGate.host, s3Gate.host, new URL(kmsStandin.url).host], () => functionOfContainer.get(currentContainer()));
     closers.push(async () => stopNaming());
 
     // What Lambda and CDK give every function; the rest each function gets from its declared access.
@@ -204,7 +217,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       AWS_ACCESS_KEY_ID: localCredentials.accessKeyId,
       AWS_SECRET_ACCESS_KEY: localCredentials.secretAccessKey,
       AWS_ENDPOINT_URL_DYNAMODB: dynamoGate.url,
-      AWS_ENDPOINT_URL_S3: s3Local.endpoint,
+      AWS_ENDPOINT_URL_S3: s3Gate.url,
       AWS_ENDPOINT_URL_KMS: kmsStandin.url,
       AWS_ENDPOINT_URL_SECRETS_MANAGER: secretsManager.url,
       AWS_ENDPOINT_URL_EVENTBRIDGE: eventBridge.url,
@@ -341,7 +354,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       demo,
       endpoints: {
         dynamodb: dynamodbLocal.endpoint,
-        s3: s3Local.endpoint,
+        s3: s3Gate.url,
         kms: kmsStandin.url,
         paypal: paypalStandin.url,
         secretsManager: secretsManager.url,

@@ -20,7 +20,7 @@ export interface S3Local {
  * guard process even when this process is killed outright.
  */
 export async function startS3Local(options: { dataDir?: string; buckets: readonly string[]; port?: number }): Promise<S3Local> {
-  await assertPortFree(options.port ?? 0, 'S3 emulator (PORT+2)');
+  await assertPortFree(options.port ?? 0, 'S3 emulator');
   const port = options.port || (await freePort());
   let directory = options.dataDir;
   let forget = () => {};

@@ -5,8 +5,10 @@
  * locally exactly as it would in AWS. Nothing here imports the AWS SDK or CDK.
  */
 import type { PaypalCredentialSource } from './config.ts';
+import type { BucketGrant } from './bucket-grants.ts';
 import type { DynamoGrant } from './dynamodb-grants.ts';
 import { TABLE_READ_ACTIONS } from './dynamodb-grants.ts';
+import { REPORT_OBJECT_PREFIXES as REPORTS } from './names.ts';
 import { ENVIRONMENT_VARIABLES as NAMES } from './config.ts';
 import type { RouteAccess, RouteDefinition } from './http/routes.ts';
 
@@ -20,6 +22,8 @@ export interface FunctionAccess extends RouteAccess {
   auHistory?: 'read' | 'write';
   /** Publishes domain events to the event bus. */
   events?: boolean;
+  /** Bucket grants of its own, besides those its `documents` usages imply (shared/bucket-grants.ts). */
+  s3?: readonly BucketGrant[];
   /**
    * DynamoDB grants of its own, in place of those `table` implies
    * (shared/dynamodb-grants.ts): for functions whose actions are narrower than
@@ -51,6 +55,12 @@ export const BACKGROUND_FUNCTION_ACCESS: Readonly<Record<string, FunctionAccess>
   'au-check': {
     auHistory: 'write',
     reports: true,
+    s3: [
+      // The file's version the run pins (HeadObject is GetObject), then that version's bytes.
+      { bucket: 'reports', actions: ['GetObject', 'GetObjectVersion'], prefixes: [REPORTS.inbox, REPORTS.runs] },
+      // A refused file's summary; the run's batch input.
+      { bucket: 'reports', actions: ['PutObject'], prefixes: [REPORTS.results, REPORTS.runs] },
+    ],
     // Which execution took an upload, and when each file was first applied: puts if absent, and reads.
     dynamodb: [{ table: 'auHistory', actions: ['GetItem'] }, { table: 'auHistory', actions: ['PutItem'], items: ['auDelivery', 'auFile'] }],
   },
@@ -62,6 +72,8 @@ export const BACKGROUND_FUNCTION_ACCESS: Readonly<Record<string, FunctionAccess>
     // A new number gets a new fingerprint (it joins that fingerprint's duplicate-scope entry in the row's transaction).
     fingerprint: true,
     reports: true,
+    // Its batch's result.
+    s3: [{ bucket: 'reports', actions: ['PutObject'], prefixes: [REPORTS.runs] }],
     dynamodb: [
       // Cards read in batches; each applied row one conditional UpdateItem (a transaction of updates when a new number joins its duplicate-scope entry).
       { table: 'table', actions: ['BatchGetItem'] },
@@ -71,9 +83,23 @@ export const BACKGROUND_FUNCTION_ACCESS: Readonly<Record<string, FunctionAccess>
       { table: 'auHistory', actions: ['BatchWriteItem', 'PutItem'], items: ['auHistory', 'auMonth'] },
     ],
   },
-  'au-merge': { reports: true },
+  'au-merge': {
+    reports: true,
+    // Reads the run's batch results and writes the summary and the errors file.
+    s3: [
+      { bucket: 'reports', actions: ['ListBucket', 'GetObject'], prefixes: [REPORTS.runs] },
+      { bucket: 'reports', actions: ['PutObject', 'AbortMultipartUpload'], prefixes: [REPORTS.results, REPORTS.runs] },
+    ],
+  },
   // The table too: months recorded before the history table existed are read where they were written.
-  'au-export': { table: 'read', auHistory: 'read', reports: true, dynamodb: [{ table: 'auHistory', actions: ['Query'] }, { table: 'table', actions: ['Query'] }] },
+  'au-export': {
+    table: 'read',
+    auHistory: 'read',
+    reports: true,
+    dynamodb: [{ table: 'auHistory', actions: ['Query'] }, { table: 'table', actions: ['Query'] }],
+    // Streams each report as a multipart upload.
+    s3: [{ bucket: 'reports', actions: ['PutObject', 'AbortMultipartUpload'], prefixes: [REPORTS.reports] }],
+  },
   'events-publish': { events: true },
 };
 

@@ -13,6 +13,13 @@ export const DOCUMENT_OBJECT_PREFIX = 'documents/';
 /** Upload sessions post their file under this prefix; finalized files move to DOCUMENT_OBJECT_PREFIX. */
 export const UPLOAD_OBJECT_PREFIX = 'uploads/';
 
+/**
+ * The reports bucket's folders: files dropped for the Account Updater, each
+ * run's batch results, the runs' summaries, the monthly exports. Grants are
+ * scoped to them.
+ */
+export const REPORT_OBJECT_PREFIXES = { inbox: 'au-inbox/', runs: 'au-runs/', results: 'au-results/', reports: 'au-reports/' } as const;
+
 /** EventBridge sources of the domain events (docs/events.md); the stack's example rule matches on them. */
 export const EVENT_SOURCES = { paymethods: 'payments.paymethods', documents: 'payments.documents' } as const;
 

@@ -11,6 +11,7 @@
  * are parameters.
  */
 import { AU_HEADER } from '#shared/domain/account-updater/rows.ts';
+import { REPORT_OBJECT_PREFIXES } from '#shared/names.ts';
 
 /** Rows per batch: one chunk invocation applies them in one to two seconds in AWS (8 conditional writes in flight). */
 export const BATCH_ROWS = 1_000;
@@ -35,7 +36,7 @@ export const MAX_CONCURRENT_BATCHES = 6;
 /** Above this share of batches failing after their retries, the map fails; the merge still writes the summary, then the execution fails. */
 export const TOLERATED_FAILURE_PERCENTAGE = 5;
 /** Batch results and the Map's own result files: one folder per execution. */
-export const RUNS_PREFIX = 'au-runs/';
+export const RUNS_PREFIX = REPORT_OBJECT_PREFIXES.runs;
 
 export const STATE = {
   check: 'CheckFile',

@@ -167,7 +167,7 @@ describe('AccountUpdater construct', () => {
         .map((statement) => [actionsOf([statement]), [...JSON.stringify(statement.Resource).matchAll(/\/(au-[a-z]+\/)\*/g)].map((match) => match[1])]);
     expect(s3(check)).toEqual([[['s3:GetObject', 's3:GetObjectVersion'], ['au-inbox/', 'au-runs/']], [['s3:PutObject'], ['au-results/', 'au-runs/']]]);
     expect(s3(chunk)).toEqual([[['s3:PutObject'], ['au-runs/']]]);
-    expect(s3(merge)).toEqual([[['s3:ListBucket'], []], [['s3:GetObject'], ['au-runs/']], [['s3:AbortMultipartUpload', 's3:PutObject'], ['au-results/', 'au-runs/']]]);
+    expect(s3(merge)).toEqual([[['s3:GetObject'], ['au-runs/']], [['s3:AbortMultipartUpload', 's3:PutObject'], ['au-results/', 'au-runs/']], [['s3:ListBucket'], []]]);
     expect(s3(exporter)).toEqual([[['s3:AbortMultipartUpload', 's3:PutObject'], ['au-reports/']]]);
     for (const id of [check, chunk, merge, exporter]) {
       for (const statement of roleStatements(template, id).filter((candidate) => mentions(candidate, reportsKey))) expect(JSON.stringify(statement.Condition)).toContain('kms:ViaService');

@@ -6,17 +6,17 @@ import type { LocalRuntime } from '../../local/runtime.ts';
 import { startLocalRuntime } from '../../local/runtime.ts';
 
 /**
- * The local runtime refuses a function's DynamoDB and KMS calls its grants do
- * not allow, as IAM refuses them in AWS: the probe's route may write
- * idempotency records only and seal with the vault key only, and its handler
- * calls through ordinary SDK clients, unaware of any of it.
+ * The local runtime refuses a function's DynamoDB, KMS and S3 calls its grants
+ * do not allow, as IAM refuses them in AWS: the probe's route may write
+ * idempotency records only, seal with the vault key only, and write and read
+ * documents only (not list the bucket, nor delete), and its handler calls through ordinary SDK clients, unaware of any of it.
  */
 const probe: RouteDefinition = {
   handler: 'grants-probe',
   method: 'GET',
   path: '/v3/probe',
   auth: 'none',
-  access: { table: 'write', writes: ['idempotency'], vault: ['encrypt'] },
+  access: { table: 'write', writes: ['idempotency'], vault: ['encrypt'], documents: ['write', 'read'] },
   summary: 'writes a declared and an undeclared item kind',
 };
 
@@ -36,7 +36,7 @@ afterAll(async () => {
 });
 
 describe('DynamoDB grants in the local runtime', () => {
-  it('lets a function write the item kinds its route declares and use keys as it declares, and refuses the rest (a transaction whole) with AccessDeniedException', async () => {
+  it('lets a function write the item kinds, use the keys and touch the objects its route declares, and refuses the rest (a transaction whole) as AWS does', async () => {
     const response = await fetch(`${runtime.url}/v3/probe`);
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual({
@@ -47,6 +47,11 @@ describe('DynamoDB grants in the local runtime', () => {
       seal: 'written',
       seal_without_context: 'AccessDeniedException',
       open: 'AccessDeniedException',
+      write: 'written',
+      write_uploads: 'AccessDenied',
+      // Not NoSuchKey: a function that may not list the bucket learns nothing of which keys exist.
+      read_missing: 'AccessDenied',
+      delete: 'AccessDenied',
     });
     const refusals = logged.filter((line) => line.message === REFUSED_CALL);
     expect(refusals.map((line) => [line.service, line.function, line.action])).toEqual([
@@ -54,6 +59,8 @@ describe('DynamoDB grants in the local runtime', () => {
       ['dynamodb', 'grants-probe', 'PutItem'],
       ['kms', 'grants-probe', 'GenerateDataKey'],
       ['kms', 'grants-probe', 'Decrypt'],
+      ['s3', 'grants-probe', 'PutObject'],
+      ['s3', 'grants-probe', 'DeleteObject'],
     ]);
   });
 });

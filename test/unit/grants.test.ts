@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { bucketGrants, bucketGrantsAllow, mayListWholeBucket } from '#shared/bucket-grants.ts';
 import type { DynamoGrant } from '#shared/dynamodb-grants.ts';
 import { dynamodbGrants, grantsAllow } from '#shared/dynamodb-grants.ts';
 import { s3Triggers } from '#shared/events.ts';
@@ -10,6 +11,7 @@ import { keyGrants, keyGrantsAllow } from '#shared/key-grants.ts';
 import { VAULT_ENCRYPTION_PURPOSE } from '#shared/names.ts';
 import { keys } from '#shared/store/keys.ts';
 import { refusal, requestedActions } from '../../local/dynamodb-gate.ts';
+import { requestedS3Actions } from '../../local/s3-gate.ts';
 
 /** One key of each kind, as the store builds it. */
 const BUILT: Record<ItemKind, string> = {
@@ -153,5 +155,46 @@ describe('key grants', () => {
     expect(keyGrantsAllow(chunk, { action: 'Decrypt', key: 'vault', encryptionContext: purpose })).toBe(true);
     expect(keyGrantsAllow(chunk, { action: 'Decrypt', key: undefined, encryptionContext: purpose })).toBe(false);
     expect(keyGrantsAllow(keyGrants(BACKGROUND_FUNCTION_ACCESS['au-export']!), { action: 'Decrypt', key: 'vault', encryptionContext: purpose })).toBe(false);
+  });
+});
+
+describe('bucket grants', () => {
+  const BUCKETS = { docs: 'documents', reports: 'reports' } as const;
+  const grantsOf = (handler: string) => bucketGrants(accessFor(routes.find((route) => route.handler === handler)!));
+
+  it('read S3 REST requests as IAM authorizes them', () => {
+    expect(requestedS3Actions('HEAD', '/docs/uploads/org_1/doc_1/a.png', {}, BUCKETS)).toEqual([{ action: 'GetObject', bucket: 'documents', key: 'uploads/org_1/doc_1/a.png' }]);
+    expect(requestedS3Actions('GET', '/reports/au-inbox/a.csv?versionId=3', {}, BUCKETS)).toEqual([{ action: 'GetObjectVersion', bucket: 'reports', key: 'au-inbox/a.csv' }]);
+    expect(requestedS3Actions('GET', '/docs/?list-type=2&prefix=documents%2Forg_1%2F', {}, BUCKETS)).toEqual([{ action: 'ListBucket', bucket: 'documents', prefix: 'documents/org_1/' }]);
+    expect(requestedS3Actions('PUT', '/docs/documents/org_1/doc_1', { 'x-amz-copy-source': '/docs/uploads/org_1/doc_1%20a.png' }, BUCKETS)).toEqual([
+      { action: 'PutObject', bucket: 'documents', key: 'documents/org_1/doc_1' },
+      { action: 'GetObject', bucket: 'documents', key: 'uploads/org_1/doc_1 a.png' },
+    ]);
+    expect(requestedS3Actions('POST', '/reports/au-reports/r.csv?uploads', {}, BUCKETS)).toEqual([{ action: 'PutObject', bucket: 'reports', key: 'au-reports/r.csv' }]);
+    expect(requestedS3Actions('DELETE', '/reports/au-reports/r.csv?uploadId=1', {}, BUCKETS)).toEqual([{ action: 'AbortMultipartUpload', bucket: 'reports', key: 'au-reports/r.csv' }]);
+    expect(requestedS3Actions('POST', '/docs?delete', {}, BUCKETS)).toEqual([{ action: 'DeleteObjects', bucket: 'documents' }]);
+  });
+
+  it('keep document functions to their prefixes, and list only where a usage lists', () => {
+    const create = grantsOf('documents-create');
+    expect(bucketGrantsAllow(create, { action: 'PutObject', bucket: 'documents', key: 'documents/org_1/doc_1' })).toBe(true);
+    expect(bucketGrantsAllow(create, { action: 'PutObject', bucket: 'documents', key: 'uploads/org_1/doc_1' })).toBe(false);
+    expect(bucketGrantsAllow(create, { action: 'DeleteObject', bucket: 'documents', key: 'uploads/org_1/doc_1' })).toBe(false);
+    expect(bucketGrantsAllow(create, { action: 'PutObject', bucket: 'reports', key: 'documents/org_1/doc_1' })).toBe(false);
+    const remove = grantsOf('documents-delete');
+    expect(bucketGrantsAllow(remove, { action: 'ListBucket', bucket: 'documents', prefix: 'documents/org_1/doc_1/' })).toBe(true);
+    expect(bucketGrantsAllow(remove, { action: 'ListBucket', bucket: 'documents', prefix: '' })).toBe(false);
+    expect(mayListWholeBucket(remove, 'documents')).toBe(false);
+    expect(mayListWholeBucket(bucketGrants(s3Triggers[0]!.access), 'documents')).toBe(true);
+  });
+
+  it('keep the Account Updater functions to their folders', () => {
+    const merge = bucketGrants(BACKGROUND_FUNCTION_ACCESS['au-merge']!);
+    expect(bucketGrantsAllow(merge, { action: 'ListBucket', bucket: 'reports', prefix: 'au-runs/run-1/' })).toBe(true);
+    expect(bucketGrantsAllow(merge, { action: 'ListBucket', bucket: 'reports', prefix: 'au-inbox/' })).toBe(false);
+    expect(bucketGrantsAllow(merge, { action: 'PutObject', bucket: 'reports', key: 'au-results/org_1/may.csv.json' })).toBe(true);
+    expect(bucketGrantsAllow(merge, { action: 'GetObject', bucket: 'reports', key: 'au-inbox/may.csv' })).toBe(false);
+    const chunk = bucketGrants(BACKGROUND_FUNCTION_ACCESS['au-chunk']!);
+    expect(bucketGrantsAllow(chunk, { action: 'GetObject', bucket: 'reports', key: 'au-inbox/may.csv' })).toBe(false);
   });
 });

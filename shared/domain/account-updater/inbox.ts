@@ -1,7 +1,8 @@
+import { REPORT_OBJECT_PREFIXES } from '#shared/names.ts';
 import { isOrganizationId } from '../ids.ts';
 
-export const INBOX_PREFIX = 'au-inbox/';
-export const RESULTS_PREFIX = 'au-results/';
+export const INBOX_PREFIX = REPORT_OBJECT_PREFIXES.inbox;
+export const RESULTS_PREFIX = REPORT_OBJECT_PREFIXES.results;
 
 /**
  * What a key in the reports bucket's inbox means: `au-inbox/org_<id>/...csv`
