@@ -252,8 +252,9 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     const handlerEnvironment: Record<string, string> = {
       ...platformEnvironment,
       ...Object.assign({}, ...[...containers.values()].map((container) => container.environment)),
-      // CLIs act as the operator, not as one function: the store itself.
+      // CLIs act as the operator, not as one function: the stores themselves.
       AWS_ENDPOINT_URL_DYNAMODB: dynamodbLocal.endpoint,
+      AWS_ENDPOINT_URL_S3: s3Local.endpoint,
     };
     // Handlers run in this process, each inside its own function's container (see functionContainers);
     // the process itself holds only what every function gets.
