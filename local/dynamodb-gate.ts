@@ -10,15 +10,14 @@
  * did not declare then fails in every local test, not first after a deploy.
  */
 import { randomUUID } from 'node:crypto';
-import { Agent, createServer, request as httpRequest } from 'node:http';
-import { pipeline } from 'node:stream/promises';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import type { DynamoGrant, GrantedTable } from '#shared/dynamodb-grants.ts';
 import { grantsAllow } from '#shared/dynamodb-grants.ts';
 import { TABLE_KEY } from '#shared/store/table.ts';
-import { closeServer, listenAt, readBoundedBody } from './standin-http.ts';
 import { callingFunction, REFUSED_CALL } from './function-identity.ts';
-import { LOCAL_HOST } from './ports.ts';
+import type { GateServer } from './gate-server.ts';
+import { relay, startGateServer } from './gate-server.ts';
+import { readBoundedBody } from './standin-http.ts';
 
 /** DynamoDB's own cap on a request body. */
 const MAX_REQUEST_BYTES = 16 * 1024 * 1024;
@@ -31,75 +30,30 @@ export interface DynamoGateOptions {
   readonly tables: Readonly<Record<string, GrantedTable>>;
   /** Each function's grants. */
   readonly functions: ReadonlyMap<string, readonly DynamoGrant[]>;
-  readonly log?: (line: Record<string, unknown>) => void;
+  readonly log: (line: Record<string, unknown>) => void;
 }
 
-export interface DynamoGate {
-  /** The DynamoDB endpoint the functions get. */
-  readonly url: string;
-  /** `host:port` of that endpoint. */
-  readonly host: string;
-  close(): Promise<void>;
-}
-
-export async function startDynamoGate(options: DynamoGateOptions): Promise<DynamoGate> {
+export async function startDynamoGate(options: DynamoGateOptions): Promise<GateServer> {
   const target = new URL(options.target);
-  const agent = new Agent({ keepAlive: true });
-  const server = createServer((req, res) => {
-    gate(req, res).catch((error: unknown) => {
-      // The caller went away first: nobody is left to answer.
-      if (res.destroyed) return;
-      options.log?.({ level: 'ERROR', message: 'dynamodb gate failed', error: error instanceof Error ? error.message : String(error) });
-      if (!res.headersSent) res.writeHead(502);
-      res.end();
-    });
-  });
-  const url = await listenAt(server, LOCAL_HOST, 0);
-
-  async function gate(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const body = await readBoundedBody(req, MAX_REQUEST_BYTES, () => new Error('request body over 16 MB'));
-    const functionName = callingFunction(req) ?? '(no function)';
-    // A call made outside any function's invocation has no role at all.
-    const grants = options.functions.get(functionName) ?? [];
-    const refused = refusal(grants, req.headers['x-amz-target'], body, options.tables);
-    if (refused) {
-      options.log?.({ level: 'ERROR', message: REFUSED_CALL, service: 'dynamodb', function: functionName, action: refused.action, table: refused.table, ...(refused.index ? { index: refused.index } : {}), partitionKeys: refused.partitionKeys });
-      accessDenied(res, functionName, refused);
-      return;
-    }
-    await forward(req, body, res);
-  }
-
-  /**
-   * The call, passed through unchanged. A caller that gives up (its SDK's
-   * timeout or the request deadline) closes its connection: the call to
-   * DynamoDB Local is dropped with it, so no connection of the pool is left
-   * waiting on an answer nobody reads.
-   */
-  async function forward(req: IncomingMessage, body: Buffer, res: ServerResponse): Promise<void> {
-    const headers = { ...req.headers, host: target.host, 'content-length': String(body.length) };
-    const upstream = httpRequest({ agent, host: target.hostname, port: target.port, method: req.method, path: req.url, headers });
-    res.once('close', () => {
-      if (!res.writableFinished) upstream.destroy();
-    });
-    const answered = new Promise<IncomingMessage>((resolve, reject) => {
-      upstream.once('response', resolve);
-      upstream.once('error', reject);
-    });
-    upstream.end(body);
-    const answer = await answered;
-    res.writeHead(answer.statusCode ?? 502, answer.headers);
-    await pipeline(answer, res);
-  }
-
-  return {
-    url,
-    host: new URL(url).host,
-    async close() {
-      await closeServer(server);
-      agent.destroy();
+  return startGateServer({
+    name: 'dynamodb gate',
+    port: 0,
+    target: options.target,
+    log: options.log,
+    async handle(req, res, passOn) {
+      const body = await readBoundedBody(req, MAX_REQUEST_BYTES, () => new Error('request body over 16 MB'));
+      const functionName = callingFunction(req) ?? '(no function)';
+      // A call made outside any function's invocation has no role at all.
+      const grants = options.functions.get(functionName) ?? [];
+      const refused = refusal(grants, req.headers['x-amz-target'], body, options.tables);
+      if (refused) {
+        options.log({ level: 'ERROR', message: REFUSED_CALL, service: 'dynamodb', function: functionName, action: refused.action, table: refused.table, ...(refused.index ? { index: refused.index } : {}), partitionKeys: refused.partitionKeys });
+        accessDenied(res, functionName, refused);
+        return;
+      }
+      await relay(await passOn(req, res, { ...req.headers, host: target.host, 'content-length': String(body.length) }, body), res);
     },
-  };
+  });
 }
 
 type Refused = { action: string; table: string; index?: string; partitionKeys: readonly string[] };

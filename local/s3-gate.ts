@@ -11,14 +11,12 @@
  * hold. Bodies stream both ways.
  */
 import { randomUUID } from 'node:crypto';
-import { Agent, createServer, request as httpRequest } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { pipeline } from 'node:stream/promises';
 import type { BucketGrant, GrantedBucket, RequestedS3Action } from '#shared/bucket-grants.ts';
 import { bucketGrantsAllow, mayListWholeBucket } from '#shared/bucket-grants.ts';
 import { callingFunction, REFUSED_CALL } from './function-identity.ts';
-import { closeServer, listenAt } from './standin-http.ts';
-import { LOCAL_HOST } from './ports.ts';
+import type { GateServer } from './gate-server.ts';
+import { relay, startGateServer } from './gate-server.ts';
 
 export interface S3GateOptions {
   /** 0: a free one. */
@@ -32,69 +30,35 @@ export interface S3GateOptions {
   readonly log: (line: Record<string, unknown>) => void;
 }
 
-export interface S3Gate {
-  /** The S3 endpoint the functions get. */
-  readonly url: string;
-  /** `host:port` of that endpoint. */
-  readonly host: string;
-  close(): Promise<void>;
-}
-
-export async function startS3Gate(options: S3GateOptions): Promise<S3Gate> {
-  const target = new URL(options.target);
-  const agent = new Agent({ keepAlive: true });
-  const server = createServer((req, res) => {
-    gate(req, res).catch((error: unknown) => {
-      if (res.destroyed) return;
-      options.log({ level: 'ERROR', message: 's3 gate failed', error: error instanceof Error ? error.message : String(error) });
-      if (!res.headersSent) res.writeHead(502);
-      res.end();
-    });
-  });
-  const url = await listenAt(server, LOCAL_HOST, options.port);
-
-  async function gate(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const caller = callingFunction(req);
-    const requested = caller === undefined ? [] : requestedS3Actions(req.method ?? 'GET', req.url ?? '/', req.headers, options.buckets);
-    const grants = caller === undefined ? [] : (options.functions.get(caller) ?? []);
-    const refused = requested.find((action) => !bucketGrantsAllow(grants, action));
-    if (caller !== undefined && refused) {
-      options.log({ level: 'ERROR', message: REFUSED_CALL, service: 's3', function: caller, action: refused.action, bucket: refused.bucket, ...(refused.key !== undefined ? { key: refused.key } : {}), ...(refused.prefix !== undefined ? { prefix: refused.prefix } : {}) });
-      req.resume();
-      accessDenied(res, req.method === 'HEAD');
-      return;
-    }
-    const upstream = httpRequest({ agent, host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers });
-    res.once('close', () => {
-      if (!res.writableFinished) upstream.destroy();
-    });
-    const answered = new Promise<IncomingMessage>((resolve, reject) => {
-      upstream.once('response', resolve);
-      upstream.once('error', reject);
-    });
-    // A failure while the body is still being sent surfaces from the pipeline below.
-    answered.catch(() => undefined);
-    await pipeline(req, upstream);
-    const answer = await answered;
-    // S3 tells a caller that may not list the whole bucket nothing about which keys exist.
-    const read = requested.find((action) => action.action === 'GetObject' || action.action === 'GetObjectVersion');
-    if (answer.statusCode === 404 && read?.bucket !== undefined && !mayListWholeBucket(grants, read.bucket)) {
-      answer.resume();
-      accessDenied(res, req.method === 'HEAD');
-      return;
-    }
-    res.writeHead(answer.statusCode ?? 502, answer.headers);
-    await pipeline(answer, res);
-  }
-
-  return {
-    url,
-    host: new URL(url).host,
-    async close() {
-      await closeServer(server);
-      agent.destroy();
+export async function startS3Gate(options: S3GateOptions): Promise<GateServer> {
+  return startGateServer({
+    name: 's3 gate',
+    port: options.port,
+    target: options.target,
+    log: options.log,
+    async handle(req, res, passOn) {
+      const caller = callingFunction(req);
+      const requested = caller === undefined ? [] : requestedS3Actions(req.method ?? 'GET', req.url ?? '/', req.headers, options.buckets);
+      const grants = caller === undefined ? [] : (options.functions.get(caller) ?? []);
+      const refused = requested.find((action) => !bucketGrantsAllow(grants, action));
+      if (caller !== undefined && refused) {
+        options.log({ level: 'ERROR', message: REFUSED_CALL, service: 's3', function: caller, action: refused.action, bucket: refused.bucket, ...(refused.key !== undefined ? { key: refused.key } : {}), ...(refused.prefix !== undefined ? { prefix: refused.prefix } : {}) });
+        req.resume();
+        accessDenied(res, req.method === 'HEAD');
+        return;
+      }
+      // Host and every header as sent: s3rver checks the signature over them.
+      const answer = await passOn(req, res, req.headers, req);
+      // S3 tells a caller that may not list the whole bucket nothing about which keys exist.
+      const read = requested.find((action) => action.action === 'GetObject' || action.action === 'GetObjectVersion');
+      if (answer.statusCode === 404 && read?.bucket !== undefined && !mayListWholeBucket(grants, read.bucket)) {
+        answer.resume();
+        accessDenied(res, req.method === 'HEAD');
+        return;
+      }
+      await relay(answer, res);
     },
-  };
+  });
 }
 
 /**
