@@ -56,10 +56,8 @@ export async function startDynamoGate(options: DynamoGateOptions): Promise<GateS
   });
 }
 
-type Refused = { action: string; table: string; index?: string; partitionKeys: readonly string[] };
-
 /** The first action of the request its grants do not allow (a transaction or batch is refused whole, as IAM refuses it). */
-export function refusal(grants: readonly DynamoGrant[], targetHeader: string | string[] | undefined, body: Buffer, tables: Readonly<Record<string, GrantedTable>>): Refused | undefined {
+export function refusal(grants: readonly DynamoGrant[], targetHeader: string | string[] | undefined, body: Buffer, tables: Readonly<Record<string, GrantedTable>>): NamedAction | undefined {
   const target = Array.isArray(targetHeader) ? targetHeader[0] : targetHeader;
   const operation = target?.startsWith(TARGET_PREFIX) ? target.slice(TARGET_PREFIX.length) : (target ?? '(none)');
   let input: Record<string, unknown>;
@@ -77,10 +75,11 @@ export function refusal(grants: readonly DynamoGrant[], targetHeader: string | s
   return undefined;
 }
 
-type Named = { action: string; table: string; index?: string; partitionKeys: string[] };
+/** One action of a request, on a table named as the request names it. */
+type NamedAction = { action: string; table: string; index?: string; partitionKeys: string[] };
 
 /** What IAM authorizes a DynamoDB request as: one action per table or, for transactions, per item. */
-export function requestedActions(operation: string, input: Record<string, unknown>): Named[] {
+export function requestedActions(operation: string, input: Record<string, unknown>): NamedAction[] {
   const tableName = String(input.TableName ?? '');
   switch (operation) {
     case 'GetItem':
@@ -146,7 +145,7 @@ function arrayOf(value: unknown): unknown[] {
 }
 
 /** As DynamoDB answers a call the caller's policies do not allow. */
-function accessDenied(res: ServerResponse, functionName: string, refused: Refused): void {
+function accessDenied(res: ServerResponse, functionName: string, refused: NamedAction): void {
   const resource = `table/${refused.table}${refused.index ? `/index/${refused.index}` : ''}`;
   const text = JSON.stringify({
     __type: 'com.amazon.coral.service#AccessDeniedException',

@@ -242,7 +242,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       // As in AWS, PayPal functions read their client credentials from the secret, once per container.
       paypal: { apiUrl: paypalStandin.url, credentials: { secretArn: paypalSecret.arn } },
     };
-    const containers = functionContainers({ routes, triggers, platformEnvironment, resources });
+    const containers = functionContainers({ accesses, platformEnvironment, resources });
     for (const [name, container] of containers) functionOfContainer.set(container, name);
     const invokeAs = <R>(functionName: string, invoke: () => Promise<R>): Promise<R> => {
       const container = containers.get(functionName);
@@ -379,17 +379,12 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
  * variable its route did not declare fails here as it would in AWS.
  */
 export function functionContainers(options: {
-  routes: readonly RouteDefinition[];
-  triggers: readonly S3Trigger[];
+  /** Every function hosted, with what it may touch (functionAccesses). */
+  accesses: ReadonlyArray<readonly [string, FunctionAccess]>;
   platformEnvironment: Record<string, string>;
   resources: FunctionResources;
 }): Map<string, FunctionContainer> {
-  return new Map(
-    functionAccesses(options.routes, options.triggers).map(([name, access]) => [
-      name,
-      functionContainer({ ...options.platformEnvironment, ...functionEnvironment(access, options.resources) }),
-    ]),
-  );
+  return new Map(options.accesses.map(([name, access]) => [name, functionContainer({ ...options.platformEnvironment, ...functionEnvironment(access, options.resources) })]));
 }
 
 /** Every function the runtime hosts, with what it may touch. */

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RouteDefinition } from '#shared/http/routes.ts';
 import type { ApiGatewayEmulator } from '../../local/api-gateway.ts';
 import { startApiGatewayEmulator } from '../../local/api-gateway.ts';
-import { functionContainers } from '../../local/runtime.ts';
+import { functionAccesses, functionContainers } from '../../local/runtime.ts';
 import { runInContainer } from '#shared/container.ts';
 
 /**
@@ -30,7 +30,7 @@ const resources = {
   eventBusName: 'events-test',
   paypal: { apiUrl: 'http://127.0.0.1:9', credentials: { secretArn: 'arn:aws:secretsmanager:us-east-1:000000000000:secret:PaypalCredentials-AbC123' } },
 };
-const containers = functionContainers({ routes: [...routes, paypalRoute], triggers: [], platformEnvironment: { ENVIRONMENT_NAME: 'local' }, resources });
+const containers = functionContainers({ accesses: functionAccesses([...routes, paypalRoute], []), platformEnvironment: { ENVIRONMENT_NAME: 'local' }, resources });
 
 let emulator: ApiGatewayEmulator;
 const logged: Array<Record<string, unknown>> = [];
