@@ -233,6 +233,43 @@ describe('finalizer under failures', () => {
     expect([...files.objects.keys()]).toEqual([]);
   });
 
+  it('leaves no copy behind when an available document is deleted after a run for an earlier version of its upload failed', async () => {
+    const { faults, files, documents, run } = setup('a.png', png);
+    faults.arm('markAvailable');
+    await expect(run()).rejects.toThrow('injected');
+    // The form is posted again before that event's retry: the second version is the one kept.
+    files.write(uploadKey, png, 'image/png');
+    expect(await run()).toEqual({ status: 'available', type: 'png' });
+    const kept = (documents.records.get(DOC) as AvailableDocument).object_key;
+    expect(kept).not.toBe(finalKey);
+    // The first run's copy outlives every retry: no event names it any more.
+    expect(await run()).toEqual({ status: 'ignored' });
+    expect([...files.objects.keys()].sort()).toEqual([finalKey, kept].sort());
+
+    await deleteDocument(ORG, DOC, { files, documents });
+    expect([...files.objects.keys()]).toEqual([]);
+    expect(documents.records.has(DOC)).toBe(false);
+  });
+
+  it('deletes the kept file last, so a refused delete leaves the available document whole', async () => {
+    const { faults, files, documents, run } = setup('a.png', png);
+    faults.arm('markAvailable');
+    await expect(run()).rejects.toThrow('injected');
+    files.write(uploadKey, png, 'image/png');
+    await run();
+    await run();
+    const kept = (documents.records.get(DOC) as AvailableDocument).object_key;
+    const remove = files.delete.bind(files);
+    files.delete = async (key) => {
+      if (key === kept) throw Object.assign(new Error('refused (injected)'), { name: 'AccessDenied' });
+      return remove(key);
+    };
+
+    await expect(deleteDocument(ORG, DOC, { files, documents })).rejects.toThrow('refused');
+    expect(documents.records.get(DOC)).toMatchObject({ status: 'available', object_key: kept });
+    expect([...files.objects.keys()]).toEqual([kept]);
+  });
+
   it('removes a file posted to a key no session owns', async () => {
     const { files, documents, run } = setup('a.png', png);
     documents.records.clear();

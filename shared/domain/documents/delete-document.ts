@@ -17,13 +17,14 @@ import { isVisible } from './read-documents.ts';
 export async function deleteDocument(organizationId: string, documentId: string, deps: DocumentDeps): Promise<void> {
   const previous = await deps.documents.markDeleting(organizationId, documentId);
   if (!previous) throw new NotFound(`no document ${documentId}`);
-  // A session's file may sit under its upload key, or be mid-way through the finalizer's copy (one per version of the
-  // upload, documents/<org>/<doc>/<etag>, a run that failed after copying leaves its copy there): remove them all.
+  // Every copy goes, not only the file the record keeps: the finalizer's checked copies sit under
+  // documents/<org>/<doc>/<etag>, one per version of the upload, and a run that failed after copying leaves its copy
+  // there for good once a later version is kept. A session's file may also still sit under its upload key.
   try {
-    const keys =
-      previous.status === 'available' && previous.object_key
-        ? [previous.object_key]
-        : [...(await deps.files.keysUnder(`${documentObjectKey(organizationId, documentId)}/`)), documentObjectKey(organizationId, documentId), uploadObjectKey(organizationId, documentId)];
+    const kept = previous.status === 'available' ? previous.object_key : undefined;
+    const copies = (await deps.files.keysUnder(`${documentObjectKey(organizationId, documentId)}/`)).filter((key) => key !== kept);
+    // The kept file last: a delete refused before it puts back a document whose file is still there.
+    const keys = [...copies, ...(kept ? [kept] : [documentObjectKey(organizationId, documentId), uploadObjectKey(organizationId, documentId)])];
     for (const key of keys) await deps.files.delete(key);
   } catch (error) {
     if (!(error instanceof OutcomeUnknown)) {
