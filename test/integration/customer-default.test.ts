@@ -173,6 +173,25 @@ describe('a customer always has exactly one default while it has paymethods', ()
     expect(await pointerOf(customer)).toBeUndefined();
   });
 
+  it('keeps one default and an exact count under concurrent creates and deletes', async () => {
+    const customer = unique('cst_');
+    const existing = [await create(customer), await create(customer), await create(customer)];
+    // The default and another leave while eight paymethods join, all at once.
+    const outcomes = await Promise.allSettled([
+      ...Array.from({ length: 8 }, () => create(customer)),
+      store.delete(existing[0]!),
+      store.delete(existing[1]!),
+    ]);
+    // A write that lost its race three times is a 409 the client retries; none may leave the customer incoherent.
+    for (const outcome of outcomes) if (outcome.status === 'rejected') expect((outcome.reason as { code?: string }).code).toBe('CONCURRENT_MODIFICATION');
+    console.log(`customer default under concurrency: ${outcomes.filter((outcome) => outcome.status === 'fulfilled').length} of ${outcomes.length} writes committed`);
+
+    const remaining = (await store.list({ organizationId: org, customerToken: customer }, { pageSize: 50, pageIndex: 0 })).items;
+    const defaults = remaining.filter((paymethod) => paymethod.is_default);
+    expect(defaults).toHaveLength(1);
+    expect((await defaultsOf(customer, [])).pointer).toEqual({ paymethod_token: defaults[0]!.paymethod_token, paymethod_count: remaining.length });
+  });
+
   it('counts a pointer written before counts were kept from the customer index, once', async () => {
     const customer = unique('cst_');
     const first = await create(customer);
