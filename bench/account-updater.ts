@@ -2,26 +2,37 @@
  * Account Updater benchmark: `npm run --silent bench:account-updater` (BENCH_ROWS, default 100,000).
  *
  * 1. Starts the local runtime as a user does (`npm start`).
- * 2. Writes BENCH_ROWS/10 + BENCH_ROWS + BENCH_ROWS/10 cards (and the raw
- *    runs' own) of one organization straight into its table with
+ * 2. Writes the cards of one organization straight into its table with
  *    BatchWrite, in the repository's layout, each as the API creates one:
  *    its number sealed by the real vault, its fingerprint, and its
- *    duplicate-scope entry.
- * 3. Interleaved, each in a child process so that its peak RSS is its own
- *    and each once the runtime's event publisher has caught up, after
- *    rounds of both floors that warm DynamoDB Local up and are not counted
- *    (until both run within 5% of the round before):
+ *    duplicate-scope entry. BENCH_ROWS/10 for the small file, BENCH_ROWS for
+ *    each large file, WARM_FILE_ROWS that every apply process warms up on,
+ *    and the floors' own.
+ * 3. Interleaved, each in a child process so that its memory is its own and
+ *    each once the runtime's event publisher has caught up, after rounds of
+ *    both floors that warm DynamoDB Local up and are not counted (until both
+ *    run within 5% of the round before):
  *    the two floors (below: the raw single conditional UpdateItem, and the
- *    store's write for the files' mix of rows), the apply of a
- *    BENCH_ROWS/10-row file, the floors again, the apply of the
- *    BENCH_ROWS-row file, the floors, the apply of a BENCH_ROWS/10-row file
- *    of new expiries only (each row the raw floor's write), the floors a
- *    fourth time. Applies go through the engine (au:apply's code: the state
- *    machine definition and handlers, 4 batches in flight locally). The
- *    mixed files' rows are, in turn, a new number, a new expiry, closed and
- *    contact cardholder. Every child runs with the V8 heap settings Lambda
- *    gives the Account Updater's functions, as `npm run au:apply` does.
- * 4. Re-applies the large file (every row skipped) and exports the month.
+ *    store's write for the files' mix of rows), the apply of the
+ *    BENCH_ROWS/10-row mixed file, the floors again, the apply of the
+ *    BENCH_ROWS-row mixed file, the floors, the apply of a BENCH_ROWS-row
+ *    file of new expiries only (every row exactly the raw floor's write: the
+ *    like-for-like ratio), the floors a fourth time. Applies go through the
+ *    engine (au:apply's code: the state machine definition and handlers, 4
+ *    batches in flight locally). The mixed files' rows are, in turn, a new
+ *    number, a new expiry, closed and contact cardholder. Every child runs
+ *    with the V8 heap settings Lambda gives the Account Updater's functions,
+ *    as `npm run au:apply` does.
+ *    Each apply process is warm when its clock starts, as a chunk function's
+ *    container is from its second batch on and the local runtime is from its
+ *    second inbox file: it has applied a warm-up file of WARM_FILE_ROWS rows
+ *    of the same mix on cards of their own (not counted), and the runtime's
+ *    publisher has caught up with that file's events. Its peak RSS is the
+ *    highest from there to the end of the counted apply (Linux's VmHWM, reset
+ *    through /proc/self/clear_refs), so the two applies' peaks differ by what
+ *    the file's size adds, not by how far a young process's allocators had
+ *    grown when a short apply ended.
+ * 4. Re-applies the large mixed file (every row skipped) and exports the month.
  * 5. Measures the write units of one applied row (DynamoDB Local's consumed
  *    capacity, per index): a new expiry on a card never updated and on one
  *    updated before, a new number, the files' mix; and of the former
@@ -32,6 +43,7 @@
  * Numbers are local (DynamoDB Local on the JVM, s3rver, all on one machine).
  */
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -52,6 +64,13 @@ const SMALL = Math.max(1_000, Math.round(ROWS / 10));
 // The small and the large apply are compared (and reported) by their row counts, which must differ.
 if (!Number.isInteger(ROWS) || ROWS <= SMALL) throw new Error(`BENCH_ROWS must be a whole number above ${SMALL} (got ${process.env.BENCH_ROWS})`);
 const RAW_UPDATES = Math.min(SMALL, 5_000);
+/**
+ * Rows of the file every apply process applies before its clock starts: about
+ * fifty seconds of applying, past the first minute of a process's life in
+ * which V8's and glibc's high-water marks grow (docs/account-updater.md,
+ * "Memory"); fewer for a small BENCH_ROWS.
+ */
+const WARM_FILE_ROWS = Math.min(30_000, ROWS);
 /** Raw runs, interleaved with the applies; each updates cards of its own that no file touches. */
 const RAW_RUNS = 4;
 /**
@@ -71,7 +90,7 @@ const LOCATIONS = 100;
 const ENGINE_IN_FLIGHT = 32;
 const CHUNK_MEMORY_MB = ACCOUNT_UPDATER_FUNCTION_SIZING['au-chunk'].memoryMb;
 const FUNCTIONS_DIR = path.join(REPO_ROOT, 'functions');
-const { values } = parseArgs({ options: { phase: { type: 'string' }, file: { type: 'string' }, month: { type: 'string' }, first: { type: 'string' }, count: { type: 'string' } } });
+const { values } = parseArgs({ options: { phase: { type: 'string' }, file: { type: 'string' }, 'warm-file': { type: 'string' }, month: { type: 'string' }, first: { type: 'string' }, count: { type: 'string' } } });
 
 const token = (index: number) => `mth_bench${String(index).padStart(17, '0')}`;
 const locationOf = (index: number) => `loc_bench${index % LOCATIONS}`;
@@ -139,17 +158,17 @@ async function newNumberFor(
 async function phase(): Promise<void> {
   // Modules load (and raw writes are prepared) before the clock starts: the phases compare steady rates, not start-up.
   if (values.phase === 'apply') await Promise.all([import('../local/au-engine.ts'), import('#shared/config.ts'), import('#functions/au-check.ts'), import('#functions/au-chunk.ts'), import('#functions/au-merge.ts')]);
+  if (values.phase === 'apply' && values['warm-file']) await warmUp(values['warm-file']);
   const raw = values.phase === 'raw' || values.phase === 'raw-mix' ? await prepareRawWrites(Number(values.first), Number(values.count), values.phase === 'raw-mix') : undefined;
   const liveHeap = values.phase === 'apply' ? await watchLiveHeap() : undefined;
+  const peakRss = await peakRssFromHere();
+  const rssAtStartMb = process.memoryUsage.rss() / 1024 / 1024;
   const started = performance.now();
   const rssTimeline = values.phase === 'apply' ? watchRss(started) : undefined;
   const cpuBefore = process.cpuUsage();
   let result: unknown;
   if (values.phase === 'apply') {
-    const { applyLocalFile } = await import('../local/au-engine.ts');
-    const { config } = await import('#shared/config.ts');
-    const { summary } = await applyLocalFile(values.file!, { organizationId: ORG }, { bucket: config.reportsBucket, functionsDir: FUNCTIONS_DIR, concurrency: 4 });
-    result = { applied: summary.applied, skipped: summary.skipped, errors: summary.error_count };
+    result = await applyFile(values.file!);
   } else if (raw) {
     result = { updates: await raw() };
   } else {
@@ -159,7 +178,54 @@ async function phase(): Promise<void> {
   }
   const elapsedMs = performance.now() - started;
   const cpu = process.cpuUsage(cpuBefore);
-  process.stdout.write(JSON.stringify({ result, elapsedMs, cpuMs: (cpu.user + cpu.system) / 1000, peakRssMb: process.resourceUsage().maxRSS / 1024, liveHeap: liveHeap?.(), rssTimeline: rssTimeline?.() }));
+  process.stdout.write(
+    JSON.stringify({
+      result,
+      elapsedMs,
+      cpuMs: (cpu.user + cpu.system) / 1000,
+      peakRssMb: peakRss.sincePhaseStarted(),
+      peakRssScope: peakRss.scope,
+      rssAtStartMb,
+      processPeakRssMb: process.resourceUsage().maxRSS / 1024,
+      liveHeap: liveHeap?.(),
+      rssTimeline: rssTimeline?.(),
+    }),
+  );
+}
+
+async function applyFile(file: string): Promise<Record<string, number>> {
+  const { applyLocalFile } = await import('../local/au-engine.ts');
+  const { config } = await import('#shared/config.ts');
+  const { summary } = await applyLocalFile(file, { organizationId: ORG }, { bucket: config.reportsBucket, functionsDir: FUNCTIONS_DIR, concurrency: 4 });
+  return { applied: summary.applied as number, skipped: summary.skipped as number, errors: summary.error_count as number };
+}
+
+/**
+ * Applies the warm-up file, then tells the parent and waits for its go: the
+ * parent first lets the runtime's event publisher catch up with the warm-up's
+ * events, so the counted apply does not pay for them.
+ */
+async function warmUp(file: string): Promise<void> {
+  const warmed = await applyFile(file);
+  if (warmed.applied !== WARM_FILE_ROWS) throw new Error(`the warm-up file applied ${warmed.applied} of its ${WARM_FILE_ROWS} rows`);
+  const go = new Promise((resolve) => process.once('message', resolve));
+  process.send!('warmed');
+  await go;
+  process.disconnect();
+}
+
+/**
+ * The process's peak RSS from now on. Linux keeps a high-water mark (VmHWM)
+ * that writing 5 to /proc/self/clear_refs sets to the current RSS; where that
+ * is not to be had, the peak of the process's whole life.
+ */
+async function peakRssFromHere(): Promise<{ scope: 'phase' | 'process'; sincePhaseStarted: () => number }> {
+  try {
+    await writeFile('/proc/self/clear_refs', '5');
+    return { scope: 'phase', sincePhaseStarted: () => Number(/^VmHWM:\s+(\d+) kB$/m.exec(readFileSync('/proc/self/status', 'utf8'))![1]) / 1024 };
+  } catch {
+    return { scope: 'process', sincePhaseStarted: () => process.resourceUsage().maxRSS / 1024 };
+  }
 }
 
 /** [ms since the clock started, RSS in MB], every half second. */
@@ -279,17 +345,28 @@ interface PhaseOutcome {
   elapsedMs: number;
   /** This process's CPU time (user + system) during the phase. */
   cpuMs: number;
+  /** The highest RSS from the phase's start to its end (`peakRssScope` 'phase'), or of the whole process where the system cannot tell ('process'). */
   peakRssMb: number;
+  peakRssScope: 'phase' | 'process';
+  rssAtStartMb: number;
+  /** The highest RSS of the process's whole life, its warm-up included. */
+  processPeakRssMb: number;
   /** Applies only (see watchLiveHeap). */
   liveHeap?: LiveHeap;
   /** Applies only (see watchRss). */
   rssTimeline?: RssTimeline;
 }
 
-async function child(args: string[], env: Record<string, string>): Promise<PhaseOutcome> {
-  const proc = spawn(process.execPath, [...lambdaHeapFlags(CHUNK_MEMORY_MB), '--import', 'tsx', fileURLToPath(import.meta.url), ...args], { cwd: REPO_ROOT, env: { ...process.env, ...env, LOG_LEVEL: 'WARN', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' }, stdio: ['ignore', 'pipe', 'inherit'] });
+/** Runs one phase in a child process; a warm-up (`--warm-file`) reports through `onWarmed`, which says when to go on. */
+async function child(args: string[], env: Record<string, string>, onWarmed?: () => Promise<void>): Promise<PhaseOutcome> {
+  const proc = spawn(process.execPath, [...lambdaHeapFlags(CHUNK_MEMORY_MB), '--import', 'tsx', fileURLToPath(import.meta.url), ...args], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, ...env, LOG_LEVEL: 'WARN', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
+    stdio: onWarmed ? ['ignore', 'pipe', 'inherit', 'ipc'] : ['ignore', 'pipe', 'inherit'],
+  });
+  if (onWarmed) proc.once('message', () => void onWarmed().then(() => proc.send('go')));
   let out = '';
-  proc.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  proc.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
   const code = await new Promise((resolve) => proc.once('exit', resolve));
   if (code !== 0) throw new Error(`phase ${args.join(' ')} exited with ${String(code)}`);
   return JSON.parse(out) as PhaseOutcome;
@@ -480,11 +557,12 @@ async function main(): Promise<void> {
     const { vault, fingerprinter } = batchDeps();
     const table = env.TABLE_NAME!;
 
-    // 1. Seed: [0, SMALL) for the small file, [SMALL, SMALL + ROWS) for the large file, SMALL more for the
-    // expiry-only file, then the raw runs' ranges
-    // of RAW_UPDATES for the raw runs and two cards for the write units.
+    // 1. Seed: [0, SMALL) for the small file, [SMALL, SMALL + ROWS) for the large mixed file, ROWS more for the
+    // expiry-only file, WARM_FILE_ROWS for the warm-up files, then the raw runs' ranges of RAW_UPDATES and two
+    // cards for the write units.
     const expiryFirst = SMALL + ROWS;
-    const rawFirst = expiryFirst + SMALL;
+    const warmFirst = expiryFirst + ROWS;
+    const rawFirst = warmFirst + WARM_FILE_ROWS;
     // Each measured slot runs both floors, each on cards of its own.
     const unitsFirst = rawFirst + 2 * (WARM_UP_MAX_ROUNDS + RAW_RUNS) * RAW_UPDATES;
     const total = unitsFirst + 2;
@@ -516,9 +594,10 @@ async function main(): Promise<void> {
     progress(`the runtime's event publisher caught up ${(afterSeeding / 1000).toFixed(1)} s after seeding (2 s of it without a new event)`);
     // Every phase starts with the publisher caught up with the one before, so none pays for another's events.
     const publisherWaits: number[] = [];
+    const caughtUp = async () => void publisherWaits.push(await publisherCaughtUp(eventsFile));
     const measured = async (args: string[]) => {
-      publisherWaits.push(await publisherCaughtUp(eventsFile));
-      return child(args, env);
+      await caughtUp();
+      return child(args, env, args.includes('--warm-file') ? caughtUp : undefined);
     };
 
     // 2. The update files: new numbers, new expiries, closed, contact.
@@ -536,7 +615,24 @@ async function main(): Promise<void> {
     const small = await writeFileOf('small.csv', 0, SMALL);
     const large = await writeFileOf('large.csv', SMALL, ROWS);
     // Only new expiries: every row is exactly the raw floor's single UpdateItem.
-    const expiryOnly = await writeFileOf('expiry.csv', expiryFirst, SMALL, true);
+    const expiryOnly = await writeFileOf('expiry.csv', expiryFirst, ROWS, true);
+    /**
+     * The warm-up file of the `round`-th apply process: the files' mix on the warm-up cards, each row's kind
+     * turned by the round, so that every row changes its card again (another code, expiry or number).
+     */
+    let warmRound = 0;
+    const warmFile = async () => {
+      warmRound += 1;
+      const lines = ['paymethod_token,au_code,account_number,expire_month,expire_year'];
+      for (let index = warmFirst; index < warmFirst + WARM_FILE_ROWS; index += 1) {
+        const kind = (index + warmRound) % 4;
+        lines.push(kind === 0 ? `${token(index)},new,${cardNumber(index, `4${warmRound}`)},,` : kind === 1 ? `${token(index)},exp,,${warmRound},2036` : kind === 2 ? `${token(index)},cls,,,` : `${token(index)},con,,,`);
+      }
+      const file = path.join(dir, `warm-${warmRound}.csv`);
+      await writeFile(file, `${lines.join('\r\n')}\r\n`);
+      return file;
+    };
+    const warmApply = async (file: string) => measured(['--phase', 'apply', '--warm-file', await warmFile(), '--file', file]);
 
     // 3. Interleaved (after an uncounted warm-up): floors, small apply, floors, large apply, floors, expiry-only apply, floors.
     let rawRange = 0;
@@ -561,20 +657,24 @@ async function main(): Promise<void> {
       progress(`warm-up (not counted): raw UpdateItem ${Math.round(warmUp.raw.at(-1)!)}/s, store write for the files' mix ${Math.round(warmUp.mix.at(-1)!)}/s`);
     }
     await measureFloors();
-    progress(`applying ${SMALL} rows`);
-    const applySmall = await measured(['--phase', 'apply', '--file', small]);
+    progress(`applying ${SMALL} rows (after a warm-up file of ${WARM_FILE_ROWS})`);
+    const applySmall = await warmApply(small);
     await measureFloors();
     progress(`applied ${SMALL} rows in ${(applySmall.elapsedMs / 1000).toFixed(1)} s; applying ${ROWS} rows`);
-    const applyLarge = await measured(['--phase', 'apply', '--file', large]);
+    const applyLarge = await warmApply(large);
     await measureFloors();
-    progress(`applied ${ROWS} rows in ${(applyLarge.elapsedMs / 1000).toFixed(1)} s; applying ${SMALL} expiry-only rows`);
-    const applyExpiry = await measured(['--phase', 'apply', '--file', expiryOnly]);
+    progress(`applied ${ROWS} rows in ${(applyLarge.elapsedMs / 1000).toFixed(1)} s; applying ${ROWS} expiry-only rows`);
+    const applyExpiry = await warmApply(expiryOnly);
     await measureFloors();
     const mean = (runs: Array<{ perSecond: number }>) => runs.reduce((sum, run) => sum + run.perSecond, 0) / runs.length;
-    const applyRate = (ROWS / applyLarge.elapsedMs) * 1000;
+    const rateOf = (run: PhaseOutcome, rows: number) => (rows / run.elapsedMs) * 1000;
+    const applyRate = rateOf(applyExpiry, ROWS);
+    const mixedRate = rateOf(applyLarge, ROWS);
     const rawRate = mean(floors.raw);
     const mixRate = mean(floors.mix);
-    progress(`apply ${Math.round(applyRate)} rows/s; raw ${floors.raw.map((run) => Math.round(run.perSecond)).join('/')} per s, ratio ${(applyRate / rawRate).toFixed(2)}; same-mix ${floors.mix.map((run) => Math.round(run.perSecond)).join('/')} per s, ratio ${(applyRate / mixRate).toFixed(2)}; peak RSS ${Math.round(applySmall.peakRssMb)} / ${Math.round(applyLarge.peakRssMb)} MB, live heap (peak) ${Math.round(applySmall.liveHeap?.peak ?? 0)} / ${Math.round(applyLarge.liveHeap?.peak ?? 0)} MB`);
+    progress(
+      `expiry-only apply ${Math.round(applyRate)} rows/s, mixed ${Math.round(mixedRate)} rows/s; raw ${floors.raw.map((run) => Math.round(run.perSecond)).join('/')} per s, ratios ${(applyRate / rawRate).toFixed(2)} and ${(mixedRate / rawRate).toFixed(2)}; same-mix ${floors.mix.map((run) => Math.round(run.perSecond)).join('/')} per s, mixed ratio ${(mixedRate / mixRate).toFixed(2)}; peak RSS ${Math.round(applySmall.peakRssMb)} / ${Math.round(applyLarge.peakRssMb)} MB, live heap (peak) ${Math.round(applySmall.liveHeap?.peak ?? 0)} / ${Math.round(applyLarge.liveHeap?.peak ?? 0)} MB`,
+    );
     const writeUnitsPerRow = await writeUnits(table, env.AU_HISTORY_TABLE_NAME!, unitsFirst, SMALL, unitsFirst + 1);
     progress(`write units per row: ${JSON.stringify(writeUnitsPerRow)}`);
     // BENCH_REAPPLY=0 leaves out the re-apply and the export (a shared machine's time budget).
@@ -584,29 +684,41 @@ async function main(): Promise<void> {
     if (withReapply) progress('exporting');
     const exported = withReapply ? await child(['--phase', 'export', '--month', new Date().toISOString().slice(0, 7)], env) : undefined;
 
+    const applyFigures = (run: PhaseOutcome, rows: number) => ({ rows, ...run.result, seconds: +(run.elapsedMs / 1000).toFixed(1), rowsPerSecond: Math.round(rateOf(run, rows)) });
     const report = {
       rows: ROWS,
-      apply: { ...applyLarge.result, seconds: +(applyLarge.elapsedMs / 1000).toFixed(1), rowsPerSecond: Math.round(applyRate), peakRssMb: Math.round(applyLarge.peakRssMb) },
+      // The issue's ratio, like for like: a file whose every row is exactly the raw floor's write.
+      apply: { file: 'new expiries only', ...applyFigures(applyExpiry, ROWS) },
+      rawConditionalUpdateItem: { inFlight: ENGINE_IN_FLIGHT, perSecondEachRun: floors.raw.map((run) => Math.round(run.perSecond)), perSecondMean: Math.round(rawRate) },
+      applyToRawRatio: +(applyRate / rawRate).toFixed(2),
+      // The files' mix (every fourth row a new number: a transaction of the card and its new duplicate-scope entry),
+      // against the raw floor and against the store's own write for the same rows.
+      mixedApply: { ...applyFigures(applyLarge, ROWS), toRawRatio: +(mixedRate / rawRate).toFixed(2), toSameMixRatio: +(mixedRate / mixRate).toFixed(2) },
+      rawStoreWriteSameMix: { inFlight: ENGINE_IN_FLIGHT, perSecondEachRun: floors.mix.map((run) => Math.round(run.perSecond)), perSecondMean: Math.round(mixRate), toRawRatio: +(mixRate / rawRate).toFixed(2) },
       // Waits for the runtime's event publisher to catch up (each includes the 2 s without a new event that ends it):
-      // after seeding, and the longest before a phase.
+      // after seeding, and the longest before a phase or after an apply's warm-up.
       publisherCaughtUpSeconds: { afterSeeding: +(afterSeeding / 1000).toFixed(1), longestBeforeAPhase: +(Math.max(...publisherWaits) / 1000).toFixed(1) },
       // Not counted: the rounds that warmed DynamoDB Local up, until both floors settled (or WARM_UP_MAX_ROUNDS).
       warmUp: { rounds: warmUp.raw.length, settled: settled(warmUp.raw) && settled(warmUp.mix), rawPerSecond: warmUp.raw.map(Math.round), sameMixPerSecond: warmUp.mix.map(Math.round) },
-      rawConditionalUpdateItem: { inFlight: ENGINE_IN_FLIGHT, perSecondEachRun: floors.raw.map((run) => Math.round(run.perSecond)), perSecondMean: Math.round(rawRate) },
-      applyToRawRatio: +(applyRate / rawRate).toFixed(2),
-      // The store's write for the same mix of rows as the files (every fourth a new number: a transaction of the card and its new duplicate-scope entry).
-      rawStoreWriteSameMix: { inFlight: ENGINE_IN_FLIGHT, perSecondEachRun: floors.mix.map((run) => Math.round(run.perSecond)), perSecondMean: Math.round(mixRate) },
-      applyToSameMixRatio: +(applyRate / mixRate).toFixed(2),
-      // A file of new expiries only, whose every row is the raw floor's write, against the raw floor.
-      expiryOnlyApply: { rows: SMALL, ...applyExpiry.result, rowsPerSecond: Math.round((SMALL / applyExpiry.elapsedMs) * 1000), ratioToRaw: +((SMALL / applyExpiry.elapsedMs) * 1000 / rawRate).toFixed(2) },
       // The client process's own CPU per row: on a 2-core machine it is taken from DynamoDB Local's share.
-      clientCpuMsPerRow: { apply: +(applyLarge.cpuMs / ROWS).toFixed(2), raw: +(floors.raw.reduce((sum, run) => sum + run.cpuMsPerWrite, 0) / RAW_RUNS).toFixed(2), sameMix: +(floors.mix.reduce((sum, run) => sum + run.cpuMsPerWrite, 0) / RAW_RUNS).toFixed(2) },
+      clientCpuMsPerRow: {
+        apply: +(applyExpiry.cpuMs / ROWS).toFixed(2),
+        mixedApply: +(applyLarge.cpuMs / ROWS).toFixed(2),
+        raw: +(floors.raw.reduce((sum, run) => sum + run.cpuMsPerWrite, 0) / RAW_RUNS).toFixed(2),
+        sameMix: +(floors.mix.reduce((sum, run) => sum + run.cpuMsPerWrite, 0) / RAW_RUNS).toFixed(2),
+      },
       peakMemory: {
+        // The mixed files' applies, each in a process warmed up on WARM_FILE_ROWS rows; the peak from its clock's start.
+        scope: applySmall.peakRssScope === 'phase' && applyLarge.peakRssScope === 'phase' ? `the apply, in a process warmed up on ${WARM_FILE_ROWS} rows` : 'the whole process (no VmHWM here)',
         [`${SMALL}Rows`]: Math.round(applySmall.peakRssMb),
         [`${ROWS}Rows`]: Math.round(applyLarge.peakRssMb),
         growthPercent: +(((applyLarge.peakRssMb - applySmall.peakRssMb) / applySmall.peakRssMb) * 100).toFixed(1),
-        // Both applies' RSS (sampled every half second) up to the time the small one took: equal figures mean the
-        // large apply's later growth comes with time (V8's and the allocator's high-water marks), not with rows.
+        expiryOnly: Math.round(applyExpiry.peakRssMb),
+        // RSS when each apply's clock started, after its warm-up.
+        atStart: { [`${SMALL}Rows`]: Math.round(applySmall.rssAtStartMb), [`${ROWS}Rows`]: Math.round(applyLarge.rssAtStartMb) },
+        // The highest of each process's whole life, its warm-up included.
+        wholeProcess: { [`${SMALL}Rows`]: Math.round(applySmall.processPeakRssMb), [`${ROWS}Rows`]: Math.round(applyLarge.processPeakRssMb) },
+        // Both applies' RSS (sampled every half second) up to the time the small one took.
         sameElapsedTime: {
           seconds: Math.round(applySmall.elapsedMs / 1000),
           [`${SMALL}Rows`]: peakWithin(applySmall.rssTimeline, applySmall.elapsedMs),
@@ -618,10 +730,11 @@ async function main(): Promise<void> {
           [`${ROWS}Rows`]: roundedHeap(applyLarge.liveHeap),
         },
       },
-      smallApply: { ...applySmall.result, seconds: +(applySmall.elapsedMs / 1000).toFixed(1), rowsPerSecond: Math.round((SMALL / applySmall.elapsedMs) * 1000) },
+      smallApply: applyFigures(applySmall, SMALL),
       ...(again ? { reapply: { ...again.result, seconds: +(again.elapsedMs / 1000).toFixed(1), rowsPerSecond: Math.round((ROWS / again.elapsedMs) * 1000), peakRssMb: Math.round(again.peakRssMb) } } : {}),
       ...(exported ? { export: { files: (exported.result as unknown as { keys: string[] }).keys.length, seconds: +(exported.elapsedMs / 1000).toFixed(1), peakRssMb: Math.round(exported.peakRssMb) } } : {}),
       writeUnitsPerRow,
+      // At the mixed file's CPU per row, the dearer of the two.
       awsArithmetic: await arithmetic(applyLarge.cpuMs / ROWS),
     };
     console.log(JSON.stringify(report, null, 2));
