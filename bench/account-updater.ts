@@ -31,7 +31,8 @@
  *    highest from there to the end of the counted apply (Linux's VmHWM, reset
  *    through /proc/self/clear_refs), so the two applies' peaks differ by what
  *    the file's size adds, not by how far a young process's allocators had
- *    grown when a short apply ended.
+ *    grown when a short apply ended. Each floor's process likewise sends
+ *    RAW_WARM_UPDATES writes on cards of their own first, not counted.
  * 4. Re-applies the large mixed file (every row skipped) and exports the month.
  * 5. Measures the write units of one applied row (DynamoDB Local's consumed
  *    capacity, per index): a new expiry on a card never updated and on one
@@ -64,6 +65,8 @@ const SMALL = Math.max(1_000, Math.round(ROWS / 10));
 // The small and the large apply are compared (and reported) by their row counts, which must differ.
 if (!Number.isInteger(ROWS) || ROWS <= SMALL) throw new Error(`BENCH_ROWS must be a whole number above ${SMALL} (got ${process.env.BENCH_ROWS})`);
 const RAW_UPDATES = Math.min(SMALL, 5_000);
+/** Writes each floor's process sends first, not counted, on cards of their own: its client is as warm as an apply's. */
+const RAW_WARM_UPDATES = Math.round(RAW_UPDATES / 2);
 /**
  * Rows of the file every apply process applies before its clock starts: about
  * fifty seconds of applying, past the first minute of a process's life in
@@ -90,7 +93,7 @@ const LOCATIONS = 100;
 const ENGINE_IN_FLIGHT = 32;
 const CHUNK_MEMORY_MB = ACCOUNT_UPDATER_FUNCTION_SIZING['au-chunk'].memoryMb;
 const FUNCTIONS_DIR = path.join(REPO_ROOT, 'functions');
-const { values } = parseArgs({ options: { phase: { type: 'string' }, file: { type: 'string' }, 'warm-file': { type: 'string' }, month: { type: 'string' }, first: { type: 'string' }, count: { type: 'string' } } });
+const { values } = parseArgs({ options: { phase: { type: 'string' }, file: { type: 'string' }, 'warm-file': { type: 'string' }, 'warm-count': { type: 'string' }, month: { type: 'string' }, first: { type: 'string' }, count: { type: 'string' } } });
 
 const token = (index: number) => `mth_bench${String(index).padStart(17, '0')}`;
 const locationOf = (index: number) => `loc_bench${index % LOCATIONS}`;
@@ -158,8 +161,14 @@ async function newNumberFor(
 async function phase(): Promise<void> {
   // Modules load (and raw writes are prepared) before the clock starts: the phases compare steady rates, not start-up.
   if (values.phase === 'apply') await Promise.all([import('../local/au-engine.ts'), import('#shared/config.ts'), import('#functions/au-check.ts'), import('#functions/au-chunk.ts'), import('#functions/au-merge.ts')]);
-  if (values.phase === 'apply' && values['warm-file']) await warmUp(values['warm-file']);
-  const raw = values.phase === 'raw' || values.phase === 'raw-mix' ? await prepareRawWrites(Number(values.first), Number(values.count), values.phase === 'raw-mix') : undefined;
+  if (values.phase === 'apply' && values['warm-file']) await warmedUp(await applyFile(values['warm-file']), WARM_FILE_ROWS);
+  let raw: (() => Promise<number>) | undefined;
+  if (values.phase === 'raw' || values.phase === 'raw-mix') {
+    // The floor's own warm-up: its first warm-count cards, then the counted ones.
+    const [first, warm, mix] = [Number(values.first), Number(values['warm-count']), values.phase === 'raw-mix'];
+    await warmedUp({ applied: await (await prepareRawWrites(first, warm, mix))() }, warm);
+    raw = await prepareRawWrites(first + warm, Number(values.count), mix);
+  }
   const liveHeap = values.phase === 'apply' ? await watchLiveHeap() : undefined;
   const peakRss = await peakRssFromHere();
   const rssAtStartMb = process.memoryUsage.rss() / 1024 / 1024;
@@ -201,13 +210,13 @@ async function applyFile(file: string): Promise<Record<string, number>> {
 }
 
 /**
- * Applies the warm-up file, then tells the parent and waits for its go: the
- * parent first lets the runtime's event publisher catch up with the warm-up's
- * events, so the counted apply does not pay for them.
+ * After a phase's warm-up (an apply's warm-up file, a floor's first writes):
+ * tells the parent and waits for its go. The parent first lets the runtime's
+ * event publisher catch up with the warm-up's events, so the counted phase
+ * does not pay for them.
  */
-async function warmUp(file: string): Promise<void> {
-  const warmed = await applyFile(file);
-  if (warmed.applied !== WARM_FILE_ROWS) throw new Error(`the warm-up file applied ${warmed.applied} of its ${WARM_FILE_ROWS} rows`);
+async function warmedUp(warmUp: { applied?: number }, expected: number): Promise<void> {
+  if (warmUp.applied !== expected) throw new Error(`the warm-up applied ${warmUp.applied} of its ${expected} rows`);
   const go = new Promise((resolve) => process.once('message', resolve));
   process.send!('warmed');
   await go;
@@ -558,13 +567,13 @@ async function main(): Promise<void> {
     const table = env.TABLE_NAME!;
 
     // 1. Seed: [0, SMALL) for the small file, [SMALL, SMALL + ROWS) for the large mixed file, ROWS more for the
-    // expiry-only file, WARM_FILE_ROWS for the warm-up files, then the raw runs' ranges of RAW_UPDATES and two
-    // cards for the write units.
+    // expiry-only file, WARM_FILE_ROWS for the warm-up files, then the floor runs' ranges (RAW_WARM_UPDATES to warm
+    // up on, RAW_UPDATES counted) and two cards for the write units.
     const expiryFirst = SMALL + ROWS;
     const warmFirst = expiryFirst + ROWS;
     const rawFirst = warmFirst + WARM_FILE_ROWS;
     // Each measured slot runs both floors, each on cards of its own.
-    const unitsFirst = rawFirst + 2 * (WARM_UP_MAX_ROUNDS + RAW_RUNS) * RAW_UPDATES;
+    const unitsFirst = rawFirst + 2 * (WARM_UP_MAX_ROUNDS + RAW_RUNS) * (RAW_WARM_UPDATES + RAW_UPDATES);
     const total = unitsFirst + 2;
     progress(`runtime at ${started.url}; seeding ${total} cards`);
     const seedStarted = performance.now();
@@ -597,7 +606,7 @@ async function main(): Promise<void> {
     const caughtUp = async () => void publisherWaits.push(await publisherCaughtUp(eventsFile));
     const measured = async (args: string[]) => {
       await caughtUp();
-      return child(args, env, args.includes('--warm-file') ? caughtUp : undefined);
+      return child(args, env, args.some((arg) => arg.startsWith('--warm-')) ? caughtUp : undefined);
     };
 
     // 2. The update files: new numbers, new expiries, closed, contact.
@@ -637,9 +646,9 @@ async function main(): Promise<void> {
     // 3. Interleaved (after an uncounted warm-up): floors, small apply, floors, large apply, floors, expiry-only apply, floors.
     let rawRange = 0;
     const rawRun = async (kind: 'raw' | 'raw-mix') => {
-      const first = rawFirst + rawRange * RAW_UPDATES;
+      const first = rawFirst + rawRange * (RAW_WARM_UPDATES + RAW_UPDATES);
       rawRange += 1;
-      const run = await measured(['--phase', kind, '--first', String(first), '--count', String(RAW_UPDATES)]);
+      const run = await measured(['--phase', kind, '--first', String(first), '--warm-count', String(RAW_WARM_UPDATES), '--count', String(RAW_UPDATES)]);
       return { perSecond: (RAW_UPDATES / run.elapsedMs) * 1000, cpuMsPerWrite: run.cpuMs / RAW_UPDATES };
     };
     const floors = { raw: [] as Array<{ perSecond: number; cpuMsPerWrite: number }>, mix: [] as Array<{ perSecond: number; cpuMsPerWrite: number }> };
