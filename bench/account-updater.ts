@@ -68,8 +68,8 @@ const RAW_UPDATES = Math.min(SMALL, 5_000);
 /** Writes each floor's process sends first, not counted, on cards of their own: its client is as warm as an apply's. */
 const RAW_WARM_UPDATES = Math.round(RAW_UPDATES / 2);
 /**
- * Rows of the file every apply process applies before its clock starts: about
- * fifty seconds of applying, past the first minute of a process's life in
+ * Rows of the file every apply process applies before its clock starts: a
+ * minute of applying or more, past the first minute of a process's life in
  * which V8's and glibc's high-water marks grow (docs/account-updater.md,
  * "Memory"); fewer for a small BENCH_ROWS.
  */
@@ -366,7 +366,7 @@ interface PhaseOutcome {
   rssTimeline?: RssTimeline;
 }
 
-/** Runs one phase in a child process; a warm-up (`--warm-file`) reports through `onWarmed`, which says when to go on. */
+/** Runs one phase in a child process; one with a warm-up (`--warm-file`, `--warm-count`) reports it through `onWarmed`, which says when to go on. */
 async function child(args: string[], env: Record<string, string>, onWarmed?: () => Promise<void>): Promise<PhaseOutcome> {
   const proc = spawn(process.execPath, [...lambdaHeapFlags(CHUNK_MEMORY_MB), '--import', 'tsx', fileURLToPath(import.meta.url), ...args], {
     cwd: REPO_ROOT,
@@ -705,7 +705,7 @@ async function main(): Promise<void> {
       mixedApply: { ...applyFigures(applyLarge, ROWS), toRawRatio: +(mixedRate / rawRate).toFixed(2), toSameMixRatio: +(mixedRate / mixRate).toFixed(2) },
       rawStoreWriteSameMix: { inFlight: ENGINE_IN_FLIGHT, perSecondEachRun: floors.mix.map((run) => Math.round(run.perSecond)), perSecondMean: Math.round(mixRate), toRawRatio: +(mixRate / rawRate).toFixed(2) },
       // Waits for the runtime's event publisher to catch up (each includes the 2 s without a new event that ends it):
-      // after seeding, and the longest before a phase or after an apply's warm-up.
+      // after seeding, and the longest before a phase or after a phase's warm-up.
       publisherCaughtUpSeconds: { afterSeeding: +(afterSeeding / 1000).toFixed(1), longestBeforeAPhase: +(Math.max(...publisherWaits) / 1000).toFixed(1) },
       // Not counted: the rounds that warmed DynamoDB Local up, until both floors settled (or WARM_UP_MAX_ROUNDS).
       warmUp: { rounds: warmUp.raw.length, settled: settled(warmUp.raw) && settled(warmUp.mix), rawPerSecond: warmUp.raw.map(Math.round), sameMixPerSecond: warmUp.mix.map(Math.round) },
