@@ -610,36 +610,29 @@ async function main(): Promise<void> {
     };
 
     // 2. The update files: new numbers, new expiries, closed, contact.
-    const writeFileOf = async (name: string, from: number, count: number, expiryOnly = false) => {
+    /** A row of the files' mix: its kind by `kind` (0 to 3), a new number with `prefix`, a new expiry `month`/`year`. */
+    const mixedRow = (index: number, kind: number, prefix: string, month: number, year: number) =>
+      kind === 0 ? `${token(index)},new,${cardNumber(index, prefix)},,` : kind === 1 ? `${token(index)},exp,,${month},${year}` : kind === 2 ? `${token(index)},cls,,,` : `${token(index)},con,,,`;
+    const writeFileOf = async (name: string, from: number, count: number, rowOf: (index: number) => string) => {
       const lines = ['paymethod_token,au_code,account_number,expire_month,expire_year'];
-      for (let index = from; index < from + count; index += 1) {
-        const kind = index % 4;
-        if (expiryOnly) lines.push(`${token(index)},exp,,${1 + (index % 12)},2034`);
-        else lines.push(kind === 0 ? `${token(index)},new,${cardNumber(index, NEW_NUMBER_PREFIX)},,` : kind === 1 ? `${token(index)},exp,,6,2033` : kind === 2 ? `${token(index)},cls,,,` : `${token(index)},con,,,`);
-      }
+      for (let index = from; index < from + count; index += 1) lines.push(rowOf(index));
       const file = path.join(dir, name);
       await writeFile(file, `${lines.join('\r\n')}\r\n`);
       return file;
     };
-    const small = await writeFileOf('small.csv', 0, SMALL);
-    const large = await writeFileOf('large.csv', SMALL, ROWS);
+    const filesMix = (index: number) => mixedRow(index, index % 4, NEW_NUMBER_PREFIX, 6, 2033);
+    const small = await writeFileOf('small.csv', 0, SMALL, filesMix);
+    const large = await writeFileOf('large.csv', SMALL, ROWS, filesMix);
     // Only new expiries: every row is exactly the raw floor's single UpdateItem.
-    const expiryOnly = await writeFileOf('expiry.csv', expiryFirst, ROWS, true);
+    const expiryOnly = await writeFileOf('expiry.csv', expiryFirst, ROWS, (index) => `${token(index)},exp,,${1 + (index % 12)},2034`);
     /**
      * The warm-up file of the `round`-th apply process: the files' mix on the warm-up cards, each row's kind
      * turned by the round, so that every row changes its card again (another code, expiry or number).
      */
     let warmRound = 0;
     const warmFile = async () => {
-      warmRound += 1;
-      const lines = ['paymethod_token,au_code,account_number,expire_month,expire_year'];
-      for (let index = warmFirst; index < warmFirst + WARM_FILE_ROWS; index += 1) {
-        const kind = (index + warmRound) % 4;
-        lines.push(kind === 0 ? `${token(index)},new,${cardNumber(index, `4${warmRound}`)},,` : kind === 1 ? `${token(index)},exp,,${warmRound},2036` : kind === 2 ? `${token(index)},cls,,,` : `${token(index)},con,,,`);
-      }
-      const file = path.join(dir, `warm-${warmRound}.csv`);
-      await writeFile(file, `${lines.join('\r\n')}\r\n`);
-      return file;
+      const round = (warmRound += 1);
+      return writeFileOf(`warm-${round}.csv`, warmFirst, WARM_FILE_ROWS, (index) => mixedRow(index, (index + round) % 4, `4${round}`, round, 2036));
     };
     const warmApply = async (file: string) => measured(['--phase', 'apply', '--warm-file', await warmFile(), '--file', file]);
 
