@@ -25,7 +25,7 @@ function event(bytes: number): APIGatewayProxyEvent {
     resource: '/v3/organizations/{organization_id}/documents',
     path: `/v3/organizations/${organizationId}/documents`,
     httpMethod: 'POST',
-    headers: { Host: 'localhost', 'Content-Type': `multipart/form-data; boundary=${BOUNDARY}` },
+    headers: { Host: 'localhost', 'X-Service-Auth-Organization-Id': organizationId, 'Content-Type': `multipart/form-data; boundary=${BOUNDARY}` },
     multiValueHeaders: {},
     queryStringParameters: null,
     multiValueQueryStringParameters: null,

@@ -27,7 +27,7 @@ try {
       httpMethod: route?.method ?? 'GET',
       path,
       resource,
-      headers: { Host: 'localhost', ...(hasBody ? { 'Content-Type': 'application/json' } : {}) },
+      headers: { Host: 'localhost', 'X-Service-Auth-Organization-Id': 'org_200', ...(hasBody ? { 'Content-Type': 'application/json' } : {}) },
       multiValueHeaders: {},
       pathParameters,
       queryStringParameters: null,

@@ -23,13 +23,20 @@ import { authenticationDeps } from '#shared/wiring/authentication.ts';
  * publishable key it also carries the key's location, allowed origins and
  * budget, which the route's middleware checks against each request.
  *
- * Failed authentication is throttled per source address. A REQUEST authorizer
- * can only allow, deny (403) or refuse (401); it cannot answer 429. So a
- * throttled address's request is *allowed* with `credentialKind: throttled`
- * and the instant its window ends, and the shared middleware answers 429 with
- * Retry-After before anything else runs (or 401 once the window is over, as a
- * cached answer may outlive it). The emulator passes the context on the same
- * way, so local and AWS answer alike.
+ * The answer depends on the Authorization header alone (and, when it fails,
+ * on the caller's address): which organization the request names is checked
+ * by the shared middleware on every request, so a cached answer stays right
+ * whichever organization header, ours or Forte's, a client sends.
+ *
+ * Failed authentication is throttled per source address and per access id.
+ * A REQUEST authorizer can only allow, deny (403) or refuse (401); it cannot
+ * answer 429. So a throttled attempt is *allowed* with `credentialKind:
+ * throttled` and the instant its window ends, and the shared middleware
+ * answers 429 with Retry-After before anything else runs, or 401 once that
+ * instant has passed (a cached answer may outlive it). Only attempts without
+ * valid credentials are ever throttled, so a cached throttled answer never
+ * stands for valid ones. The emulator passes the context on the same way, so
+ * local and AWS answer alike.
  */
 const authorize = middy<APIGatewayRequestAuthorizerEvent, APIGatewayAuthorizerResult>()
   .use(injectLambdaContext(logger, { resetKeys: true }))
@@ -39,7 +46,6 @@ const authorize = middy<APIGatewayRequestAuthorizerEvent, APIGatewayAuthorizerRe
     const headers = Object.fromEntries(Object.entries(event.headers ?? {}).map(([name, value]) => [name.toLowerCase(), value]));
     const request = {
       authorization: headers.authorization,
-      organizationId: headers['x-service-auth-organization-id'],
       sourceIp: event.requestContext?.identity?.sourceIp ?? 'unknown',
       publishableAllowed: guardedAuthKind(event) === 'publishable-or-secret',
     };
@@ -56,7 +62,7 @@ const authorize = middy<APIGatewayRequestAuthorizerEvent, APIGatewayAuthorizerRe
       throw error;
     }
     if (decision.kind === 'throttled') {
-      logger.warn('authentication throttled for this source address', { until: decision.until });
+      logger.warn('authentication throttled for this source address or access id', { until: decision.until });
       recordAuthenticationRefused('throttled');
       return {
         principalId: 'throttled',

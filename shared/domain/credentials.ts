@@ -8,6 +8,12 @@ export interface StoredCredential {
   organization_id: string;
   /** Keyed hash (HMAC) of the secure key; the key itself is never stored. */
   secret_mac: Uint8Array;
+  /**
+   * The scheme `secret_mac` was computed under (SecretHasher.version). Absent
+   * on credentials from before versions were stored: those no longer
+   * authenticate and are re-issued (docs/operations.md, "Credentials").
+   */
+  secret_mac_version?: number;
   created_at: string;
   /** Stamped by the authorizer at most once a minute (so it may lag by up to a minute past its last cache miss). */
   last_used_at?: string;
@@ -17,7 +23,7 @@ export interface StoredCredential {
 
 export interface CredentialStore {
   get(accessId: string): Promise<StoredCredential | undefined>;
-  /** Fails with Conflict when the access id is taken. */
+  /** Fails with Conflict when the access id is taken (by any credential but an unrevoked one without `secret_mac_version`, which it replaces). */
   create(credential: StoredCredential): Promise<void>;
   /** The organization's active (unrevoked) credentials, newest first: a Query, never a Scan. */
   listByOrganization(organizationId: string): Promise<StoredCredential[]>;
@@ -38,8 +44,16 @@ export interface CredentialListing {
 /** last_used_at is written at most this often per credential; with AUTHORIZER_CACHE_TTL_SECONDS (shared/names.ts), how far it may lag. */
 export const LAST_USED_RESOLUTION_MS = 30_000;
 
-/** Computes the keyed hash of a secure key; in AWS the HMAC key never leaves KMS. */
+/**
+ * Computes the keyed hash of a secure key. The hashing key comes from the key
+ * service and is never stored (in AWS: derived once per process from a KMS
+ * HMAC key), and the hash is computed in memory, so verifying an attempt never
+ * costs a call to the key service: refusing a guess is as cheap as accepting
+ * a valid key.
+ */
 export interface SecretHasher {
+  /** The scheme `mac` computes, stored beside each hash: a credential hashed under another never verifies. */
+  readonly version: number;
   mac(secret: string): Promise<Uint8Array>;
 }
 
@@ -87,28 +101,35 @@ export function parseBasicAuthorization(header: string | undefined): BasicCreden
 /** Compared against when the access id is unknown, so both paths do the same work. */
 const UNKNOWN_CREDENTIAL_MAC = new Uint8Array(32);
 
-export async function authenticate(
-  request: { authorization: string | undefined; organizationId: string | undefined },
-  deps: { credentials: Pick<CredentialStore, 'get' | 'recordUse'>; hasher: SecretHasher; onVerified?: (verified: VerifiedCredential) => void },
+/**
+ * The caller these credentials prove, or undefined: an unknown, revoked or
+ * outdated credential and a wrong key alike, after the same work. Which
+ * organization the request names is checked per request, not here
+ * (requireOrganizationNamed).
+ */
+export async function verifySecureKey(
+  basic: BasicCredentials,
+  deps: { credentials: Pick<CredentialStore, 'get' | 'recordUse'>; hasher: SecretHasher },
   now: Date = new Date(),
-): Promise<Caller> {
-  const basic = parseBasicAuthorization(request.authorization);
-  if (!basic || !isOrganizationId(request.organizationId)) throw new NotAuthenticated();
+): Promise<Caller | undefined> {
   const [found, presentedMac] = await Promise.all([deps.credentials.get(basic.accessId), deps.hasher.mac(basic.secureKey)]);
-  const stored = found?.revoked_at === undefined ? found : undefined;
+  const stored = found?.revoked_at === undefined && found?.secret_mac_version === deps.hasher.version ? found : undefined;
   const expected = stored?.secret_mac ?? UNKNOWN_CREDENTIAL_MAC;
   const macMatches = expected.length === presentedMac.length && timingSafeEqual(expected, presentedMac);
-  if (!stored || !macMatches || stored.organization_id !== request.organizationId) throw new NotAuthenticated();
-  deps.onVerified?.({ accessId: stored.api_access_id, secureKey: basic.secureKey, secretMac: stored.secret_mac });
+  if (!stored || !macMatches) return undefined;
   await recordUse(stored, deps.credentials, now);
   return { organizationId: stored.organization_id, accessId: stored.api_access_id };
 }
 
-/** What a successful check proved: this secure key hashes to this stored MAC. Kept in memory only. */
-export interface VerifiedCredential {
-  accessId: string;
-  secureKey: string;
-  secretMac: Uint8Array;
+/**
+ * The organization a request names must be the caller's. `named` holds the
+ * values of the headers that may name it (undefined when absent): at least one
+ * given, every given one the same, and that one the caller's; anything else is
+ * 401, as a wrong credential is.
+ */
+export function requireOrganizationNamed(caller: Caller, named: ReadonlyArray<string | undefined>): void {
+  const given = named.filter((value): value is string => value !== undefined);
+  if (given.length === 0 || given.some((value) => value !== caller.organizationId) || !isOrganizationId(caller.organizationId)) throw new NotAuthenticated();
 }
 
 /**
@@ -160,6 +181,7 @@ export async function issueCredential(
     api_access_id: accessId,
     organization_id: input.organizationId,
     secret_mac: await deps.hasher.mac(secureKey),
+    secret_mac_version: deps.hasher.version,
     created_at: now.toISOString(),
   });
   return { organization_id: input.organizationId, api_access_id: accessId, api_secure_key: secureKey };

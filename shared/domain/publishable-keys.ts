@@ -1,4 +1,4 @@
-import { AccessDenied, InvalidRequest, NotAuthenticated, NotFound, Throttled } from './errors.ts';
+import { AccessDenied, InvalidRequest, NotFound, Throttled } from './errors.ts';
 import type { FieldIssue } from './errors.ts';
 import { isOrganizationId, randomBase62 } from './ids.ts';
 import type { OrganizationStore } from './tenancy.ts';
@@ -145,18 +145,19 @@ export async function issuePublishableKey(
 }
 
 /**
- * The authorizer's check: a well-formed key that exists and belongs to the
- * organization header's organization. Nothing here depends on the origin or the
- * path, so the answer may be cached on the two auth headers.
+ * The authorizer's check: a well-formed key that exists and is not revoked,
+ * undefined otherwise. Nothing here depends on the organization header, the
+ * origin or the path, so the answer may be cached on the Authorization header;
+ * those are checked per request against the scope.
  */
 export async function authenticatePublishableKey(
-  request: { authorization: string | undefined; organizationId: string | undefined },
+  request: { authorization: string | undefined },
   deps: { publishableKeys: Pick<PublishableKeyStore, 'get'> },
-): Promise<PublishableScope> {
+): Promise<PublishableScope | undefined> {
   const value = parseBearerPublishableKey(request.authorization);
-  if (!value || !isOrganizationId(request.organizationId)) throw new NotAuthenticated();
+  if (!value) return undefined;
   const stored = await deps.publishableKeys.get(value);
-  if (!stored || stored.revoked_at !== undefined || stored.organization_id !== request.organizationId) throw new NotAuthenticated();
+  if (!stored || stored.revoked_at !== undefined) return undefined;
   return {
     publishableKey: stored.publishable_key,
     organizationId: stored.organization_id,

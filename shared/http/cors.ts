@@ -1,5 +1,6 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { normalizeOrigin } from '#shared/domain/publishable-keys.ts';
+import { ORGANIZATION_HEADERS } from './organization-headers.ts';
 
 /**
  * CORS for browser minting. Preflights (OPTIONS, no credentials) are answered by
@@ -9,7 +10,7 @@ import { normalizeOrigin } from '#shared/domain/publishable-keys.ts';
  * and no credentials mode is offered (the key travels in a header, not a cookie).
  */
 export const PREFLIGHT_ALLOWED_METHODS = 'POST';
-export const PREFLIGHT_ALLOWED_HEADERS = 'Authorization, Content-Type, X-Service-Auth-Organization-Id, Idempotency-Key';
+export const PREFLIGHT_ALLOWED_HEADERS = ['Authorization', 'Content-Type', ...ORGANIZATION_HEADERS, 'Idempotency-Key'].join(', ');
 /** Browsers cap this (Chromium at 2 hours); 10 minutes keeps a removed origin from lingering. */
 export const PREFLIGHT_MAX_AGE_SECONDS = 600;
 export const EXPOSED_HEADERS = 'X-Request-Id, Retry-After, Location';

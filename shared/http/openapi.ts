@@ -84,7 +84,9 @@ export function openApiDocument(sources: OpenApiSources = DEFAULT_SOURCES): Json
           type: 'apiKey',
           in: 'header',
           name: 'X-Service-Auth-Organization-Id',
-          description: 'org_<id>: the organization the credentials belong to. Always sent together with the Basic credentials or the publishable key.',
+          description:
+            'org_<id>: the organization the credentials belong to. Always sent together with the Basic credentials or the publishable key. ' +
+            'X-Forte-Auth-Organization-Id is accepted in its place, with the same rules; sending both with different values is 401.',
         },
         [PUBLISHABLE]: {
           type: 'http',
@@ -162,7 +164,8 @@ const INFO_DESCRIPTION = [
   'Documents and tokenized paymethods.',
   '',
   'Every route except this document is authenticated with HTTP Basic credentials (api_access_id:api_secure_key) together with',
-  'X-Service-Auth-Organization-Id; a caller may act on its own organization and its child organizations.',
+  'X-Service-Auth-Organization-Id (or X-Forte-Auth-Organization-Id; both with different values is 401); a caller may act on its own organization',
+  'and its child organizations.',
   '',
   'Success bodies carry the record\'s members, then `response` (`environment`, `response_desc`) and `links` (absolute URLs).',
   'Every `links.self`, `links.next` and `Location` is answered by a GET of this API; a paymethod\'s `links.transactions`,',

@@ -1,8 +1,10 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { config } from '#shared/config.ts';
+import { requireOrganizationNamed } from '#shared/domain/credentials.ts';
 import { InvalidRequest, NotAuthenticated, NotFound, TooLarge, UnsupportedMediaType } from '#shared/domain/errors.ts';
 import type { PublishableScope } from '#shared/domain/publishable-keys.ts';
 import type { Caller } from '#shared/domain/tenancy.ts';
+import { organizationHeaderValues } from './organization-headers.ts';
 import { emptyRecord, isSafeText, mediaTypeOf, parseJsonObject, UNSAFE_TEXT_RULE, unknownQueryParameterIssues } from './hostile-input.ts';
 import type { RouteDefinition } from './routes.ts';
 import { PATH_PARAMETER_PREFIXES } from './routes.ts';
@@ -39,7 +41,7 @@ export const MAX_PATH_SEGMENT_LENGTH = 64;
 
 export function buildApiRequest(event: APIGatewayProxyEvent, route: RouteDefinition): ApiRequest {
   const headers = lowerCaseHeaders(event.headers);
-  const credential = route.auth === 'none' ? undefined : credentialOf(event);
+  const credential = route.auth === 'none' ? undefined : credentialOf(event, headers);
   const rawBody = event.body === null || event.body === undefined ? undefined : Buffer.from(event.body, event.isBase64Encoded ? 'base64' : 'utf8');
   if (route.maxBodyBytes !== undefined && rawBody && rawBody.length > route.maxBodyBytes) {
     throw new TooLarge(`the request body must be at most ${route.maxBodyBytes} bytes`);
@@ -142,7 +144,13 @@ interface Credential {
   publishable: PublishableScope | undefined;
 }
 
-function credentialOf(event: APIGatewayProxyEvent): Credential {
+/**
+ * Who the authorizer says is calling; the organization the request names must
+ * be theirs. The authorizer's answer is cached on the Authorization header and
+ * the address alone (so a client may send either organization header), so this
+ * is checked here, on every request.
+ */
+function credentialOf(event: APIGatewayProxyEvent, headers: Record<string, string>): Credential {
   const context = event.requestContext?.authorizer as Record<string, unknown> | null | undefined;
   const organizationId = context?.organizationId;
   const accessId = context?.accessId;
@@ -150,6 +158,7 @@ function credentialOf(event: APIGatewayProxyEvent): Credential {
   // The authorizer always sets these; their absence means the route was wired without it.
   if (typeof organizationId !== 'string' || typeof accessId !== 'string') throw new NotAuthenticated();
   const caller = { organizationId, accessId };
+  requireOrganizationNamed(caller, organizationHeaderValues(headers));
   if (kind === 'secret') return { kind, caller, publishable: undefined };
   if (kind !== 'publishable' || typeof context?.locationId !== 'string' || typeof context.allowedOrigins !== 'string') throw new NotAuthenticated();
   return {

@@ -256,7 +256,7 @@ export const routeSchemas: Readonly<Record<string, RouteSchemas>> = {
       headers: {
         'Access-Control-Allow-Origin': { description: 'The request\'s Origin, echoed.', example: 'https://shop.example' },
         'Access-Control-Allow-Methods': { description: 'Methods the browser may use.', example: 'POST' },
-        'Access-Control-Allow-Headers': { description: 'Headers the browser may send.', example: 'Authorization, Content-Type, X-Service-Auth-Organization-Id, Idempotency-Key' },
+        'Access-Control-Allow-Headers': { description: 'Headers the browser may send.', example: 'Authorization, Content-Type, X-Service-Auth-Organization-Id, X-Forte-Auth-Organization-Id, Idempotency-Key' },
         'Access-Control-Max-Age': { description: 'How long the browser may cache this answer, in seconds.', example: '600' },
       },
     },

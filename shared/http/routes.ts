@@ -21,16 +21,20 @@ export type RouteAuth = 'secret' | 'publishable-or-secret' | 'none';
  * has its own decision cache, and a cached "allow" for a publishable key can never
  * serve a secret-only route. Both run the same code (functions/authorizer.ts).
  * Identity sources are the authorizer's cache key; API Gateway answers 401 without
- * calling it when one is missing. The caller's address is among them: the answer
- * for an address under the failed-authentication throttle must not be served to
- * the same credentials from other addresses. Origin is not among them: server-side secret
- * callers send none, so the authorizer's answer never depends on it, and the origin
- * is checked per request by the shared middleware from the key's allowed origins
- * the authorizer returns in its context.
+ * calling it when one is missing. They are the Authorization header and the
+ * caller's address: an answer for a failed attempt (401, or throttled, per address)
+ * must not be served to the same headers from other addresses. The organization
+ * header is not among them: a client sends ours or Forte's (organization-headers.ts),
+ * and API Gateway would refuse a request missing either, so the authorizer answers
+ * for the credentials alone and the shared middleware checks the organization header
+ * against the caller on every request. Origin is not among them either: server-side
+ * secret callers send none, so the authorizer's answer never depends on it, and the
+ * origin is checked per request by the shared middleware from the key's allowed
+ * origins the authorizer returns in its context.
  */
 export const AUTHORIZERS: Readonly<Record<Exclude<RouteAuth, 'none'>, { readonly name: string; readonly identityHeaders: readonly string[]; readonly identityContext: readonly string[] }>> = {
-  secret: { name: 'RequestAuthorizer', identityHeaders: ['Authorization', 'X-Service-Auth-Organization-Id'], identityContext: ['identity.sourceIp'] },
-  'publishable-or-secret': { name: 'PublishableKeyAuthorizer', identityHeaders: ['Authorization', 'X-Service-Auth-Organization-Id'], identityContext: ['identity.sourceIp'] },
+  secret: { name: 'RequestAuthorizer', identityHeaders: ['Authorization'], identityContext: ['identity.sourceIp'] },
+  'publishable-or-secret': { name: 'PublishableKeyAuthorizer', identityHeaders: ['Authorization'], identityContext: ['identity.sourceIp'] },
 };
 
 /** What a route's function may touch. CDK turns each entry into the narrowest grant. */

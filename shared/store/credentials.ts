@@ -1,6 +1,6 @@
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { AuthFailureCounter } from '#shared/domain/authentication.ts';
+import type { AuthFailureCounter, FailureSubject, FailureTally } from '#shared/domain/authentication.ts';
 import type { CredentialStore, StoredCredential } from '#shared/domain/credentials.ts';
 import { Conflict } from '#shared/domain/errors.ts';
 import { keys, withoutKeys } from './keys.ts';
@@ -33,7 +33,9 @@ export class DynamoCredentialStore implements CredentialStore {
             ...keys.credentialByOrganization(credential.organization_id, credential.created_at, credential.api_access_id),
             ...credential,
           },
-          ConditionExpression: 'attribute_not_exists(pk)',
+          // A credential hashed before versions were stored can never verify again: issuing its id anew (the seed,
+          // which knows its key) replaces it, unless it was revoked.
+          ConditionExpression: 'attribute_not_exists(pk) OR (attribute_not_exists(secret_mac_version) AND attribute_not_exists(revoked_at))',
         }),
       );
     } catch (error) {
@@ -88,11 +90,13 @@ export class DynamoCredentialStore implements CredentialStore {
 }
 
 /**
- * Failed authentications per source address, one item per address and clock
- * minute (so an attacker's address is its own partition, never a shared hot
- * key), a number per second of it (`s<epoch second>`, 60 at most), removed
- * by TTL. Reading is one GetItem (strongly consistent: the limit is exact
- * for sequential attempts); only a failure writes, one ADD.
+ * Failed authentications per source address and per access id, one item per
+ * subject and clock minute (so an attacker's address or target is its own
+ * partition, never a shared hot key), a number per second of it
+ * (`s<epoch second>`, 60 at most), removed by TTL. Reading is one consistent
+ * GetItem per subject and minute, in parallel; counting is one UpdateItem per
+ * subject, an atomic ADD that answers the whole item as it stands after it,
+ * so the caller learns the exact count with its own failure in it.
  */
 export class DynamoAuthFailureCounter implements AuthFailureCounter {
   constructor(
@@ -100,23 +104,42 @@ export class DynamoAuthFailureCounter implements AuthFailureCounter {
     private readonly tableName: string,
   ) {}
 
-  async secondsOf(sourceIp: string, minute: number): Promise<Array<[number, number]>> {
-    const { Item } = await this.client.send(new GetCommand({ TableName: this.tableName, Key: keys.authFailures(sourceIp, minute), ConsistentRead: true }));
-    return Object.entries(Item ?? {}).flatMap(([name, value]): Array<[number, number]> => {
-      const second = /^s(\d+)$/.exec(name)?.[1];
-      return second !== undefined && typeof value === 'number' ? [[Number(second), value]] : [];
-    });
-  }
-
-  async add(sourceIp: string, minute: number, second: number): Promise<void> {
-    await this.client.send(
-      new UpdateCommand({
-        TableName: this.tableName,
-        Key: keys.authFailures(sourceIp, minute),
-        UpdateExpression: 'ADD #second :one SET #ttl = if_not_exists(#ttl, :ttl)',
-        ExpressionAttributeNames: { '#second': `s${second}`, '#ttl': TTL_ATTRIBUTE },
-        ExpressionAttributeValues: { ':one': 1, ':ttl': (minute + 2) * 60 },
+  async read(subjects: readonly FailureSubject[], minute: number): Promise<Array<{ previous: FailureTally; current: FailureTally }>> {
+    return Promise.all(
+      subjects.map(async (subject) => {
+        const [previous, current] = await Promise.all([this.secondsOf(subject, minute - 1), this.secondsOf(subject, minute)]);
+        return { previous, current };
       }),
     );
   }
+
+  async add(subjects: readonly FailureSubject[], minute: number, second: number): Promise<FailureTally[]> {
+    return Promise.all(
+      subjects.map(async (subject) => {
+        const { Attributes } = await this.client.send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: keys.authFailures(subject, minute),
+            UpdateExpression: 'ADD #second :one SET #ttl = if_not_exists(#ttl, :ttl)',
+            ExpressionAttributeNames: { '#second': `s${second}`, '#ttl': TTL_ATTRIBUTE },
+            ExpressionAttributeValues: { ':one': 1, ':ttl': (minute + 2) * 60 },
+            ReturnValues: 'ALL_NEW',
+          }),
+        );
+        return tallyOf(Attributes);
+      }),
+    );
+  }
+
+  private async secondsOf(subject: FailureSubject, minute: number): Promise<FailureTally> {
+    const { Item } = await this.client.send(new GetCommand({ TableName: this.tableName, Key: keys.authFailures(subject, minute), ConsistentRead: true }));
+    return tallyOf(Item);
+  }
+}
+
+function tallyOf(item: Record<string, unknown> | undefined): Array<[number, number]> {
+  return Object.entries(item ?? {}).flatMap(([name, value]): Array<[number, number]> => {
+    const second = /^s(\d+)$/.exec(name)?.[1];
+    return second !== undefined && typeof value === 'number' ? [[Number(second), value]] : [];
+  });
 }

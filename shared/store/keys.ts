@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { ITEM_PARTITION_PREFIXES } from '../item-kinds.ts';
 import { GLOBAL_SECONDARY_INDEXES, TTL_ATTRIBUTE } from './table.ts';
 import type { IndexName } from './table.ts';
@@ -17,8 +18,16 @@ export const keys = {
     gsi2pk: `ORG#${organizationId}#CRED`,
     gsi2sk: `${createdAt}#${accessId}`,
   }),
-  /** Failed authentications from one source address in one clock minute; TTL removes it. */
-  authFailures: (sourceIp: string, minute: number) => ({ pk: `AUTHFAIL#${sourceIp}#${minute}`, sk: 'AUTHFAIL' }),
+  /**
+   * Failed authentications in one clock minute from one source address
+   * (`IP#`), or naming one access id (`ID#`, by its SHA-256: an id is any
+   * printable ASCII the caller chose, the hash a fixed 43 characters); TTL
+   * removes it.
+   */
+  authFailures: (subject: { kind: 'address' | 'access-id'; id: string }, minute: number) => ({
+    pk: subject.kind === 'address' ? `AUTHFAIL#IP#${subject.id}#${minute}` : `AUTHFAIL#ID#${createHash('sha256').update(subject.id, 'utf8').digest('base64url')}#${minute}`,
+    sk: 'AUTHFAIL',
+  }),
 
   paymethod: (paymethodToken: string) => ({ pk: `MTH#${paymethodToken}`, sk: 'MTH' }),
   /**

@@ -24,7 +24,7 @@ describe('client-side tokenization in the stack (real route table)', () => {
   it('has two REQUEST authorizers on the same function: secret, and publishable-or-secret', () => {
     const authorizers = Object.entries(resourcesOfType(template, 'AWS::ApiGateway::Authorizer'));
     expect(authorizers).toHaveLength(2);
-    const identity = 'method.request.header.Authorization,method.request.header.X-Service-Auth-Organization-Id,context.identity.sourceIp';
+    const identity = 'method.request.header.Authorization,context.identity.sourceIp';
     for (const [, authorizer] of authorizers) {
       expect(authorizer.Properties).toMatchObject({ Type: 'REQUEST', IdentitySource: identity, AuthorizerResultTtlInSeconds: AUTHORIZER_CACHE_TTL_SECONDS });
     }

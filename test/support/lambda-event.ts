@@ -24,7 +24,7 @@ export function proxyEvent(input: {
     resource: input.resource,
     path: input.path,
     httpMethod: input.method,
-    headers: { ...(binary ? {} : { 'Content-Type': 'application/json' }), Host: 'localhost', 'X-Forwarded-Proto': 'http', ...input.headers },
+    headers: { ...(binary ? {} : { 'Content-Type': 'application/json' }), Host: 'localhost', 'X-Forwarded-Proto': 'http', 'X-Service-Auth-Organization-Id': input.organizationId, ...input.headers },
     multiValueHeaders: {},
     queryStringParameters: null,
     multiValueQueryStringParameters: null,

@@ -17,7 +17,7 @@ import { requestedS3Actions } from '../../local/s3-gate.ts';
 const BUILT: Record<ItemKind, string> = {
   organization: keys.organization('org_1').pk,
   credential: keys.credential('acc_1').pk,
-  authFailures: keys.authFailures('203.0.113.9', 1).pk,
+  authFailures: keys.authFailures({ kind: 'address', id: '203.0.113.9' }, 1).pk,
   paymethod: keys.paymethod('mth_1').pk,
   duplicateScope: keys.duplicateScope('org_1', 'cst_1', 'fp').pk,
   customerDefault: keys.customerDefault('org_1', 'cst_1').pk,
