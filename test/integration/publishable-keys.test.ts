@@ -167,7 +167,7 @@ describe('CORS', () => {
     expect(answer.status).toBe(204);
     expect(answer.headers.get('access-control-allow-origin')).toBe(SHOP);
     expect(answer.headers.get('access-control-allow-methods')).toBe('POST');
-    expect(answer.headers.get('access-control-allow-headers')?.toLowerCase().split(/,\s*/).sort()).toEqual(['authorization', 'content-type', 'idempotency-key', 'x-service-auth-organization-id']);
+    expect(answer.headers.get('access-control-allow-headers')?.toLowerCase().split(/,\s*/).sort()).toEqual(['authorization', 'content-type', 'idempotency-key', 'x-forte-auth-organization-id', 'x-service-auth-organization-id']);
     expect(answer.headers.get('access-control-max-age')).toBe('600');
     expect(answer.headers.get('access-control-allow-credentials')).toBeNull();
   });

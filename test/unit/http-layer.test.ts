@@ -1,5 +1,9 @@
+import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { InvalidRequest, Unavailable } from '#shared/domain/errors.ts';
+import { InvalidRequest, NotAuthenticated, Throttled, Unavailable } from '#shared/domain/errors.ts';
+import { failedAuthenticationThrottle } from '#shared/http/auth-throttle.ts';
+import { buildApiRequest } from '#shared/http/request.ts';
+import { routes } from '#shared/http/routes.ts';
 import { errorEnvelope } from '#shared/http/envelope.ts';
 import { classifyError, errorResponse } from '#shared/http/errors.ts';
 import { parseJsonObject } from '#shared/http/hostile-input.ts';
@@ -60,5 +64,44 @@ describe('log redaction', () => {
     const line = serialize({ function_arn: 'arn:aws:lambda:us-east-1:000000000000:function:x', message: 'order 123456789012 failed' });
     expect(line).toContain('000000000000');
     expect(line).toContain('123456789012');
+  });
+});
+
+describe('answers the authorizer left to the route', () => {
+  const throttledEvent = (until: number) => ({ requestContext: { authorizer: { credentialKind: 'throttled', throttledUntil: until } } }) as unknown as APIGatewayProxyEvent;
+  const before = (event: APIGatewayProxyEvent) => failedAuthenticationThrottle().before!({ event } as never);
+
+  it('answers a throttled attempt 429 with Retry-After until its window ends, and 401 once a cached answer outlives it', () => {
+    const now = Date.now() / 1000;
+    let thrown: unknown;
+    try {
+      before(throttledEvent(Math.ceil(now) + 20));
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(Throttled);
+    expect((thrown as Throttled).retryAfterSeconds).toBeGreaterThanOrEqual(20);
+    expect((thrown as Throttled).retryAfterSeconds).toBeLessThanOrEqual(21);
+    expect(() => before(throttledEvent(Math.floor(now) - 1))).toThrow(NotAuthenticated);
+    expect(() => before({ requestContext: { authorizer: { credentialKind: 'secret' } } } as unknown as APIGatewayProxyEvent)).not.toThrow();
+  });
+
+  it("takes the caller's organization from either organization header, and refuses a request naming another or two", () => {
+    const route = routes.find((candidate) => candidate.auth === 'secret' && candidate.method === 'GET' && candidate.path.endsWith('/paymethods'))!;
+    const event = (headers: Record<string, string>) =>
+      ({
+        resource: route.path,
+        path: '/v3/organizations/org_1/paymethods',
+        httpMethod: 'GET',
+        headers: { Host: 'localhost', ...headers },
+        pathParameters: { organization_id: 'org_1' },
+        requestContext: { requestId: 'r', path: '/v3/organizations/org_1/paymethods', authorizer: { credentialKind: 'secret', organizationId: 'org_1', accessId: 'ak_1' } },
+      }) as unknown as APIGatewayProxyEvent;
+    for (const headers of [{ 'X-Service-Auth-Organization-Id': 'org_1' }, { 'x-forte-auth-organization-id': 'org_1' }, { 'X-Service-Auth-Organization-Id': 'org_1', 'X-Forte-Auth-Organization-Id': 'org_1' }] as Array<Record<string, string>>) {
+      expect(buildApiRequest(event(headers), route).caller).toEqual({ organizationId: 'org_1', accessId: 'ak_1' });
+    }
+    for (const headers of [{}, { 'X-Service-Auth-Organization-Id': 'org_2' }, { 'X-Forte-Auth-Organization-Id': 'org_2' }, { 'X-Service-Auth-Organization-Id': 'org_1', 'X-Forte-Auth-Organization-Id': 'org_2' }] as Array<Record<string, string>>) {
+      expect(() => buildApiRequest(event(headers), route), JSON.stringify(headers)).toThrow(NotAuthenticated);
+    }
   });
 });
