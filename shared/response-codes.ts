@@ -202,7 +202,7 @@ export const CODE_DETAILS: Readonly<Record<ResponseCode, { readonly surface: Cod
   },
   THROTTLED: {
     surface: 'api',
-    meaning: "Too many requests: the stage's throttle, a publishable key's minting budget, or failed authentications from this address; wait `Retry-After` seconds.",
+    meaning: "Too many requests: the stage's throttle, a publishable key's minting budget, or failed authentications from this address or naming this access id; wait `Retry-After` seconds.",
   },
   // 500, 503
   INTERNAL_ERROR: {

@@ -1,8 +1,11 @@
 import { createHmac } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { KMSClient } from '@aws-sdk/client-kms';
 import { setImmediate } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import type { AuthFailureCounter, FailureSubject } from '#shared/domain/authentication.ts';
-import { authenticateRequest, FAILED_AUTHENTICATION_LIMIT, throttledUntil } from '#shared/domain/authentication.ts';
+import { KmsSecretHasher } from '#shared/aws/credential-hasher.ts';
+import { authenticateRequest, FAILED_AUTHENTICATION_LIMIT, FAILED_AUTHENTICATION_WINDOW_SECONDS, throttledUntil } from '#shared/domain/authentication.ts';
 import type { CredentialStore, StoredCredential } from '#shared/domain/credentials.ts';
 import { LAST_USED_RESOLUTION_MS, listCredentials, requireOrganizationNamed, revokeCredential } from '#shared/domain/credentials.ts';
 import { AUTHORIZER_CACHE_TTL_SECONDS } from '#shared/names.ts';
@@ -227,5 +230,37 @@ describe('credential lifecycle', () => {
     await expect(attempt('192.0.2.1', 'ak_valid', 'right', new Date())).rejects.toBeInstanceOf(NotAuthenticated);
     expect((await listCredentials('org_1', deps.credentials)).map((c) => c.api_access_id)).toEqual(['ak_other']);
     await expect(revokeCredential('ak_missing', deps.credentials)).rejects.toBeInstanceOf(NotFound);
+  });
+});
+
+describe('the figures the operator docs state about the throttle', () => {
+  const operations = readFileSync(new URL('../../docs/operations.md', import.meta.url), 'utf8');
+  const section = operations.slice(operations.indexOf('### Failed-authentication throttle'), operations.indexOf('**WAF (optional, off by default).**'));
+  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+
+  it('are the code\'s: the cap, its window, the authorizer cache and the hash version', () => {
+    const limit = FAILED_AUTHENTICATION_LIMIT;
+    expect(section).toContain(`each at ${limit} within ${FAILED_AUTHENTICATION_WINDOW_SECONDS} seconds`);
+    expect(section).toContain(`after ${limit}\n  failures from one address`);
+    expect(section).toContain(`after ${limit} failures naming\n  one access id`);
+    expect(section).toContain(`the last ${FAILED_AUTHENTICATION_WINDOW_SECONDS}\nseconds already hold ${limit} failures`);
+    expect(section).toContain(`expires (${AUTHORIZER_CACHE_TTL_SECONDS} s at most)`);
+    expect(section).toContain(`\`secret_mac_version\` (${new KmsSecretHasher(new KMSClient({ region: 'us-east-1' }), 'key').version})`);
+    expect(readme).toContain(`After ${limit} failed authentications from one source address within\n${FAILED_AUTHENTICATION_WINDOW_SECONDS} seconds`);
+    expect(readme).toContain(`after ${limit} failures\nnaming one \`api_access_id\``);
+  });
+
+  it('count the calls a failure makes as the counter makes them: up to 4 items read, one write per subject', async () => {
+    const { deps, attempt } = fixture();
+    const reads: number[] = [];
+    const writes: number[] = [];
+    const counter = deps.failures;
+    deps.failures = {
+      read: async (subjects, minute) => (reads.push(subjects.length * 2), counter.read(subjects, minute)),
+      add: async (subjects, minute, second) => (writes.push(subjects.length), counter.add(subjects, minute, second)),
+    };
+    await attempt('192.0.2.9', 'ak_valid', 'wrong', new Date()).catch(() => {});
+    expect({ reads, writes }).toEqual({ reads: [4], writes: [2] });
+    expect(section).toContain('one BatchGetItem of up to 4 items and one UpdateItem\nper subject (2 with an access id)');
   });
 });
