@@ -53,7 +53,7 @@ export const REASONS = {
     + 'IP sets, managed rule subscriptions, cost) left to the platform team; attaching one needs no change here.',
   cognito:
     'Cognito is not the auth model: merchants call with HTTP Basic credentials (api_access_id:api_secure_key, stored '
-    + 'as a KMS HMAC) and X-Service-Auth-Organization-Id, checked by a Lambda REQUEST authorizer cached on both headers.',
+    + 'as an HMAC under a KMS-derived key) and an organization header, checked by a Lambda REQUEST authorizer cached on Authorization and the caller\'s address.',
   mockMethod:
     'MOCK method answering a fixed error envelope (404 at the root, 405 for an unsupported method on a known path); it '
     + 'reaches no integration and returns no data, and must answer unauthenticated callers as API Gateway would.',
