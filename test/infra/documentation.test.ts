@@ -5,7 +5,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { routes } from '#shared/http/routes.ts';
+import { ANSWER_MARGIN_MS, ANSWER_WITHIN_MS, API_FUNCTION_TIMEOUT_SECONDS, AUTHORIZER_BUDGET_MS, REQUEST_BUDGET_MS } from '#shared/aws/deadline.ts';
+import { API_GATEWAY_TIMEOUT_MS, routes } from '#shared/http/routes.ts';
 import { paymethodTableRef, resourcesOfType, settings, synthesize } from './template-helpers.ts';
 
 const operations = readFileSync(new URL('../../docs/operations.md', import.meta.url), 'utf8');
@@ -44,5 +45,30 @@ describe('docs/operations.md and the README against the synthesized template', (
   it('lists exactly the stack outputs the CLIs read', () => {
     const documented = glanceRow('Stack outputs').split(',').map((name) => name.trim()).sort();
     expect(documented).toEqual(Object.keys(template.toJSON().Outputs as object).sort());
+  });
+});
+
+describe('the request deadline as the docs state it', () => {
+  const seconds = (ms: number) => ms / 1000;
+
+  it('states the deadline from arrival, the authorizer cap, the margin and the function timeout the code uses', () => {
+    expect(operations).toContain(`one request deadline, ${seconds(REQUEST_BUDGET_MS)} s after API Gateway received the request`);
+    expect(operations).toContain(`An uncached authorizer call stops at ${seconds(AUTHORIZER_BUDGET_MS)} s of it at most`);
+    expect(operations).toContain(`the same ${seconds(REQUEST_BUDGET_MS)} s instead of adding to separate budgets`);
+    expect(operations).toContain(`the last second is left for shaping the 503`);
+    expect(ANSWER_WITHIN_MS - REQUEST_BUDGET_MS).toBe(1_000);
+    expect(operations).toContain(`functions time out at ${API_FUNCTION_TIMEOUT_SECONDS} s`);
+    expect(operations).toContain(`at most ${seconds(REQUEST_BUDGET_MS)} s into an invocation and always ${seconds(ANSWER_MARGIN_MS)} s before its timeout`);
+    expect(operations).toContain(`Integration timeout ${seconds(API_GATEWAY_TIMEOUT_MS)} s`);
+    expect(readme).toContain(`one deadline, ${seconds(REQUEST_BUDGET_MS)} s after its arrival at API Gateway`);
+    expect(readme).toContain(`uncached authorizer call (${seconds(AUTHORIZER_BUDGET_MS)} s of it at most)`);
+    expect(readme).toContain(`functions time out at ${API_FUNCTION_TIMEOUT_SECONDS} s`);
+  });
+
+  it('orders them: the deadline, then the contract, then the function timeout, then the integration timeout', () => {
+    expect(AUTHORIZER_BUDGET_MS).toBeLessThan(REQUEST_BUDGET_MS);
+    expect(REQUEST_BUDGET_MS).toBeLessThan(ANSWER_WITHIN_MS);
+    expect(REQUEST_BUDGET_MS + ANSWER_MARGIN_MS).toBeLessThanOrEqual(API_FUNCTION_TIMEOUT_SECONDS * 1000);
+    expect(API_FUNCTION_TIMEOUT_SECONDS * 1000).toBeLessThan(API_GATEWAY_TIMEOUT_MS);
   });
 });
