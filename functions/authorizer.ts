@@ -1,6 +1,6 @@
 import middy from '@middy/core';
 import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent, Context } from 'aws-lambda';
-import { AUTHORIZER_BUDGET_MS, withDeadline } from '#shared/aws/deadline.ts';
+import { AUTHORIZER_BUDGET_MS, requestClockOf, withRequestDeadline } from '#shared/aws/deadline.ts';
 import type { AuthDecision } from '#shared/domain/authentication.ts';
 import { authenticateRequest } from '#shared/domain/authentication.ts';
 import { NotAuthenticated } from '#shared/domain/errors.ts';
@@ -93,8 +93,9 @@ const authorize = middy<APIGatewayRequestAuthorizerEvent, APIGatewayAuthorizerRe
     };
   });
 
-/** Under its own deadline: a stalled store or KMS fails the authorizer (503) instead of eating the route's budget. */
-export const handler = (event: APIGatewayRequestAuthorizerEvent, context: Context) => withDeadline(AUTHORIZER_BUDGET_MS, () => authorize(event, context));
+/** Under the request's deadline, capped at its own share: a stalled store or KMS fails the authorizer (503) instead of eating the route's time. */
+export const handler = (event: APIGatewayRequestAuthorizerEvent, context: Context) =>
+  withRequestDeadline(requestClockOf(event, context), () => authorize(event, context), AUTHORIZER_BUDGET_MS);
 
 function allow(resources: string[]): APIGatewayAuthorizerResult['policyDocument'] {
   return { Version: '2012-10-17', Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: resources }] };

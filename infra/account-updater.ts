@@ -27,6 +27,7 @@ import { AU_HISTORY_TABLE_KEY, TTL_ATTRIBUTE } from '#shared/store/table.ts';
 import { deadLetterQueue } from './dead-letter-queue.ts';
 import { grantBuckets, grantDynamo, grantKeys, setFunctionEnvironment } from './access.ts';
 import type { EnvironmentSettings } from './environments.ts';
+import { MINIMUM_S3_TLS_VERSION } from './environments.ts';
 import { serviceFunction } from './functions.ts';
 import { grantKeyUsage, scopedKey } from './keys.ts';
 
@@ -99,6 +100,7 @@ export class AccountUpdater extends Construct {
       encryptionKey: this.reportsKey,
       bucketKeyEnabled: true,
       enforceSSL: true,
+      minimumTLSVersion: MINIMUM_S3_TLS_VERSION,
       versioned: true,
       // Object Created events go to EventBridge: the rule below starts the state machine.
       eventBridgeEnabled: true,

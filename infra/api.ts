@@ -1,14 +1,16 @@
 import {
   AccessLogFormat,
   AuthorizationType,
+  EndpointAccessMode,
   EndpointType,
   LambdaIntegration,
   LogGroupLogDestination,
   MethodLoggingLevel,
   RequestAuthorizer,
   RestApi,
+  SecurityPolicy,
 } from 'aws-cdk-lib/aws-apigateway';
-import type { IResource, Method } from 'aws-cdk-lib/aws-apigateway';
+import type { CfnRestApi, IResource, Method } from 'aws-cdk-lib/aws-apigateway';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
@@ -38,6 +40,18 @@ export interface PaymentsRestApiProps {
 }
 
 const ROUTE_PATH = /^\/v3(\/[^/]+)+$/;
+
+/**
+ * TLS on the API's own (execute-api) endpoint: 1.3, or 1.2 with forward-secret
+ * (ECDHE) suites only, never 1.0 or 1.1 (PCI DSS 4.2.1: card numbers, CVVs and
+ * Basic credentials arrive here). API Gateway's default for a regional API is
+ * TLS_1_0. An enhanced policy (`SecurityPolicy_...`) needs an endpoint access
+ * mode: STRICT also refuses a request whose SNI names another host or that
+ * comes through another endpoint type. A custom domain has its own policy and
+ * mode, set the same way (docs/operations.md, "Custom domain").
+ */
+export const API_SECURITY_POLICY = SecurityPolicy.TLS13_1_2_PFS_PQ_2025_09;
+export const API_ENDPOINT_ACCESS_MODE = EndpointAccessMode.STRICT;
 
 /** One route of the route table and the function that serves it. */
 export interface RouteFunction {
@@ -115,6 +129,10 @@ export class PaymentsRestApi extends Construct {
         metricsEnabled: false,
       },
     });
+    // RestApi takes no security policy of its own yet; its CloudFormation resource does.
+    const cfnApi = this.api.node.defaultChild as CfnRestApi;
+    cfnApi.securityPolicy = API_SECURITY_POLICY;
+    cfnApi.endpointAccessMode = API_ENDPOINT_ACCESS_MODE;
     // API Gateway creates the execution log group on first use, without retention; own it instead.
     new LogGroup(this, 'ExecutionLogs', {
       logGroupName: `API-Gateway-Execution-Logs_${this.api.restApiId}/${environment.name}`,

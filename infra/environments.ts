@@ -55,11 +55,29 @@ export interface EnvironmentSettings {
   /** PayPal REST API base: the sandbox for dev, live for prod. */
   readonly paypalApiUrl: string;
   /**
-   * Optional WAF rate-based rule on the stage (infra/waf.ts): at most `limit`
-   * requests per source address per `evaluationWindowSeconds`. Unset: no WAF.
+   * The WAF web ACL on the stage (infra/waf.ts): managed rule groups, logging,
+   * and a rate-based rule of at most `rateLimit` requests per source address per
+   * `evaluationWindowSeconds`. On unless the environment sets `"webAcl": false`
+   * (dev, for cost): undefined then.
    */
-  readonly wafRateLimit?: { readonly limit: number; readonly evaluationWindowSeconds: number };
+  readonly webAcl?: WebAclSettings;
 }
+
+export interface WebAclSettings {
+  readonly rateLimit: number;
+  /** WAF's rate-based windows, in seconds. */
+  readonly evaluationWindowSeconds: 60 | 120 | 300 | 600;
+}
+
+/**
+ * Every bucket refuses requests over TLS older than this (a bucket policy
+ * denying `s3:TlsVersion` below it, beside the deny of plain HTTP), in every
+ * environment: presigned upload forms and the CLIs reach S3 directly.
+ */
+export const MINIMUM_S3_TLS_VERSION = 1.2;
+
+/** The web ACL an environment gets unless it says otherwise. */
+export const DEFAULT_WEB_ACL: WebAclSettings = { rateLimit: 2000, evaluationWindowSeconds: 300 };
 
 export interface AlarmSettings {
   /** Off: no alarms are created (the dashboard and the topic still are). */
@@ -100,11 +118,15 @@ const settingsSchema = z.strictObject({
   reportsInboxWriters: roleArns,
   reportsReaders: roleArns,
   paypalApiUrl: z.url({ protocol: /^https$/ }),
-  wafRateLimit: z.optional(
-    z.strictObject({
-      limit: z.int().check(z.minimum(10), z.maximum(2_000_000_000)),
-      evaluationWindowSeconds: z._default(z.union([z.literal(60), z.literal(120), z.literal(300), z.literal(600)]), 300),
-    }),
+  webAcl: z._default(
+    z.union([
+      z.literal(false),
+      z.strictObject({
+        rateLimit: z._default(z.int().check(z.minimum(10), z.maximum(2_000_000_000)), DEFAULT_WEB_ACL.rateLimit),
+        evaluationWindowSeconds: z._default(z.union([z.literal(60), z.literal(120), z.literal(300), z.literal(600)]), DEFAULT_WEB_ACL.evaluationWindowSeconds),
+      }),
+    ]),
+    () => ({ ...DEFAULT_WEB_ACL }),
   ),
 });
 
@@ -145,6 +167,6 @@ export function environmentSettings(
     reportsInboxWriters: settings.reportsInboxWriters,
     reportsReaders: settings.reportsReaders,
     paypalApiUrl: settings.paypalApiUrl,
-    ...(settings.wafRateLimit ? { wafRateLimit: settings.wafRateLimit } : {}),
+    ...(settings.webAcl === false ? {} : { webAcl: settings.webAcl }),
   };
 }

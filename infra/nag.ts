@@ -25,6 +25,8 @@ export interface NagSubjects {
   readonly deadLetterQueues?: readonly IConstruct[];
   /** State machines whose roles invoke functions and read and write report objects. */
   readonly stateMachines?: readonly IConstruct[];
+  /** Whether the stage has the web ACL (infra/waf.ts); without it APIG3 is suppressed with the environment's reason. */
+  readonly webAcl?: boolean;
 }
 
 export const REASONS = {
@@ -48,9 +50,8 @@ export const REASONS = {
     'Requests are validated in each function with zod (every field, unknown members rejected, all issues reported in '
     + 'the contract\'s 400 envelope). API Gateway models would duplicate those schemas and answer in another format.',
   waf:
-    'Callers are merchant and partner servers authenticating with Basic credentials on every request; the stage is '
-    + 'throttled and every request passes the Lambda authorizer. A WAF web ACL is an account-level decision (shared '
-    + 'IP sets, managed rule subscriptions, cost) left to the platform team; attaching one needs no change here.',
+    'This environment turns the web ACL off ("webAcl": false in cdk.json, dev, for cost); every other environment gets '
+    + 'infra/waf.ts on the stage. Without it the stage is still throttled and every request passes the Lambda authorizer.',
   cognito:
     'Cognito is not the auth model: merchants call with HTTP Basic credentials (api_access_id:api_secure_key, stored '
     + 'as an HMAC under a KMS-derived key) and an organization header, checked by a Lambda REQUEST authorizer cached on Authorization and the caller\'s address.',
@@ -76,7 +77,7 @@ export const REASONS = {
     + 'role only writes its logs and puts the notification configuration of this stack\'s bucket.',
 } as const;
 
-export function applyNagSuppressions({ api, otherFunctions = [], streamReaders = [], paypalSecret, deadLetterQueues = [], stateMachines = [] }: NagSubjects): void {
+export function applyNagSuppressions({ api, otherFunctions = [], streamReaders = [], paypalSecret, deadLetterQueues = [], stateMachines = [], webAcl = false }: NagSubjects): void {
   const restApi = api.api;
   const functions: IFunction[] = [
     ...api.routeFunctions.map(({ fn }) => fn),
@@ -122,7 +123,7 @@ export function applyNagSuppressions({ api, otherFunctions = [], streamReaders =
   }
 
   NagSuppressions.addResourceSuppressions(restApi.node.defaultChild as CfnResource, [{ id: 'AwsSolutions-APIG2', reason: REASONS.requestValidation }]);
-  NagSuppressions.addResourceSuppressions(restApi.deploymentStage.node.defaultChild as CfnResource, [{ id: 'AwsSolutions-APIG3', reason: REASONS.waf }]);
+  if (!webAcl) NagSuppressions.addResourceSuppressions(restApi.deploymentStage.node.defaultChild as CfnResource, [{ id: 'AwsSolutions-APIG3', reason: REASONS.waf }]);
 
   const cognito: NagPackSuppression = { id: 'AwsSolutions-COG4', reason: REASONS.cognito };
   const suppressMethod = (method: Method, suppressions: NagPackSuppression[]) =>

@@ -24,12 +24,13 @@ import { assertReservedConcurrencyNames, bucketNotificationsLogGroup } from './f
 import { PaymentsRestApi } from './api.ts';
 import { S3TriggeredFunctions } from './s3-triggers.ts';
 import type { EnvironmentSettings } from './environments.ts';
+import { MINIMUM_S3_TLS_VERSION } from './environments.ts';
 import { grantKeyUsage, scopedKey } from './keys.ts';
 import { Monitoring } from './monitoring.ts';
 import { applyNagSuppressions } from './nag.ts';
 import { tableIndexes } from './table-indexes.ts';
 import type { TableIndexes } from './table-indexes.ts';
-import { ApiRateLimit } from './waf.ts';
+import { ApiWebAcl } from './waf.ts';
 
 export interface PaymentsApiStackProps extends StackProps {
   readonly environment: EnvironmentSettings;
@@ -182,8 +183,16 @@ export class PaymentsApiStack extends Stack {
     monitoring.alarmOnAccountUpdaterApplyFailure(accountUpdater.applyStateMachine);
     monitoring.watchHistoryTable(accountUpdater.historyTable);
 
-    if (environment.wafRateLimit) {
-      new ApiRateLimit(this, 'RateLimit', { stage: api.deploymentStage, responseEnvironment: environment.responseEnvironment, ...environment.wafRateLimit });
+    if (environment.webAcl) {
+      new ApiWebAcl(this, 'WebAcl', {
+        stage: api.deploymentStage,
+        responseEnvironment: environment.responseEnvironment,
+        ...environment.webAcl,
+        uploadRoutes: restApi.routeFunctions.map(({ route }) => route).filter((route) => route.binaryBody === true),
+        environmentName: environment.name,
+        logRetention: environment.logRetention,
+        removalPolicy: environment.removalPolicy,
+      });
     }
 
     const domainEvents = new DomainEvents(this, 'DomainEvents', {
@@ -235,6 +244,7 @@ export class PaymentsApiStack extends Stack {
       streamReaders: domainEvents.functions.map(({ fn }) => fn),
       paypalSecret,
       deadLetterQueues: [triggered.deadLetterQueue, accountUpdater.deadLetterQueue, domainEvents.deadLetterQueue],
+      webAcl: environment.webAcl !== undefined,
     });
   }
 }
@@ -294,6 +304,7 @@ function createAccessLogsBucket(scope: Construct, environment: EnvironmentSettin
     objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
     encryption: BucketEncryption.S3_MANAGED,
     enforceSSL: true,
+    minimumTLSVersion: MINIMUM_S3_TLS_VERSION,
     versioned: true,
     lifecycleRules: [{
       expiration: Duration.days(environment.logRetention),
@@ -312,6 +323,7 @@ function createDocumentsBucket(scope: Construct, environment: EnvironmentSetting
     // S3 derives object keys from a short-lived bucket key instead of calling KMS for each object.
     bucketKeyEnabled: true,
     enforceSSL: true,
+    minimumTLSVersion: MINIMUM_S3_TLS_VERSION,
     versioned: true,
     serverAccessLogsBucket: accessLogs,
     serverAccessLogsPrefix: 'documents-bucket/',

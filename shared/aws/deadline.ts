@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 
 /**
- * The per-request deadline. The API middleware opens one for every request;
+ * The per-request deadline. The API middleware and the authorizer open one for every invocation;
  * every AWS client (see client-config.ts) and the PayPal adapter refuse to
  * start a call past it and cut a call that would outlive it. So a request
  * made of several sequential calls still answers within its budget, whatever
@@ -9,19 +9,65 @@ import { AsyncLocalStorage } from 'node:async_hooks';
  */
 const current = new AsyncLocalStorage<{ deadline: number }>();
 
+/** The contract: every answer, a 503 included, leaves within 10 s of the request's arrival. */
+export const ANSWER_WITHIN_MS = 10_000;
+
 /**
- * A request's worst case is an uncached authorizer call plus the route's
- * handler: 2 s + 7.5 s, and the answer (503 at worst) leaves within 10 s,
- * well inside API Gateway's 29 s. Normal requests use a few dozen milliseconds;
- * the authorizer's one GetItem and one GenerateMac get a hundredfold headroom.
+ * One deadline for the whole request, counted from its arrival at API Gateway
+ * (`requestContext.requestTimeEpoch`, which the authorizer and the route's
+ * function both receive), not one budget per invocation: the authorizer's run,
+ * both cold starts and the route's retries all come out of the same 9 s, so they
+ * cannot add up past it. The last second is for shaping the 503 and API
+ * Gateway's way back. Normal requests use a few dozen milliseconds.
+ */
+export const REQUEST_BUDGET_MS = 9_000;
+/**
+ * The authorizer's own cap within the request's: its one GetItem and one
+ * GenerateMac get a hundredfold headroom, and a stalled store or KMS fails it
+ * (503) while the route still has most of the request's time.
  */
 export const AUTHORIZER_BUDGET_MS = 2_000;
-export const REQUEST_BUDGET_MS = 7_500;
-/** Lambda's timeout for API functions: above the budget, so the deadline answers first; below API Gateway's 29 s. */
+/**
+ * Kept between the deadline and the function's own timeout, for the 503 to be
+ * shaped and returned: the deadline always comes first.
+ */
+export const ANSWER_MARGIN_MS = 1_000;
+/**
+ * Lambda's timeout for API functions: a run never reaches it, as the deadline
+ * comes at most 9 s after the invocation started; it only stops a run that
+ * escaped the deadline (a bug), well before API Gateway's 29 s integration timeout.
+ */
 export const API_FUNCTION_TIMEOUT_SECONDS = 12;
 
-export function withDeadline<T>(budgetMs: number, run: () => Promise<T>): Promise<T> {
-  return current.run({ deadline: Date.now() + budgetMs }, run);
+/** What a request's deadline is computed from: the event's arrival time and the invocation's own clock. */
+export interface RequestClock {
+  /** `requestContext.requestTimeEpoch`; undefined when the event has none (a direct invocation). */
+  readonly arrivedAt: number | undefined;
+  /** `context.getRemainingTimeInMillis()`; undefined outside Lambda. */
+  readonly invocationRemainingMs: number | undefined;
+}
+
+/**
+ * The instant dependencies stop for this invocation: `REQUEST_BUDGET_MS` after
+ * the request arrived, or `capMs` after now if that is sooner (the authorizer's
+ * share), and always `ANSWER_MARGIN_MS` before the function's own timeout. An
+ * arrival time in the future (clock skew) or missing counts as now.
+ */
+export function requestDeadline(clock: RequestClock, now: number, capMs = REQUEST_BUDGET_MS): number {
+  const arrivedAt = clock.arrivedAt !== undefined && Number.isFinite(clock.arrivedAt) && clock.arrivedAt <= now ? clock.arrivedAt : now;
+  const candidates = [arrivedAt + REQUEST_BUDGET_MS, now + capMs];
+  if (clock.invocationRemainingMs !== undefined) candidates.push(now + clock.invocationRemainingMs - ANSWER_MARGIN_MS);
+  return Math.min(...candidates);
+}
+
+/** Runs one invocation under its request's deadline (see requestDeadline). */
+export function withRequestDeadline<T>(clock: RequestClock, run: () => Promise<T>, capMs?: number): Promise<T> {
+  return current.run({ deadline: requestDeadline(clock, Date.now(), capMs) }, run);
+}
+
+/** The clock of an API Gateway event (proxy or REQUEST authorizer) and its Lambda context. */
+export function requestClockOf(event: { requestContext?: { requestTimeEpoch?: number } | null }, context: { getRemainingTimeInMillis?: () => number } | undefined): RequestClock {
+  return { arrivedAt: event.requestContext?.requestTimeEpoch, invocationRemainingMs: context?.getRemainingTimeInMillis?.() };
 }
 
 /** Milliseconds left before the current request's deadline; undefined outside a request (CLIs, S3 triggers). */

@@ -4,7 +4,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-l
 import { injectLambdaContext, logger } from '#shared/log/logger.ts';
 import { recordRequest } from '#shared/observability/metrics.ts';
 import { captureLambdaHandler, tracer } from '#shared/observability/tracer.ts';
-import { REQUEST_BUDGET_MS, withDeadline } from '#shared/aws/deadline.ts';
+import { requestClockOf, withRequestDeadline } from '#shared/aws/deadline.ts';
 import { failedAuthenticationThrottle } from './auth-throttle.ts';
 import { corsHeadersForPublishable } from './cors.ts';
 import { classifyError, errorResponse, internalErrorResponse } from './errors.ts';
@@ -35,9 +35,10 @@ export type ApiMiddleware = MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyR
  * caller) -> tenancy (authenticated routes) -> the route's use case -> the error mapper, registered
  * last so it sees every failure (and so the metrics see the status it chose).
  * An address over its failed-authentication budget is answered 429 before its
- * request is read. Everything runs under the request deadline (shared/aws/deadline.ts):
- * every dependency call stops at it, so the answer (503 at worst) comes within 10 s
- * whatever a dependency does.
+ * request is read. Everything runs under the request deadline (shared/aws/deadline.ts),
+ * counted from the request's arrival at API Gateway, so the authorizer's time and a
+ * cold start come out of it too: every dependency call stops at it, and the answer
+ * (503 at worst) leaves within 10 s whatever a dependency does.
  */
 export function apiMiddlewareStack(route: RouteDefinition, run: ApiRouteHandler, tenancy?: ApiMiddleware) {
   const checkQuery = queryParameterCheck(route);
@@ -55,7 +56,7 @@ export function apiMiddlewareStack(route: RouteDefinition, run: ApiRouteHandler,
       checkQuery(context.api.query);
       return toProxyResult(await run(context.api, { signal }), context.api.requestId);
     });
-  return (event: APIGatewayProxyEvent, context: Context) => withDeadline(REQUEST_BUDGET_MS, () => handler(event, context as ApiContext));
+  return (event: APIGatewayProxyEvent, context: Context) => withRequestDeadline(requestClockOf(event, context), () => handler(event, context as ApiContext));
 }
 
 /**

@@ -20,13 +20,13 @@ import packageJson from '../../package.json' with { type: 'json' };
 import { AUTH_REALM, METHOD_NOT_ALLOWED, RETRY_AFTER_SECONDS } from './gateway-responses.ts';
 import type { FilterSpec } from './list-query.ts';
 import { CURSOR_PATTERN, DEFAULT_PAGE_SIZE, FILTER_PARAMETER, MAX_PAGE_INDEX, MAX_PAGE_SIZE } from './list-query.ts';
-import { MAX_PATH_SEGMENT_LENGTH, PATH_SEGMENT_PATTERN } from './request.ts';
+import { PATH_SEGMENT_PATTERN } from './request.ts';
 import type { ErrorStatus, ResponseCode } from '#shared/response-codes.ts';
 import { ALL_RESPONSE_CODES, CODE_DETAILS, statusOf } from '#shared/response-codes.ts';
 import type { RequestBody, RouteSchemas, SuccessResponse } from './route-schemas.ts';
 import { requestSchemas, responseSchemas, routeSchemas } from './route-schemas.ts';
 import type { RouteDefinition } from './routes.ts';
-import { PATH_PARAMETER_PREFIXES, routes as routeTable } from './routes.ts';
+import { pathParameterSpec, routes as routeTable } from './routes.ts';
 
 export type JsonObject = { [key: string]: unknown };
 
@@ -219,13 +219,15 @@ function pathParameterNames(path: string): string[] {
 function pathParameters(route: RouteDefinition): JsonObject[] {
   const rest = PATH_SEGMENT_PATTERN.source.replace(/^\^/, '').replace(/\$$/, '');
   return pathParameterNames(route.path).map((name) => {
-    const prefix = PATH_PARAMETER_PREFIXES[name] ?? '';
+    const spec = pathParameterSpec(name);
+    if (!spec) throw new Error(`${route.handler}: path parameter ${name} has no entry in PATH_PARAMETERS`);
+    const { prefix, maxLength } = spec;
     return {
       name,
       in: 'path',
       required: true,
-      description: prefix ? `${prefix} followed by letters, digits, _ or -. A value without the prefix names nothing: 404.` : 'Letters, digits, _ or -.',
-      schema: { type: 'string', pattern: `^${prefix}${rest}$`, maxLength: MAX_PATH_SEGMENT_LENGTH },
+      description: `${prefix} followed by letters, digits, _ or -, at most ${maxLength} characters in all. Any other value names nothing: 404.`,
+      schema: { type: 'string', pattern: `^${prefix}${rest}$`, maxLength },
       example: `${prefix}1a2b3c`,
     };
   });

@@ -7,7 +7,7 @@ import type { Caller } from '#shared/domain/tenancy.ts';
 import { organizationHeaderValues } from './organization-headers.ts';
 import { emptyRecord, isSafeText, mediaTypeOf, parseJsonObject, UNSAFE_TEXT_RULE, unknownQueryParameterIssues } from './hostile-input.ts';
 import type { RouteDefinition } from './routes.ts';
-import { PATH_PARAMETER_PREFIXES } from './routes.ts';
+import { pathParameterSpec } from './routes.ts';
 
 /** What a handler sees of an HTTP request: no API Gateway types past this point. */
 export interface ApiRequest {
@@ -35,9 +35,8 @@ export interface ApiRequest {
   readonly baseUrl: string;
 }
 
-/** What any path parameter may hold (after its prefix, if it has one); anything else is 404. */
+/** What any path parameter may hold after its prefix; anything else is 404. Lengths are per parameter (routes.ts PATH_PARAMETERS). */
 export const PATH_SEGMENT_PATTERN = /^[A-Za-z0-9_-]+$/;
-export const MAX_PATH_SEGMENT_LENGTH = 64;
 
 export function buildApiRequest(event: APIGatewayProxyEvent, route: RouteDefinition): ApiRequest {
   const headers = lowerCaseHeaders(event.headers);
@@ -71,22 +70,30 @@ function lowerCaseHeaders(headers: APIGatewayProxyEvent['headers'] | null): Reco
   return result;
 }
 
-/** A segment without its prefix (or with characters no id has) does not name a record: 404. */
+/**
+ * A segment without its prefix, with characters no id has, or longer than its
+ * kind allows does not name a record: 404, on every route alike. A name the
+ * route table does not know cannot come from API Gateway; it names nothing either.
+ */
 function checkPathParameters(parameters: Record<string, string | undefined>): Record<string, string> {
   const checked = emptyRecord<string>();
   for (const [name, value] of Object.entries(parameters)) {
-    const prefix = Object.hasOwn(PATH_PARAMETER_PREFIXES, name) ? PATH_PARAMETER_PREFIXES[name] : undefined;
-    if (
-      value === undefined ||
-      (prefix !== undefined && (!value.startsWith(prefix) || value.length === prefix.length)) ||
-      value.length > MAX_PATH_SEGMENT_LENGTH ||
-      !PATH_SEGMENT_PATTERN.test(value)
-    ) {
-      throw new NotFound(`no ${name.replace(/_/g, ' ')} ${JSON.stringify(value ?? '')}`);
-    }
+    if (value === undefined || !isPathParameter(name, value)) throw new NotFound(`no ${name.replace(/_/g, ' ')} ${JSON.stringify(value ?? '')}`);
     checked[name] = value;
   }
   return checked;
+}
+
+/** Whether `value` can be the path parameter `name`: its prefix, at least one character more, within its length. */
+export function isPathParameter(name: string, value: string): boolean {
+  const spec = pathParameterSpec(name);
+  return (
+    spec !== undefined &&
+    value.startsWith(spec.prefix) &&
+    value.length > spec.prefix.length &&
+    value.length <= spec.maxLength &&
+    PATH_SEGMENT_PATTERN.test(value.slice(spec.prefix.length))
+  );
 }
 
 function decodeQuery(event: APIGatewayProxyEvent): Record<string, string[]> {

@@ -81,18 +81,40 @@ export interface RouteDefinition {
   readonly summary: string;
 }
 
+/** What one path parameter may hold: its prefix, then letters, digits, `_` or `-`, at most `maxLength` characters in all. */
+export interface PathParameterSpec {
+  readonly prefix: string;
+  readonly maxLength: number;
+}
+
 /**
- * Path parameters carry their prefixes in the URL (`org_1`); a segment without
- * its prefix does not name a record of that kind, so the route answers 404.
+ * Every path parameter of the route table, one spec each, checked the same
+ * way on every route (request.ts): a segment without its prefix, with another
+ * character, or longer than any value of its kind can be, names no record, so
+ * the route answers 404, a list as much as a create. Tokens are 26 characters
+ * (the contract); organization ids are `org_` and up to 60 more (ids.ts);
+ * location ids are the merchant's own, bounded as organization ids are.
  */
-export const PATH_PARAMETER_PREFIXES: Readonly<Record<string, string>> = {
-  organization_id: 'org_',
-  location_id: 'loc_',
-  customer_token: 'cst_',
-  paymethod_token: 'mth_',
-  document_id: 'doc_',
-  one_time_token: 'ott_',
-};
+export const PATH_PARAMETERS = {
+  organization_id: { prefix: 'org_', maxLength: 64 },
+  location_id: { prefix: 'loc_', maxLength: 64 },
+  customer_token: { prefix: 'cst_', maxLength: 26 },
+  paymethod_token: { prefix: 'mth_', maxLength: 26 },
+  document_id: { prefix: 'doc_', maxLength: 26 },
+  one_time_token: { prefix: 'ott_', maxLength: 26 },
+} as const satisfies Readonly<Record<string, PathParameterSpec>>;
+
+export type PathParameterName = keyof typeof PATH_PARAMETERS;
+
+/** The prefixes alone, as the OpenAPI document and tests read them. */
+export const PATH_PARAMETER_PREFIXES: Readonly<Record<string, string>> = Object.fromEntries(
+  Object.entries(PATH_PARAMETERS).map(([name, spec]) => [name, spec.prefix]),
+);
+
+/** The spec of a path parameter; undefined for a name the table does not know (a route table test forbids those). */
+export function pathParameterSpec(name: string): PathParameterSpec | undefined {
+  return Object.hasOwn(PATH_PARAMETERS, name) ? PATH_PARAMETERS[name as PathParameterName] : undefined;
+}
 
 /** A paymethod's commits: the record, its duplicate-scope entry, and its customer's default pointer. */
 const PAYMETHOD_WRITES: readonly ItemKind[] = ['paymethod', 'duplicateScope', 'customerDefault'];

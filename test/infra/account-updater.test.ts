@@ -305,8 +305,11 @@ describe('the reports bucket for roles outside the stack (reportsInboxWriters, r
     const empty = synthesizeStack(settings('dev', { reportsInboxWriters: [], reportsReaders: [] }), { routes: fixtureRoutes, functionsDir });
     expect(settings('dev')).toMatchObject({ reportsInboxWriters: [], reportsReaders: [] });
     const emptyBucket = idOf(empty, 'AWS::S3::Bucket', 'AccountUpdaterReportsBucket');
-    // Only the TLS-only Deny.
-    expect(bucketPolicyStatements(empty, emptyBucket)).toEqual([expect.objectContaining({ Effect: 'Deny', Action: 's3:*', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]);
+    // Only the TLS Denies: no plain HTTP, no TLS older than 1.2.
+    expect(bucketPolicyStatements(empty, emptyBucket)).toEqual([
+      expect.objectContaining({ Effect: 'Deny', Action: 's3:*', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+      expect.objectContaining({ Effect: 'Deny', Action: 's3:*', Condition: { NumericLessThan: { 's3:TlsVersion': 1.2 } } }),
+    ]);
     // The key administration, then the stack's roles, all by reference: no role named by ARN.
     const keyStatements = keyPolicyStatements(empty, idOf(empty, 'AWS::KMS::Key', 'AccountUpdaterReportsKey'));
     expect(keyStatements.map((statement) => statement.Sid ?? null)).toEqual(['KeyAdministration', ...keyStatements.slice(1).map(() => null)]);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DeadlineExceeded, remainingMs, withDeadline } from '#shared/aws/deadline.ts';
+import { DeadlineExceeded, remainingMs, withRequestDeadline } from '#shared/aws/deadline.ts';
 import { EARLIER_ATTEMPT_MAY_HAVE_APPLIED, commitWrite, mayHaveBeenApplied } from '#shared/aws/outcome.ts';
 import { OutcomeUnknown } from '#shared/domain/errors.ts';
 import { classifyError, errorResponse } from '#shared/http/errors.ts';
@@ -42,10 +42,10 @@ describe('whether a failed write may have been applied', () => {
 describe('the request deadline', () => {
   it('is known inside a request only, and counts down', async () => {
     expect(remainingMs()).toBeUndefined();
-    await withDeadline(5_000, async () => {
+    await withRequestDeadline({ arrivedAt: undefined, invocationRemainingMs: undefined }, async () => {
       const left = remainingMs()!;
       expect(left).toBeGreaterThan(0);
       expect(left).toBeLessThanOrEqual(5_000);
-    });
+    }, 5_000);
   });
 });
