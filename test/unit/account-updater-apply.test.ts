@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { checkUpdateFile, readUpdateFile } from '#shared/account-updater/csv.ts';
+import { checkUpdateFile, readUpdateFile, readUpdateRange } from '#shared/account-updater/csv.ts';
+import { BATCH_ROWS, MAX_BATCH_BYTES } from '#shared/account-updater/state-machine.ts';
 import type { UpdateFileSource } from '#shared/account-updater/csv.ts';
 import type { RunContext } from '#shared/domain/account-updater/apply.ts';
 import { applyBatch, recordUpdatedAt } from '#shared/domain/account-updater/apply.ts';
@@ -85,6 +86,11 @@ class FakeStore implements CardUpdates, AccountUpdateLog {
     for (const key of [...this.history.keys()].sort()) last.set(key.slice(0, key.lastIndexOf('#')), this.history.get(key)!);
     return [...last.values()];
   }
+}
+
+/** One chunk as a source. */
+async function* once(bytes: Uint8Array): AsyncGenerator<Uint8Array> {
+  yield bytes;
 }
 
 /** `body` with its Luhn check digit appended. */
@@ -669,6 +675,50 @@ describe('applying an update file in batches', () => {
       expect((error as InvalidRequest).code).toBe(code);
     }
     expect(await run(file(HEADER, ''), new FakeStore())).toEqual({ applied: 0, skipped: 0, errors: [], error_count: 0, notes: [] });
+  });
+
+  it('cuts a file into ranges of whole records that, read alone, give the rows of the whole file with their line numbers', async () => {
+    // Cells with quoted newlines and quotes, multi-byte characters; CRLF and LF mixed; blank lines; a BOM or not.
+    const cell = fc.oneof(fc.constantFrom('', 'mth_a', 'new', '4111111111111111', '"q""uoted"', '"line\r\nbreak"', '"a\nb"', 'é€😀', '\ufeffx'), fc.string({ maxLength: 6 }).map((text) => text.replace(/["\r\n,]/g, '')));
+    const row = fc.array(cell, { minLength: 1, maxLength: 6 }).map((cells) => cells.join(','));
+    const text = fc.record({ bom: fc.boolean(), rows: fc.array(fc.tuple(row, fc.constantFrom('\n', '\r\n', '\n\n', '\r\n\r\n')), { maxLength: 60 }), trailing: fc.boolean() }).map(
+      ({ bom, rows, trailing }) => `${bom ? '\ufeff' : ''}${HEADER}\r\n${rows.map(([line, ending], index) => (index === rows.length - 1 && !trailing ? line : line + ending)).join('')}`,
+    );
+    await fc.assert(
+      fc.asyncProperty(text, fc.integer({ min: 1, max: 7 }), async (content, chunkSize) => {
+        const bytes = Buffer.from(content, 'utf8');
+        const source: UpdateFileSource = () => (async function* () { for (let at = 0; at < bytes.length; at += chunkSize) yield bytes.subarray(at, at + chunkSize); })();
+        const whole: SourceRow[] = [];
+        for await (const parsed of readUpdateFile(source())) whole.push(parsed);
+        const { ranges, records } = await checkUpdateFile(source);
+        expect(records).toBe(whole.length);
+        expect(ranges[0]).toMatchObject({ start: 0, first_line: 1 });
+        expect(ranges.at(-1)!.last_line).toBe(records);
+        const ranged: SourceRow[] = [];
+        for (const [index, range] of ranges.entries()) {
+          if (index > 0) expect(range).toMatchObject({ start: ranges[index - 1]!.end, first_line: ranges[index - 1]!.last_line + 1 });
+          for await (const parsed of readUpdateRange(once(bytes.subarray(range.start, range.end)), range)) ranged.push(parsed);
+        }
+        expect(ranged).toEqual(whole);
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('cuts ranges of at most BATCH_ROWS lines and about MAX_BATCH_BYTES bytes, and refuses a range that is not one it cut', async () => {
+    const short = Array.from({ length: 2_500 }, (_unused, index) => `mth_r${index},cls,,,`);
+    expect((await checkUpdateFile(file(HEADER, ...short))).ranges.map((range) => [range.first_line, range.last_line])).toEqual([[1, BATCH_ROWS], [BATCH_ROWS + 1, 2 * BATCH_ROWS], [2 * BATCH_ROWS + 1, 2_501]]);
+    const long = Buffer.from([HEADER, ...Array.from({ length: 400 }, (_unused, index) => `mth_r${index},cls,,,"${'x'.repeat(8_000)}"`)].join('\n'));
+    const { ranges } = await checkUpdateFile(() => once(long));
+    expect(ranges.length).toBeGreaterThanOrEqual(Math.ceil((400 * 8_000) / MAX_BATCH_BYTES));
+    // A range ends at the first record that takes it past the limit.
+    for (const range of ranges) expect(range.end - range.start).toBeLessThanOrEqual(MAX_BATCH_BYTES + 8_100);
+    const bytes = Buffer.from([HEADER, ...short].join('\r\n'));
+    const [first] = (await checkUpdateFile(file(HEADER, ...short))).ranges;
+    const read = async (range: typeof first) => {
+      for await (const _row of readUpdateRange(once(bytes.subarray(range!.start, range!.end)), range!));
+    };
+    await expect(read({ ...first!, last_line: first!.last_line + 1 })).rejects.toThrow(/read as lines 1 to 1000/);
   });
 
   it('reads quoted fields, CRLF and a BOM, numbering records from the header', async () => {
