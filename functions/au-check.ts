@@ -1,6 +1,7 @@
 import middy from '@middy/core';
 import { checkUpdateFile } from '#shared/account-updater/csv.ts';
 import type { RunInput } from '#shared/account-updater/state-machine.ts';
+import { rangesKeyOf } from '#shared/account-updater/state-machine.ts';
 import { currentVersionOf, putJson, s3ObjectSource } from '#shared/aws/reports.ts';
 import { s3 } from '#shared/aws/s3.ts';
 import { errorsKeyOf, inboxFile } from '#shared/domain/account-updater/inbox.ts';
@@ -26,7 +27,8 @@ interface CheckEvent {
  * Reads the whole file once, before any batch writes: a file refused as a
  * whole (empty, wrong header, not UTF-8, broken quoting) gets its reason in
  * `au-results/` and the run ends; otherwise the run is fixed here (the file's
- * version, its id, time of application, scope) for every batch and the merge.
+ * version, its id, time of application, scope, and its ranges of lines, the
+ * map's items) for every batch and the merge.
  */
 export const handler = middy<CheckEvent, { run: RunInput } | { refused: string }>()
   .use(injectLambdaContext(logger, { resetKeys: true }))
@@ -43,12 +45,15 @@ export const handler = middy<CheckEvent, { run: RunInput } | { refused: string }
     }
     try {
       const versionId = event.version_id ?? (await currentVersionOf(s3, event.bucket, event.key));
-      const checked = await checkUpdateFile(s3ObjectSource(s3, event.bucket, event.key, versionId));
+      const { ranges, ...checked } = await checkUpdateFile(s3ObjectSource(s3, event.bucket, event.key, versionId));
+      // The map's items: byte ranges and line numbers only (a retried check writes the same object again).
+      const rangesKey = rangesKeyOf(event.run_id);
+      await putJson(s3, event.bucket, rangesKey, ranges);
       const scope = inbox.organizationId ? { organization_id: inbox.organizationId } : {};
       const appliedAt = new Date(event.started_at).toISOString();
       // Recorded only for a file that passed the check: a refused file was never applied.
       const firstAppliedAt = await checkDeps().files.firstApplied(checked.file_id, appliedAt);
-      const run = { bucket: event.bucket, key: event.key, version_id: versionId, run_id: event.run_id, applied_at: appliedAt, first_applied_at: firstAppliedAt, ...checked, ...scope, result_key: inbox.resultKey, errors_key: errorsKeyOf(inbox.resultKey) };
+      const run: RunInput = { bucket: event.bucket, key: event.key, ranges_key: rangesKey, version_id: versionId, run_id: event.run_id, applied_at: appliedAt, first_applied_at: firstAppliedAt, ...checked, ...scope, result_key: inbox.resultKey, errors_key: errorsKeyOf(inbox.resultKey) };
       return { run };
     } catch (error) {
       if (!(error instanceof InvalidRequest)) throw error;

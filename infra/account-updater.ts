@@ -3,7 +3,7 @@ import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { AttributeType, BillingMode, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction as LambdaTarget, SfnStateMachine } from 'aws-cdk-lib/aws-events-targets';
-import { ArnPrincipal, Effect, PolicyStatement, StarPrincipal } from 'aws-cdk-lib/aws-iam';
+import { ArnPrincipal, Effect, PolicyStatement, Role, ServicePrincipal, StarPrincipal } from 'aws-cdk-lib/aws-iam';
 import type { IGrantable } from 'aws-cdk-lib/aws-iam';
 import type { IKey, Key } from 'aws-cdk-lib/aws-kms';
 import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
@@ -11,6 +11,7 @@ import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
+import type { CfnStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cdk-lib/aws-stepfunctions';
 import { accountUpdaterDefinition, RUNS_PREFIX } from '#shared/account-updater/state-machine.ts';
 import { Construct } from 'constructs';
@@ -49,6 +50,8 @@ export interface AccountUpdaterProps {
 }
 
 export const DEFAULT_EXPORT_SCHEDULE = 'cron(0 6 1 * ? *)';
+/** How long Step Functions reuses a data key of the state machine's key: fewer KMS calls, each key still short-lived. */
+export const STATE_MACHINE_DATA_KEY_REUSE_SECONDS = 300;
 const { inbox: INBOX, results: RESULTS, reports: REPORTS } = REPORT_OBJECT_PREFIXES;
 /** What reads an object's bytes (HeadObject is s3:GetObject too; a version by id, s3:GetObjectVersion). */
 const OBJECT_READS = ['s3:GetObject', 's3:GetObjectVersion'];
@@ -64,6 +67,10 @@ const OBJECT_READS = ['s3:GetObject', 's3:GetObjectVersion'];
  * that failed after their retries (the stack's monitoring alarms on its
  * depth and on export failures).
  *
+ * No card number enters the state machine's data: its map hands out ranges
+ * of lines, which the chunk function reads from S3 itself; that data is
+ * encrypted with a key of its own all the same.
+ *
  * Grants are per prefix and per key: only the chunk function may use the
  * vault key (to seal new numbers, and to open a stored number whose last
  * four match, to tell a re-applied row from a new one); nothing else does.
@@ -75,6 +82,8 @@ export class AccountUpdater extends Construct {
   readonly reports: Bucket;
   readonly historyTable: Table;
   readonly reportsKey: Key;
+  /** The state machine's data at rest: definition, execution inputs, outputs and history. */
+  readonly stateMachineKey: Key;
   readonly checkFunction: LambdaFunction;
   readonly chunkFunction: LambdaFunction;
   readonly mergeFunction: LambdaFunction;
@@ -107,7 +116,7 @@ export class AccountUpdater extends Construct {
       lifecycleRules: [
         // Update files hold clear card numbers: keep them only as long as a re-run may need them.
         { id: 'inbox', prefix: INBOX, expiration: Duration.days(7), noncurrentVersionExpiration: Duration.days(1) },
-        // Batch results, the Map's result files and au:apply's uploads (clear numbers too): a week.
+        // Ranges, batch results, the Map's result files (no number in any) and au:apply's uploads (clear numbers): a week.
         { id: 'runs', prefix: RUNS_PREFIX, expiration: Duration.days(7), noncurrentVersionExpiration: Duration.days(1) },
         { id: 'results', prefix: RESULTS, expiration: Duration.days(400) },
         // Reports are kept about 13 months, like the history they are built from.
@@ -144,7 +153,8 @@ export class AccountUpdater extends Construct {
     const objects = (prefix: string) => this.reports.arnForObjects(`${prefix}*`);
     this.grantReportsKeyViaS3(check, ['kms:Decrypt', 'kms:GenerateDataKey']);
 
-    this.grantReportsKeyViaS3(chunk, ['kms:GenerateDataKey']);
+    // It reads its range of the update file, and writes its batch's result.
+    this.grantReportsKeyViaS3(chunk, ['kms:Decrypt', 'kms:GenerateDataKey']);
 
     this.grantReportsKeyViaS3(merge, ['kms:Decrypt', 'kms:GenerateDataKey']);
 
@@ -153,28 +163,52 @@ export class AccountUpdater extends Construct {
 
     // The name is fixed so the role can name the machine (Distributed Map child executions) without a dependency cycle.
     const stateMachineName = `payments-${environment.name}-account-updater`;
+    const machineArn = stack.formatArn({ service: 'states', resource: 'stateMachine', resourceName: stateMachineName, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
+    const executionArns = stack.formatArn({ service: 'states', resource: 'execution', resourceName: `${stateMachineName}/*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
+    // Its own key, though no card number is in the machine's data (the map hands out ranges of lines): the execution
+    // history is readable by whoever may call GetExecutionHistory, and with this key only by those the key policy names too.
+    this.stateMachineKey = scopedKey(this, 'StateMachineKey', {
+      description: `Payments ${environment.name}: Account Updater state machine data at rest`,
+      enableKeyRotation: true,
+      removalPolicy: environment.removalPolicy,
+    });
     const definition = accountUpdaterDefinition({ checkFunctionArn: check.functionArn, chunkFunctionArn: chunk.functionArn, mergeFunctionArn: merge.functionArn, reportsBucket: this.reports.bucketName });
     this.applyStateMachine = new StateMachine(this, 'ApplyStateMachine', {
       stateMachineName,
       stateMachineType: StateMachineType.STANDARD,
       definitionBody: DefinitionBody.fromString(stack.toJsonString(definition)),
       tracingEnabled: true,
-      // Execution data would log batches of rows, card numbers included: events only.
+      // Execution data is never logged, though it holds no card number either: events only.
       logs: { destination: new LogGroup(this, 'ApplyStateMachineLogs', { retention: environment.logRetention, removalPolicy: environment.removalPolicy }), level: LogLevel.ALL, includeExecutionData: false },
     });
+    // Set on the resource rather than through CustomerManagedEncryptionConfiguration, whose grants go to IAM policies
+    // only: the key trusts no one its own policy does not name, so every use is granted in both (grantKeyUsage).
+    (this.applyStateMachine.node.defaultChild as CfnStateMachine).encryptionConfiguration = {
+      type: 'CUSTOMER_MANAGED_KMS_KEY',
+      kmsKeyId: this.stateMachineKey.keyArn,
+      kmsDataKeyReusePeriodSeconds: STATE_MACHINE_DATA_KEY_REUSE_SECONDS,
+    };
     const machineRole = this.applyStateMachine.role;
+    // Step Functions encrypts and decrypts the machine's data (its own and its child executions') as the role, each
+    // call naming the machine in the encryption context.
+    const ofThisMachine = { StringEquals: { 'kms:EncryptionContext:aws:states:stateMachineArn': machineArn } };
+    grantKeyUsage(this.stateMachineKey, machineRole, ['kms:Decrypt', 'kms:GenerateDataKey'], ofThisMachine);
+    // Its log events are encrypted with the key too: data keys for CloudWatch Logs, which the log delivery service opens.
+    grantKeyUsage(this.stateMachineKey, machineRole, ['kms:GenerateDataKey'], { StringEquals: { 'kms:EncryptionContext:SourceArn': stack.formatArn({ service: 'logs', resource: '*', arnFormat: ArnFormat.COLON_RESOURCE_NAME }) } });
+    this.stateMachineKey.addToResourcePolicy(new PolicyStatement({ sid: 'LogDeliveryDecrypts', principals: [new ServicePrincipal('delivery.logs.amazonaws.com')], actions: ['kms:Decrypt'], resources: ['*'] }));
     for (const fn of [check, chunk, merge]) fn.grantInvoke(machineRole);
-    const machineArn = stack.formatArn({ service: 'states', resource: 'stateMachine', resourceName: stateMachineName, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
-    const executionArns = stack.formatArn({ service: 'states', resource: 'execution', resourceName: `${stateMachineName}/*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
     machineRole.addToPrincipalPolicy(new PolicyStatement({ actions: ['states:StartExecution'], resources: [machineArn] }));
     machineRole.addToPrincipalPolicy(new PolicyStatement({ actions: ['states:DescribeExecution', 'states:StopExecution'], resources: [executionArns] }));
-    // ItemReader reads the version of the file the check step read; ResultWriter writes the Map's result files.
-    machineRole.addToPrincipalPolicy(new PolicyStatement({ actions: ['s3:GetObject', 's3:GetObjectVersion'], resources: [objects(INBOX)] }));
+    // The ItemReader reads the run's ranges, the ResultWriter writes the Map's result files: both under au-runs/. The
+    // machine reads nothing under au-inbox/: the update files, card numbers and all, are read by the functions alone.
     machineRole.addToPrincipalPolicy(new PolicyStatement({ actions: ['s3:PutObject', 's3:GetObject', 's3:ListMultipartUploadParts', 's3:AbortMultipartUpload'], resources: [objects(RUNS_PREFIX)] }));
     // Through S3, as the functions' grants: the ItemReader reads, and the ResultWriter writes, objects under the reports key,
     // which trusts nobody its own policy does not name (an IAM grant alone has no effect on it).
     this.grantReportsKeyViaS3(machineRole, ['kms:Decrypt', 'kms:GenerateDataKey']);
 
+    // Starting an execution encrypts its input with the machine's key, as the caller.
+    const inboxRuleRole = new Role(this, 'InboxRuleRole', { assumedBy: new ServicePrincipal('events.amazonaws.com') });
+    grantKeyUsage(this.stateMachineKey, inboxRuleRole, ['kms:GenerateDataKey'], ofThisMachine);
     new Rule(this, 'InboxRule', {
       description: 'Account Updater: a CSV created under au-inbox/ starts the apply state machine',
       eventPattern: {
@@ -182,7 +216,7 @@ export class AccountUpdater extends Construct {
         detailType: ['Object Created'],
         detail: { bucket: { name: [this.reports.bucketName] }, object: { key: [{ wildcard: `${INBOX}*.csv` }] } },
       },
-      targets: [new SfnStateMachine(this.applyStateMachine, { retryAttempts: 2, maxEventAge: Duration.hours(2), deadLetterQueue: this.deadLetterQueue })],
+      targets: [new SfnStateMachine(this.applyStateMachine, { role: inboxRuleRole, retryAttempts: 2, maxEventAge: Duration.hours(2), deadLetterQueue: this.deadLetterQueue })],
     });
 
     const schedule = props.exportSchedule ?? (this.node.tryGetContext('auExportSchedule') as string | undefined) ?? DEFAULT_EXPORT_SCHEDULE;

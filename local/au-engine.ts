@@ -1,13 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import type { Context } from 'aws-lambda';
 import { StateMachine } from 'aws-local-stepfunctions';
-import { batchItem } from '#shared/account-updater/batch-items.ts';
-import { readUpdateFile } from '#shared/account-updater/csv.ts';
-import type { BatchEvent, BatchItem, MapFailure, MergeEvent, RunInput, StateMachineDefinition } from '#shared/account-updater/state-machine.ts';
+import type { BatchEvent, MapFailure, MergeEvent, RunInput, StateMachineDefinition } from '#shared/account-updater/state-machine.ts';
 import { accountUpdaterDefinition, STATE } from '#shared/account-updater/state-machine.ts';
-import { s3RangedObjectSource } from '#shared/aws/reports.ts';
 import { s3 } from '#shared/aws/s3.ts';
 import { inboxFile } from '#shared/domain/account-updater/inbox.ts';
 import type { RunFailure } from '#shared/domain/account-updater/merge.ts';
@@ -20,17 +18,18 @@ import { lambdaContext, LOCAL_ACCOUNT_ID } from './lambda-context.ts';
  * definition and the same three handlers as in AWS.
  *
  * aws-local-stepfunctions executes each batch's ItemProcessor (the chunk
- * task and its Retry policy) from the real definition. It does not implement
- * a Distributed Map's ItemReader, ItemBatcher or ResultWriter, so those are
- * done here: the file is read from S3 (in ranges) with the same CSV reading the check
- * step uses, cut into batches of the definition's MaxItemsPerBatch, with the
- * items shaped as the Step Functions CSV reader shapes them, and at most
- * `concurrency` batches run at once (MaxConcurrency in AWS). The check and
- * merge tasks are invoked with the payloads their Parameters build. When the
- * map fails (more batches failed than it tolerates, or the file could not be
- * read), the merge gets the failure, as the definition's MergeFailedRun
- * passes it, and the run is reported as failed, as its RunFailed state ends
- * the execution.
+ * task and its Retry policy) from the real definition, and evaluates the
+ * map's ItemReader Parameters and ItemSelector as Step Functions does. It
+ * implements no Distributed Map, so the rest of the map is done here: the
+ * ItemReader's JSON object (the check step's ranges of the file) is read
+ * from S3, each item becomes a child execution's input through the
+ * ItemSelector, at most `concurrency` children run at once (MaxConcurrency
+ * in AWS), and the ResultWriter's files are written as its WriterConfig
+ * says. The check and merge tasks are invoked with the payloads their
+ * Parameters build. When the map fails (more batches failed than it
+ * tolerates, or its ranges could not be read or its results written), the
+ * merge gets the failure, as the definition's MergeFailedRun passes it, and
+ * the run is reported as failed, as its RunFailed state ends the execution.
  */
 export interface EngineOptions {
   functionsDir: string;
@@ -41,6 +40,22 @@ export interface EngineOptions {
   log?: (line: Record<string, unknown>) => void;
   /** Runs a function's module load and invocations in its own container (the local runtime's); in this process's otherwise. */
   invokeAs?: <R>(functionName: string, invoke: () => Promise<R>) => Promise<R>;
+  /**
+   * Receives every execution's history as Step Functions keeps it: each
+   * state's input and output, each execution's input and output, errors.
+   */
+  history?: (event: HistoryEvent) => void;
+}
+
+/** One event of an execution's history (the run's, or a child execution's of the map). */
+export interface HistoryEvent {
+  /** `run`, or `ApplyBatches/<item index>` for a child execution. */
+  execution: string;
+  type: string;
+  state?: string;
+  input?: unknown;
+  output?: unknown;
+  error?: { Error: string; Cause?: unknown };
 }
 
 export interface EngineInput {
@@ -55,108 +70,161 @@ export interface EngineInput {
 export type EngineOutcome = { refused: string } | { run: RunInput; failedBatches: number; failure?: RunFailure };
 
 type Handler<E, R> = (event: E, context: Context) => Promise<R>;
+type Json = Parameters<StateMachine['run']>[0];
+type MapState = {
+  ItemReader: { Parameters: Record<string, unknown> };
+  ItemSelector: Record<string, unknown>;
+  ToleratedFailurePercentage: number;
+  ItemProcessor: StateMachineDefinition & { ProcessorConfig?: unknown };
+  ResultWriter: { Parameters: { Bucket: string; Prefix: string }; WriterConfig: { OutputType: string; Transformation: string } };
+};
 const contextOf = (name: AccountUpdaterFunction) => lambdaContext(name, ACCOUNT_UPDATER_FUNCTION_SIZING[name]);
+const RUN = 'run';
 
 export async function runAccountUpdaterLocally(input: EngineInput, options: EngineOptions): Promise<EngineOutcome> {
   const arn = (name: string) => `arn:aws:lambda:us-east-1:${LOCAL_ACCOUNT_ID}:function:${name}`;
   const definition = accountUpdaterDefinition({ checkFunctionArn: arn('au-check'), chunkFunctionArn: arn('au-chunk'), mergeFunctionArn: arn('au-merge'), reportsBucket: input.bucket });
   const invokeAs = options.invokeAs ?? ((_name, invoke) => invoke());
+  const record = options.history ?? (() => {});
   const load = async <E, R>(name: string): Promise<Handler<E, R>> => {
     const { handler } = (await invokeAs(name, () => import(pathToFileURL(path.join(options.functionsDir, `${name}.ts`)).href))) as { handler: Handler<E, R> };
     return (event, context) => invokeAs(name, () => handler(event, context));
   };
-  const check = await load<Record<string, unknown>, { run: RunInput } | { refused: string }>('au-check');
+  const task = <E, R>(state: string, handler: Handler<E, R>, name: AccountUpdaterFunction) => async (event: E): Promise<R> => {
+    record({ execution: RUN, type: 'TaskStateEntered', state, input: event });
+    const output = await handler(event, contextOf(name));
+    record({ execution: RUN, type: 'TaskStateExited', state, output });
+    return output;
+  };
+  const check = task(STATE.check, await load<Record<string, unknown>, { run: RunInput } | { refused: string }>('au-check'), 'au-check');
   const chunk = await load<BatchEvent, unknown>('au-chunk');
   const merge = await load<MergeEvent, unknown>('au-merge');
 
-  const checked = await check({ run_id: randomUUID(), started_at: new Date().toISOString(), ...input }, contextOf('au-check'));
-  if ('refused' in checked) return checked;
+  const execution = { run_id: randomUUID(), started_at: new Date().toISOString(), ...input };
+  record({ execution: RUN, type: 'ExecutionStarted', input: execution });
+  const checked = await check(execution);
+  if ('refused' in checked) {
+    record({ execution: RUN, type: 'ExecutionSucceeded', output: checked });
+    return checked;
+  }
   const { run } = checked;
-  const { failedBatches, failure } = await applyBatches(definition, run, (event) => chunk(event, contextOf('au-chunk')), options);
-  // MergeResults' payload, or after a failed map MergeFailedRun's: the run and the map's error output.
-  await merge(failure ? { run, failure } : { run }, contextOf('au-merge'));
-  if (!failure) return { run, failedBatches };
-  // RunFailed: the execution fails with the map's error and cause.
-  return { run, failedBatches, failure: { error: failure.Error, ...(failure.Cause === undefined ? {} : { cause: failure.Cause }) } };
+  record({ execution: RUN, type: 'MapStateEntered', state: STATE.apply, input: checked });
+  const { failedBatches, failure } = await applyBatches(definition, checked, (event) => chunk(event, contextOf('au-chunk')), options);
+  if (failure) {
+    record({ execution: RUN, type: 'MapStateFailed', state: STATE.apply, error: failure });
+    // MergeFailedRun's payload: the run and the map's error output. Then RunFailed: the execution fails with them.
+    await task(STATE.mergeFailed, merge, 'au-merge')({ run, failure });
+    record({ execution: RUN, type: 'ExecutionFailed', error: failure });
+    return { run, failedBatches, failure: { error: failure.Error, ...(failure.Cause === undefined ? {} : { cause: failure.Cause }) } };
+  }
+  // ResultPath null: the map's output is its input.
+  record({ execution: RUN, type: 'MapStateExited', state: STATE.apply, output: checked });
+  const summary = await task(STATE.merge, merge, 'au-merge')({ run });
+  record({ execution: RUN, type: 'ExecutionSucceeded', output: summary });
+  return { run, failedBatches };
+}
+
+/** A state's Parameters (or ItemSelector) evaluated by the library, on `input` with `context` as the context object. */
+async function evaluate(parameters: Record<string, unknown>, input: unknown, context: Record<string, unknown> = {}): Promise<unknown> {
+  const machine = new StateMachine({ StartAt: 'Evaluate', States: { Evaluate: { Type: 'Pass', Parameters: parameters, End: true } } } as unknown as ConstructorParameters<typeof StateMachine>[0], { validationOptions: { noValidate: true } });
+  return machine.run(input as Json, { context: context as NonNullable<Parameters<StateMachine['run']>[1]>['context'] }).result;
 }
 
 async function applyBatches(
   definition: StateMachineDefinition,
-  run: RunInput,
+  mapInput: { run: RunInput },
   chunk: (event: BatchEvent) => Promise<unknown>,
   options: EngineOptions,
 ): Promise<{ failedBatches: number; failure?: MapFailure }> {
-  const map = definition.States[STATE.apply] as { ItemBatcher: { MaxItemsPerBatch: number; MaxInputBytesPerBatch: number }; ToleratedFailurePercentage: number; ItemProcessor: StateMachineDefinition & { ProcessorConfig?: unknown } };
+  const map = definition.States[STATE.apply] as unknown as MapState;
   const { ProcessorConfig: _distributed, ...processor } = map.ItemProcessor;
   // Validated once by the unit test (asl-validator); validating on every run would compile its JSON schemas each time (seconds).
   const machine = new StateMachine(processor as unknown as ConstructorParameters<typeof StateMachine>[0], { validationOptions: { noValidate: true } });
   const log = options.log ?? (() => {});
+  const record = options.history ?? (() => {});
   const concurrency = Math.max(1, options.concurrency ?? 4);
-  const runBatch = async (items: BatchItem[]) => {
-    const execution = machine.run(
-      { Items: items, BatchInput: { run } } as unknown as Parameters<typeof machine.run>[0],
-      {
-        overrides: {
-          taskResourceLocalHandlers: { [STATE.batch]: async (event) => (await chunk(event as unknown as BatchEvent)) as ReturnType<typeof JSON.parse> },
-          retryIntervalOverrides: { [STATE.batch]: options.retryIntervalMs ?? 50 },
-        },
+  const { run } = mapInput;
+
+  // The ItemReader: the JSON array its Parameters name (the check step's ranges).
+  let items: unknown[];
+  try {
+    const { Bucket, Key } = (await evaluate(map.ItemReader.Parameters, mapInput)) as { Bucket: string; Key: string };
+    const { Body } = await s3.send(new GetObjectCommand({ Bucket, Key }));
+    items = JSON.parse(await Body!.transformToString('utf8')) as unknown[];
+  } catch (error) {
+    log({ level: 'ERROR', message: 'Account Updater ranges could not be read', run_id: run.run_id, error: String(error) });
+    return { failedBatches: 0, failure: { Error: 'States.ItemReaderFailed', Cause: `reading the items of ${run.ranges_key}: ${String(error)}` } };
+  }
+
+  const succeeded: unknown[] = [];
+  const failed: Array<{ Error: string; Cause?: unknown }> = [];
+  const runChild = async (index: number) => {
+    const execution = `${STATE.apply}/${index}`;
+    const childInput = await evaluate(map.ItemSelector, mapInput, { Map: { Item: { Index: index, Value: items[index] } } });
+    const child = machine.run(childInput as Json, {
+      overrides: {
+        taskResourceLocalHandlers: { [STATE.batch]: async (event) => (await chunk(event as unknown as BatchEvent)) as ReturnType<typeof JSON.parse> },
+        retryIntervalOverrides: { [STATE.batch]: options.retryIntervalMs ?? 50 },
       },
-    );
-    await execution.result;
+    });
+    const history = (async () => {
+      for await (const event of child.eventLogs) {
+        const state = 'state' in event ? { state: event.state.name, ...(event.type === 'StateEntered' ? { input: event.state.input } : {}), ...(event.type === 'StateExited' ? { output: event.state.output } : {}) } : {};
+        const data = 'input' in event ? { input: event.input } : 'output' in event ? { output: event.output } : {};
+        const error = 'Error' in event ? { error: { Error: event.Error, Cause: event.Cause } } : {};
+        record({ execution, type: event.type, ...state, ...data, ...error });
+      }
+    })();
+    try {
+      succeeded.push(await child.result);
+    } catch (error) {
+      const cause = (error as { cause?: { name?: string; message?: string } }).cause;
+      failed.push({ Error: cause?.name ?? 'States.TaskFailed', Cause: cause?.message ?? String(error) });
+      log({ level: 'ERROR', message: 'Account Updater batch failed after its retries', run_id: run.run_id, item: index, error: String(error) });
+    } finally {
+      await history;
+    }
   };
 
+  // Past the tolerated share of failed children the Map fails (States.ExceedToleratedFailureThreshold); the merge still runs.
+  let started = 0;
+  const exceeded = () => started > 0 && (failed.length / started) * 100 > map.ToleratedFailurePercentage;
   const inFlight = new Set<Promise<void>>();
-  let batches = 0;
-  let failed = 0;
-  const launch = (items: BatchItem[]) => {
-    batches += 1;
-    const task: Promise<void> = runBatch(items)
-      .catch((error: unknown) => {
-        failed += 1;
-        log({ level: 'ERROR', message: 'Account Updater batch failed after its retries', run_id: run.run_id, first_line: items[0]!.index + 1, error: String(error) });
-      })
-      .finally(() => inFlight.delete(task));
-    inFlight.add(task);
-  };
-  // Past the tolerated share of failed batches the Map fails (States.ExceedToleratedFailureThreshold); the merge still runs.
-  const exceeded = () => batches > 0 && (failed / batches) * 100 > map.ToleratedFailurePercentage;
-  let unreadable: unknown;
-  let items: BatchItem[] = [];
-  // A batch's input as JSON, `{"Items":[...],"BatchInput":{"run":...}}`: the run, the brackets, and each item and its comma.
-  const emptyBatchBytes = Buffer.byteLength(JSON.stringify({ Items: [], BatchInput: { run } }));
-  let bytes = emptyBatchBytes;
-  try {
-    // Ranged reads: the loop below pauses while its batches run, longer than a streaming GET may stay silent.
-    for await (const row of readUpdateFile(s3RangedObjectSource(s3, run.bucket, run.key, run.version_id)())) {
-      const item = batchItem(row);
-      const itemBytes = Buffer.byteLength(JSON.stringify(item)) + 1;
-      // A batch ends at MaxItemsPerBatch items, or before the item that would take it past MaxInputBytesPerBatch.
-      const full = items.length >= map.ItemBatcher.MaxItemsPerBatch || (items.length > 0 && bytes + itemBytes > map.ItemBatcher.MaxInputBytesPerBatch);
-      if (!full) {
-        items.push(item);
-        bytes += itemBytes;
-        continue;
-      }
-      launch(items);
-      items = [item];
-      bytes = emptyBatchBytes + itemBytes;
-      // The reader waits for a free slot: memory holds `concurrency` batches, whatever the file's size.
-      while (inFlight.size >= concurrency) await Promise.race(inFlight);
-      if (exceeded()) break;
-    }
-    if (items.length > 0 && !exceeded()) launch(items);
-  } catch (error) {
-    // The ItemReader's failure in AWS (States.ItemReaderFailed): the map fails once its batches in flight have ended.
-    unreadable = error;
-    log({ level: 'ERROR', message: 'Account Updater file could not be read to the end', run_id: run.run_id, error: String(error) });
+  for (let index = 0; index < items.length && !exceeded(); index += 1) {
+    started += 1;
+    const child: Promise<void> = runChild(index).finally(() => inFlight.delete(child));
+    inFlight.add(child);
+    while (inFlight.size >= concurrency) await Promise.race(inFlight);
   }
   await Promise.all(inFlight);
-  if (unreadable !== undefined) return { failedBatches: failed, failure: { Error: 'States.ItemReaderFailed', Cause: `reading ${run.key}: ${String(unreadable)}` } };
   if (exceeded()) {
-    const cause = `${failed} of the ${batches} batches started failed after their retries: more than the tolerated ${map.ToleratedFailurePercentage}%`;
-    return { failedBatches: failed, failure: { Error: 'States.ExceedToleratedFailureThreshold', Cause: cause } };
+    const cause = `${failed.length} of the ${started} batches started failed after their retries: more than the tolerated ${map.ToleratedFailurePercentage}%`;
+    return { failedBatches: failed.length, failure: { Error: 'States.ExceedToleratedFailureThreshold', Cause: cause } };
   }
-  return { failedBatches: failed };
+  try {
+    await writeResults(map.ResultWriter, succeeded, failed);
+  } catch (error) {
+    return { failedBatches: failed.length, failure: { Error: 'States.ResultWriterFailed', Cause: String(error) } };
+  }
+  return { failedBatches: failed.length };
+}
+
+/**
+ * The ResultWriter's files under `<Prefix><map run id>/`: a manifest and, as
+ * the COMPACT transformation exports them, the children's outputs alone (no
+ * input), succeeded and failed apart.
+ */
+async function writeResults(writer: MapState['ResultWriter'], succeeded: unknown[], failed: unknown[]): Promise<void> {
+  if (writer.WriterConfig.Transformation !== 'COMPACT' || writer.WriterConfig.OutputType !== 'JSON') throw new Error(`the local engine writes COMPACT JSON results only, not ${JSON.stringify(writer.WriterConfig)}`);
+  const { Bucket, Prefix } = writer.Parameters;
+  const folder = `${Prefix}${randomUUID()}/`;
+  const files = [
+    { key: `${folder}SUCCEEDED_0.json`, results: succeeded },
+    { key: `${folder}FAILED_0.json`, results: failed },
+  ].filter((file) => file.results.length > 0);
+  for (const file of files) await s3.send(new PutObjectCommand({ Bucket, Key: file.key, Body: JSON.stringify(file.results), ContentType: 'application/json' }));
+  const manifest = { DestinationBucket: Bucket, MapRunArn: `local:${folder}`, ResultFiles: { SUCCEEDED: files.filter((file) => file.results === succeeded).map((file) => ({ Key: file.key })), FAILED: files.filter((file) => file.results === failed).map((file) => ({ Key: file.key })) } };
+  await s3.send(new PutObjectCommand({ Bucket, Key: `${folder}manifest.json`, Body: JSON.stringify(manifest), ContentType: 'application/json' }));
 }
 
 export interface FileApplication {

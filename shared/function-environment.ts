@@ -58,7 +58,7 @@ export const BACKGROUND_FUNCTION_ACCESS: Readonly<Record<string, FunctionAccess>
     s3: [
       // The file's version the run pins (HeadObject is GetObject), then that version's bytes.
       { bucket: 'reports', actions: ['GetObject', 'GetObjectVersion'], prefixes: [REPORTS.inbox, REPORTS.runs] },
-      // A refused file's summary; the run's batch input.
+      // A refused file's summary; the run's ranges of lines, the map's items.
       { bucket: 'reports', actions: ['PutObject'], prefixes: [REPORTS.results, REPORTS.runs] },
     ],
     // Which execution took an upload, and when each file was first applied: puts if absent, and reads.
@@ -72,8 +72,12 @@ export const BACKGROUND_FUNCTION_ACCESS: Readonly<Record<string, FunctionAccess>
     // A new number gets a new fingerprint (it joins that fingerprint's duplicate-scope entry in the row's transaction).
     fingerprint: true,
     reports: true,
-    // Its batch's result.
-    s3: [{ bucket: 'reports', actions: ['PutObject'], prefixes: [REPORTS.runs] }],
+    s3: [
+      // Its range of the file, in the version the check step read (au:apply uploads under au-runs/).
+      { bucket: 'reports', actions: ['GetObject', 'GetObjectVersion'], prefixes: [REPORTS.inbox, REPORTS.runs] },
+      // Its batch's result.
+      { bucket: 'reports', actions: ['PutObject'], prefixes: [REPORTS.runs] },
+    ],
     dynamodb: [
       // Cards read in batches; each applied row one conditional UpdateItem (a transaction of updates when a new number joins its duplicate-scope entry).
       { table: 'table', actions: ['BatchGetItem'] },

@@ -4,6 +4,8 @@ import { parse } from 'csv-parse';
 import { InvalidRequest } from '#shared/domain/errors.ts';
 import type { SourceRow } from '#shared/domain/account-updater/rows.ts';
 import { AU_HEADER, isHeader } from '#shared/domain/account-updater/rows.ts';
+import type { LineRange } from './state-machine.ts';
+import { BATCH_ROWS, MAX_BATCH_BYTES } from './state-machine.ts';
 
 /** Opens the update file from its start (a local file, or an S3 object streamed). */
 export type UpdateFileSource = () => AsyncIterable<Uint8Array | string>;
@@ -15,8 +17,7 @@ const MAX_RECORD_CHARS = 8_192;
  * Reads an update file as rows, streaming (csv-parse): RFC 4180 with a UTF-8
  * byte order mark, CRLF or LF line endings (mixed in one file too: every
  * newline ends a record, as for the Step Functions CSV reader), quoted fields
- * and blank lines (skipped). `line` counts records, the header being 1: the number the Step
- * Functions CSV reader gives the same row in AWS (its item index + 1).
+ * and blank lines (skipped). `line` counts records, the header being 1.
  *
  * Bytes that are not UTF-8 and broken quoting stop the read with an
  * InvalidRequest (BAD_ENCODING, MALFORMED_CSV): after an unclosed quote no
@@ -25,17 +26,38 @@ const MAX_RECORD_CHARS = 8_192;
  * before anything is written.
  */
 export async function* readUpdateFile(source: AsyncIterable<Uint8Array | string>): AsyncGenerator<SourceRow> {
+  for await (const { row } of records(source, { firstLine: 1, bom: true })) yield row;
+}
+
+/**
+ * The rows of one range of the file, numbered as in the whole file: parsing
+ * starts on a record boundary, so the parser is in the state it was in there
+ * when reading the whole file (a byte order mark is only the file's first
+ * bytes). A range that does not end on its last line is not the range the
+ * check step cut from these bytes, and is refused rather than misnumbered.
+ */
+export async function* readUpdateRange(source: AsyncIterable<Uint8Array | string>, range: LineRange): AsyncGenerator<SourceRow> {
+  let last = range.first_line - 1;
+  for await (const { row } of records(source, { firstLine: range.first_line, bom: range.start === 0 })) {
+    last = row.line;
+    yield row;
+  }
+  if (last !== range.last_line) throw new Error(`lines ${range.first_line} to ${range.last_line} (bytes ${range.start} to ${range.end}) read as lines ${range.first_line} to ${last}`);
+}
+
+async function* records(source: AsyncIterable<Uint8Array | string>, options: { firstLine: number; bom: boolean }): AsyncGenerator<{ row: SourceRow; end: number }> {
   // Both endings, always: left to discover it, the parser keeps the first line's ending, and a later line
-  // with the other one would merge with the next row.
-  const parser = parse({ bom: true, relax_column_count: true, skip_empty_lines: true, max_record_size: MAX_RECORD_CHARS, record_delimiter: ['\r\n', '\n'] });
+  // with the other one would merge with the next row. `info` gives each record's end, in bytes of the file:
+  // the parser re-encodes the decoded text, which for valid UTF-8 is the same bytes.
+  const parser = parse({ bom: options.bom, relax_column_count: true, skip_empty_lines: true, max_record_size: MAX_RECORD_CHARS, record_delimiter: ['\r\n', '\n'], info: true });
   const input = Readable.from(decoded(source));
   input.on('error', (error) => parser.destroy(error));
   input.pipe(parser);
-  let line = 0;
+  let line = options.firstLine - 1;
   try {
-    for await (const fields of parser as AsyncIterable<string[]>) {
+    for await (const { record, info } of parser as AsyncIterable<{ record: string[]; info: { bytes: number } }>) {
       line += 1;
-      yield { line, fields };
+      yield { row: { line, fields: record }, end: info.bytes };
     }
   } catch (error) {
     if (error instanceof InvalidRequest) throw error;
@@ -55,12 +77,16 @@ export interface CheckedFile {
   file_id: string;
   /** Records, the header included: the merge step expects a batch result for each. */
   records: number;
+  /** The file cut into ranges of whole records, in order, the first one from line 1 (the header). */
+  ranges: LineRange[];
 }
 
 /**
  * The run's first step: one streaming pass over the whole file that refuses
  * it as a whole (EMPTY_FILE, BAD_HEADER, BAD_ENCODING, MALFORMED_CSV) before
- * any batch writes anything, and names it by its content.
+ * any batch writes anything, names it by its content, and cuts it into
+ * ranges of at most BATCH_ROWS records and MAX_BATCH_BYTES bytes (a single
+ * longer record is a range of its own) for the batches.
  */
 export async function checkUpdateFile(open: UpdateFileSource): Promise<CheckedFile> {
   const hash = createHash('sha256');
@@ -70,13 +96,26 @@ export async function checkUpdateFile(open: UpdateFileSource): Promise<CheckedFi
       yield chunk;
     }
   }
-  let records = 0;
-  for await (const row of readUpdateFile(hashed())) {
-    if (records === 0 && !isHeader(row)) refuse('BAD_HEADER', `line 1: the header must be exactly ${AU_HEADER.join(',')}`);
-    records = row.line;
+  let lines = 0;
+  const ranges: LineRange[] = [];
+  let current: LineRange | undefined;
+  for await (const { row, end } of records(hashed(), { firstLine: 1, bom: true })) {
+    if (lines === 0 && !isHeader(row)) refuse('BAD_HEADER', `line 1: the header must be exactly ${AU_HEADER.join(',')}`);
+    lines = row.line;
+    if (current && (current.last_line - current.first_line + 1 >= BATCH_ROWS || end - current.start > MAX_BATCH_BYTES)) {
+      ranges.push(current);
+      current = undefined;
+    }
+    if (current) {
+      current.end = end;
+      current.last_line = row.line;
+    } else {
+      current = { start: ranges.at(-1)?.end ?? 0, end, first_line: row.line, last_line: row.line };
+    }
   }
-  if (records === 0) refuse('EMPTY_FILE', `the file is empty; it must start with the header ${AU_HEADER.join(',')}`);
-  return { file_id: hash.digest('hex'), records };
+  if (!current) refuse('EMPTY_FILE', `the file is empty; it must start with the header ${AU_HEADER.join(',')}`);
+  ranges.push(current);
+  return { file_id: hash.digest('hex'), records: lines, ranges };
 }
 
 async function* decoded(source: AsyncIterable<Uint8Array | string>): AsyncGenerator<string> {

@@ -1,8 +1,10 @@
 /**
  * The Account Updater's state machine (Amazon States Language), built once
  * here for both the CDK stack and the local engine, so both run the same
- * definition: check the file, apply it in batches with a Distributed Map,
- * merge the batch results into the summary. When the map itself fails (more
+ * definition: check the file and cut it into ranges of lines, apply the
+ * ranges in batches with a Distributed Map (each batch reads its own lines
+ * from S3: no cell of the file is ever in the state machine's data), merge
+ * the batch results into the summary. When the map itself fails (more
  * batches failed than it tolerates, or its ItemReader or ResultWriter was
  * refused), the merge still writes the summary, with the map's failure in it,
  * and the execution then fails.
@@ -10,20 +12,16 @@
  * Nothing here imports handler or CDK code; the function ARNs and the bucket
  * are parameters.
  */
-import { AU_HEADER } from '#shared/domain/account-updater/rows.ts';
 import { REPORT_OBJECT_PREFIXES } from '#shared/names.ts';
 
-/** Rows per batch: one chunk invocation applies them in one to two seconds in AWS (8 conditional writes in flight). */
+/** Rows per batch (a range of the file): one chunk invocation applies them in one to two seconds in AWS (8 conditional writes in flight). */
 export const BATCH_ROWS = 1_000;
 /**
- * A batch's input at most: a file of long rows (up to 8,192 characters each,
- * csv.ts) is cut into more, smaller batches instead of failing them. Step
- * Functions' payload limit is 256 KiB; 8 KiB of it are left for the run
- * (BatchInput) and the envelope, whether or not Step Functions counts them
- * toward MaxInputBytesPerBatch. The local engine cuts by the same two limits,
- * counting the run.
+ * A batch's bytes of the file at most: a file of long rows (up to 8,192
+ * characters each, csv.ts) is cut into more, smaller batches, so the rows a
+ * chunk holds stay around a megabyte whatever the file.
  */
-export const MAX_BATCH_INPUT_BYTES = 248 * 1024;
+export const MAX_BATCH_BYTES = 1024 * 1024;
 /**
  * Batches in flight in AWS: 6 batches x 8 writes in flight at ~10 ms a
  * conditional write is at most 4,800 rows/s for one organization, which the
@@ -54,6 +52,9 @@ export interface DefinitionResources {
   mergeFunctionArn: string;
   reportsBucket: string;
 }
+
+/** How the Map writes its result files. */
+export const RESULT_WRITER_CONFIG = { OutputType: 'JSON', Transformation: 'COMPACT' } as const;
 
 /** Lambda's transient errors, retried on every task (the AWS-recommended set). */
 const LAMBDA_TRANSIENT = ['Lambda.ServiceException', 'Lambda.AWSLambdaException', 'Lambda.SdkClientException', 'Lambda.TooManyRequestsException'];
@@ -92,14 +93,15 @@ export function accountUpdaterDefinition(resources: DefinitionResources): StateM
       [STATE.refused]: { Type: 'Succeed', Comment: 'Nothing was applied: the check step wrote the refusal to au-results/, or another execution has this upload' },
       [STATE.apply]: {
         Type: 'Map',
+        // The items are the check step's ranges of the file (au-runs/<run>/ranges.json), never its rows: each batch reads
+        // its rows from S3 itself, so no cell of the file, card numbers included, is in any execution's input, output,
+        // history or result file.
         ItemReader: {
           Resource: 'arn:aws:states:::s3:getObject',
-          // The header row is item 0 (line 1): the check step has validated it, the batch skips it.
-          ReaderConfig: { InputType: 'CSV', CSVHeaderLocation: 'GIVEN', CSVHeaders: [...AU_HEADER] },
-          Parameters: { 'Bucket.$': '$.run.bucket', 'Key.$': '$.run.key', 'VersionId.$': '$.run.version_id' },
+          ReaderConfig: { InputType: 'JSON' },
+          Parameters: { 'Bucket.$': '$.run.bucket', 'Key.$': '$.run.ranges_key' },
         },
-        ItemSelector: { 'index.$': '$$.Map.Item.Index', 'row.$': '$$.Map.Item.Value' },
-        ItemBatcher: { MaxItemsPerBatch: BATCH_ROWS, MaxInputBytesPerBatch: MAX_BATCH_INPUT_BYTES, BatchInput: { 'run.$': '$.run' } },
+        ItemSelector: { 'range.$': '$$.Map.Item.Value', 'run.$': '$.run' },
         MaxConcurrency: MAX_CONCURRENT_BATCHES,
         ToleratedFailurePercentage: TOLERATED_FAILURE_PERCENTAGE,
         ItemProcessor: {
@@ -120,7 +122,8 @@ export function accountUpdaterDefinition(resources: DefinitionResources): StateM
             },
           },
         },
-        ResultWriter: { Resource: 'arn:aws:states:::s3:putObject', Parameters: { Bucket: resources.reportsBucket, Prefix: RUNS_PREFIX } },
+        // COMPACT: the result files hold each batch's output (its counts), not its input (NONE, the default, keeps both).
+        ResultWriter: { Resource: 'arn:aws:states:::s3:putObject', Parameters: { Bucket: resources.reportsBucket, Prefix: RUNS_PREFIX }, WriterConfig: RESULT_WRITER_CONFIG },
         ResultPath: null,
         // The map itself failed: too many batches failed after their retries (States.ExceedToleratedFailureThreshold), or
         // the ItemReader or the ResultWriter was refused (States.ItemReaderFailed, States.ResultWriterFailed). Its error
@@ -160,6 +163,8 @@ export function accountUpdaterDefinition(resources: DefinitionResources): StateM
 export interface RunInput {
   bucket: string;
   key: string;
+  /** The file's ranges (a JSON array of LineRange) in the same bucket: the map's items. */
+  ranges_key: string;
   /** The version of the file the check step read, which every batch reads too. */
   version_id: string;
   run_id: string;
@@ -185,14 +190,26 @@ export interface MergeEvent {
   failure?: MapFailure;
 }
 
-/** One Map item: the row's index in the file (the header is 0) and its cells by header name. */
-export interface BatchItem {
-  index: number;
-  row: Record<string, string>;
+/**
+ * Lines `first_line` to `last_line` of the file: the bytes from `start` up to
+ * `end` (exclusive), which begin and end on record boundaries. The check step
+ * cuts the file into such ranges (csv.ts); a batch reads its own from S3, so the map
+ * that hands the ranges out never carries a cell of the file.
+ */
+export interface LineRange {
+  start: number;
+  end: number;
+  first_line: number;
+  last_line: number;
 }
 
-/** What the chunk function receives from the ItemBatcher. */
+/** What the chunk function receives: one range of the file (a Map item, as the ItemReader reads it) and the run. */
 export interface BatchEvent {
-  Items: BatchItem[];
-  BatchInput: { run: RunInput };
+  range: LineRange;
+  run: RunInput;
+}
+
+/** Where the check step writes a run's ranges. */
+export function rangesKeyOf(runId: string): string {
+  return `${RUNS_PREFIX}${runId}/ranges.json`;
 }

@@ -54,23 +54,12 @@ export function s3ObjectSource(s3: S3Client, bucket: string, key: string, versio
   };
 }
 
-/**
- * One version of an object as an update file source read in ranges of `chunkBytes`, each
- * GET read whole before its bytes are handed on. For a reader that pauses
- * between rows for as long as its batches take (the local engine waits for a
- * free batch slot): a paused streaming GET would be cut by the client's
- * silence timeout, while a range is never held open. Memory: one range.
- */
-export function s3RangedObjectSource(s3: S3Client, bucket: string, key: string, versionId: string, chunkBytes = 1024 * 1024): UpdateFileSource {
-  return async function* () {
-    for (let start = 0, size = Infinity; start < size; start += chunkBytes) {
-      const { Body, ContentRange } = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key, VersionId: versionId, Range: `bytes=${start}-${start + chunkBytes - 1}` }));
-      // "bytes 0-1048575/52428800": the total size, known from the first answer.
-      size = Number(/\/(\d+)$/.exec(ContentRange ?? '')?.[1] ?? 0);
-      if (!Body || size === 0) return;
-      yield await Body.transformToByteArray();
-    }
-  };
+/** The bytes `start` to `end` (exclusive) of one version of an object, streamed: a batch's lines of the update file. */
+export async function* s3ByteRange(s3: S3Client, bucket: string, key: string, versionId: string, range: { start: number; end: number }): AsyncGenerator<Uint8Array> {
+  if (range.end <= range.start) return;
+  const { Body } = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key, VersionId: versionId, Range: `bytes=${range.start}-${range.end - 1}` }));
+  if (!Body) return;
+  yield* Body as AsyncIterable<Uint8Array>;
 }
 
 export async function putJson(s3: S3Client, bucket: string, key: string, value: unknown): Promise<void> {

@@ -42,6 +42,12 @@ const idOf = (template: Template, type: string, prefix: string) => {
   return ids[0]!;
 };
 const arnOf = (id: string) => ({ 'Fn::GetAtt': [id, 'Arn'] });
+/** The state machine's definition, each reference to another resource (a function's ARN, the bucket) read as "TOKEN". */
+const definitionOf = (properties: Record<string, unknown>) => {
+  const body = properties.DefinitionString as string | { 'Fn::Join': [string, unknown[]] };
+  const text = typeof body === 'string' ? body : body['Fn::Join'][1].map((part) => (typeof part === 'string' ? part : 'TOKEN')).join('');
+  return JSON.parse(text) as { States: Record<string, Record<string, unknown>> };
+};
 const mentions = (statement: Statement, id: string) => JSON.stringify(statement.Resource).includes(`"${id}"`);
 
 describe('AccountUpdater construct', () => {
@@ -166,7 +172,8 @@ describe('AccountUpdater construct', () => {
         .filter((statement) => mentions(statement, bucket))
         .map((statement) => [actionsOf([statement]), [...JSON.stringify(statement.Resource).matchAll(/\/(au-[a-z]+\/)\*/g)].map((match) => match[1])]);
     expect(s3(check)).toEqual([[['s3:GetObject', 's3:GetObjectVersion'], ['au-inbox/', 'au-runs/']], [['s3:PutObject'], ['au-results/', 'au-runs/']]]);
-    expect(s3(chunk)).toEqual([[['s3:PutObject'], ['au-runs/']]]);
+    // The chunk reads its range of the update file (under au-inbox/, or au-runs/ for au:apply) and writes its result.
+    expect(s3(chunk)).toEqual([[['s3:GetObject', 's3:GetObjectVersion'], ['au-inbox/', 'au-runs/']], [['s3:PutObject'], ['au-runs/']]]);
     expect(s3(merge)).toEqual([[['s3:GetObject'], ['au-runs/']], [['s3:AbortMultipartUpload', 's3:PutObject'], ['au-results/', 'au-runs/']], [['s3:ListBucket'], []]]);
     expect(s3(exporter)).toEqual([[['s3:AbortMultipartUpload', 's3:PutObject'], ['au-reports/']]]);
     for (const id of [check, chunk, merge, exporter]) {
@@ -183,20 +190,50 @@ describe('AccountUpdater construct', () => {
     });
   });
 
-  it('runs a Distributed Map over the CSV in batches, each retried alone, fails after the summary when the map failed, and logs no execution data', () => {
+  it("runs a Distributed Map over the check step's ranges of the file, never its rows, each batch retried alone, fails after the summary when the map failed, and logs no execution data", () => {
     const properties = resourcesOfType(template, 'AWS::StepFunctions::StateMachine')[machine]!.Properties as Record<string, unknown>;
     expect(properties).toMatchObject({ TracingConfiguration: { Enabled: true }, LoggingConfiguration: { Level: 'ALL', IncludeExecutionData: false } });
-    const definition = JSON.stringify(properties.DefinitionString);
-    for (const fragment of ['"Mode\\":\\"DISTRIBUTED', '"InputType\\":\\"CSV', '"MaxItemsPerBatch\\":1000', '"MaxInputBytesPerBatch\\":253952', 'ToleratedFailurePercentage', 'ResultWriter']) expect(definition).toContain(fragment);
+    const definition = definitionOf(properties);
+    const map = definition.States.ApplyBatches as Record<string, Record<string, unknown>>;
+    expect(map.ItemProcessor!.ProcessorConfig).toEqual({ Mode: 'DISTRIBUTED', ExecutionType: 'STANDARD' });
+    // The items are the ranges the check step wrote under au-runs/ (byte offsets and line numbers): no reader of the CSV
+    // and no batcher of its rows, so no cell of the file is in a child execution's input, or in the history.
+    expect(map.ItemReader).toEqual({ Resource: 'arn:aws:states:::s3:getObject', ReaderConfig: { InputType: 'JSON' }, Parameters: { 'Bucket.$': '$.run.bucket', 'Key.$': '$.run.ranges_key' } });
+    expect(map.ItemSelector).toEqual({ 'range.$': '$$.Map.Item.Value', 'run.$': '$.run' });
+    expect(map.ItemBatcher).toBeUndefined();
+    expect(JSON.stringify(definition)).not.toMatch(/"CSV|CSVHeaders|account_number/);
+    expect(map).toMatchObject({ MaxConcurrency: 6, ToleratedFailurePercentage: 5 });
+    // The Map's result files hold each batch's output alone (counts), not its input.
+    expect(map.ResultWriter).toEqual({ Resource: 'arn:aws:states:::s3:putObject', Parameters: { Bucket: 'TOKEN', Prefix: 'au-runs/' }, WriterConfig: { OutputType: 'JSON', Transformation: 'COMPACT' } });
     // A map that failed is merged with its failure, then fails the execution (which the stack's monitoring alarms on).
-    for (const fragment of ['"failure.$\\":\\"$.failure', '"Type\\":\\"Fail', '"ErrorPath\\":\\"$.failure.Error', '"CausePath\\":\\"$.failure.Cause']) expect(definition).toContain(fragment);
+    expect(definition.States.MergeFailedRun).toMatchObject({ Parameters: { 'run.$': '$.run', 'failure.$': '$.failure' } });
+    expect(definition.States.RunFailed).toMatchObject({ Type: 'Fail', ErrorPath: '$.failure.Error', CausePath: '$.failure.Cause' });
     const policies = Object.values(resourcesOfType(template, 'AWS::IAM::Policy')).filter((policy) => JSON.stringify(policy.Properties).includes('ApplyStateMachineRole'));
     const statements = policies.flatMap((policy) => (policy.Properties as { PolicyDocument: { Statement: Statement[] } }).PolicyDocument.Statement);
     expect(actionsOf(statements.filter((statement) => [check, chunk, merge].some((id) => mentions(statement, id))))).toEqual(['lambda:InvokeFunction']);
-    // The ItemReader reads the file's version the check step read (VersionId), and nothing else of the inbox.
-    expect(definition).toContain('"VersionId.$\\":\\"$.run.version_id');
-    const onInbox = statements.filter((statement) => mentions(statement, bucket) && JSON.stringify(statement.Resource).includes('/au-inbox/*'));
-    expect(actionsOf(onInbox)).toEqual(['s3:GetObject', 's3:GetObjectVersion']);
+    // The machine reads nothing under au-inbox/: only the functions read the update files.
+    expect(statements.filter((statement) => mentions(statement, bucket) && JSON.stringify(statement.Resource).includes('/au-inbox/'))).toEqual([]);
+    expect(actionsOf(statements.filter((statement) => mentions(statement, bucket) && JSON.stringify(statement.Resource).includes('/au-runs/*')))).toEqual(['s3:AbortMultipartUpload', 's3:GetObject', 's3:ListMultipartUploadParts', 's3:PutObject']);
+  });
+
+  it("encrypts the state machine's data with a key of its own, which only the machine's role and the rule that starts it may use, for this machine", () => {
+    const stateMachineKey = idOf(template, 'AWS::KMS::Key', 'AccountUpdaterStateMachineKey');
+    const machineRole = idOf(template, 'AWS::IAM::Role', 'AccountUpdaterApplyStateMachineRole');
+    const ruleRole = idOf(template, 'AWS::IAM::Role', 'AccountUpdaterInboxRuleRole');
+    const properties = resourcesOfType(template, 'AWS::StepFunctions::StateMachine')[machine]!.Properties;
+    expect(properties.EncryptionConfiguration).toEqual({ Type: 'CUSTOMER_MANAGED_KMS_KEY', KmsKeyId: arnOf(stateMachineKey), KmsDataKeyReusePeriodSeconds: 300 });
+    expect(resourcesOfType(template, 'AWS::KMS::Key')[stateMachineKey]!.Properties).toMatchObject({ EnableKeyRotation: true });
+    const statements = keyPolicyStatements(template, stateMachineKey);
+    const ofThisMachine = JSON.stringify({ StringEquals: { 'kms:EncryptionContext:aws:states:stateMachineArn': { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':states:', { Ref: 'AWS::Region' }, ':', { Ref: 'AWS::AccountId' }, ':stateMachine:payments-dev-account-updater']] } } });
+    const usage = statements.slice(1).map((statement) => ({ principal: JSON.stringify(statement.Principal), actions: actionsOf([statement]), condition: JSON.stringify(statement.Condition ?? null) }));
+    expect(usage).toEqual([
+      { principal: JSON.stringify({ AWS: arnOf(machineRole) }), actions: ['kms:Decrypt', 'kms:GenerateDataKey'], condition: ofThisMachine },
+      { principal: JSON.stringify({ AWS: arnOf(machineRole) }), actions: ['kms:GenerateDataKey'], condition: expect.stringContaining('kms:EncryptionContext:SourceArn') },
+      { principal: JSON.stringify({ Service: 'delivery.logs.amazonaws.com' }), actions: ['kms:Decrypt'], condition: 'null' },
+      { principal: JSON.stringify({ AWS: arnOf(ruleRole) }), actions: ['kms:GenerateDataKey'], condition: ofThisMachine },
+    ]);
+    expect(statements[0]!.Sid).toBe('KeyAdministration');
+    for (const id of [check, chunk, merge, exporter]) expect(roleStatements(template, id).filter((statement) => mentions(statement, stateMachineKey))).toEqual([]);
   });
 
   it('exports at 06:00 UTC on day 1 by default, retrying twice, then into the dead-letter queue', () => {

@@ -122,8 +122,8 @@ describe('PaymentsApiStack (fixture routes, dev)', () => {
   });
 
   it('has a rotating vault key, non-rotating HMAC keys for credentials and fingerprints, and a rotating alarm topic key', () => {
-    // Plus the Account Updater's reports key (test/infra/account-updater.test.ts).
-    template.resourceCountIs('AWS::KMS::Key', 5);
+    // Plus the Account Updater's reports and state machine keys (test/infra/account-updater.test.ts).
+    template.resourceCountIs('AWS::KMS::Key', 6);
     const hmacKeys = Object.values(resourcesOfType(template, 'AWS::KMS::Key')).filter((key) => key.Properties?.KeySpec === 'HMAC_256');
     const descriptions = hmacKeys.map((key) => String(key.Properties?.Description));
     expect(descriptions).toHaveLength(2);

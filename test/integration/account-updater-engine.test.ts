@@ -63,6 +63,17 @@ async function seedCards(prefix: string, count: number, organizationId: string):
   return tokens;
 }
 
+/** `body` with its Luhn check digit appended. */
+function withLuhnDigit(body: string): string {
+  let sum = 0;
+  for (let index = 0; index < body.length; index += 1) {
+    let digit = Number(body[body.length - 1 - index]);
+    if (index % 2 === 0) digit = digit * 2 > 9 ? digit * 2 - 9 : digit * 2;
+    sum += digit;
+  }
+  return `${body}${(10 - (sum % 10)) % 10}`;
+}
+
 async function cardsOf(tokens: readonly string[]) {
   const { DynamoPaymethodStore } = await import('#shared/store/paymethods.ts');
   const { dynamo } = await import('#shared/aws/dynamodb.ts');
@@ -215,15 +226,15 @@ describe('Account Updater engine: a run whose map fails', () => {
     expect(cards.get(tokens[999]!)!.card!.au_code).toBeUndefined(); // its batch never started
   }, 300_000);
 
-  it('merges and reports a run whose file could not be read to the end, as the ItemReader failing in AWS', async () => {
+  it("merges and reports a run whose ranges could not be read, as the ItemReader failing in AWS", async () => {
     const { s3 } = await import('#shared/aws/s3.ts');
     const { runAccountUpdaterLocally } = await import('../../local/au-engine.ts');
     const file = await upload('unreadable', ['mth_unread000001,cls,,,', 'mth_unread000002,cls,,,']);
-    // The check step reads the file whole; the batches' ranged reads are refused, as a changed key or bucket policy would.
+    // The check step writes the ranges; reading them for the map is refused, as a changed key or bucket policy would.
     s3.middlewareStack.add(
-      (next) => async (args) => {
-        const input = args.input as { Key?: string; Range?: string };
-        if (input.Key === file.key && input.Range) throw Object.assign(new Error('injected: Access Denied'), { name: 'AccessDenied', $fault: 'client' });
+      (next, context) => async (args) => {
+        const input = args.input as { Key?: string };
+        if (context.commandName === 'GetObjectCommand' && input.Key?.endsWith('/ranges.json')) throw Object.assign(new Error('injected: Access Denied'), { name: 'AccessDenied', $fault: 'client' });
         return next(args);
       },
       { step: 'initialize', name: 'auUnreadable' },
@@ -235,7 +246,7 @@ describe('Account Updater engine: a run whose map fails', () => {
       s3.middlewareStack.remove('auUnreadable');
     }
     if (!('run' in outcome)) throw new Error(`refused: ${outcome.refused}`);
-    const failure = { error: 'States.ItemReaderFailed', cause: `reading ${file.key}: AccessDenied: injected: Access Denied` };
+    const failure = { error: 'States.ItemReaderFailed', cause: `reading the items of ${outcome.run.ranges_key}: AccessDenied: injected: Access Denied` };
     expect(outcome).toMatchObject({ failedBatches: 0, failure });
     expect(await readJson(file.result_key)).toEqual({
       failure,
@@ -246,6 +257,84 @@ describe('Account Updater engine: a run whose map fails', () => {
       notes: [],
     });
   }, 60_000);
+});
+
+describe('Account Updater engine: no card number in the state machine\'s data', () => {
+  it('runs a file of 1,000 new numbers with none in any execution input, output or history, nor in any object the run writes under au-runs/', async () => {
+    const { s3 } = await import('#shared/aws/s3.ts');
+    const { paginateListObjectsV2 } = await import('@aws-sdk/client-s3');
+    const { runAccountUpdaterLocally } = await import('../../local/au-engine.ts');
+    const { RUNS_PREFIX } = await import('#shared/account-updater/state-machine.ts');
+    const { passesLuhn } = await import('#shared/domain/paymethods/rules.ts');
+    const bucket = environment.REPORTS_BUCKET!;
+    const organizationId = unique('org_nonumber');
+    const tokens = await seedCards(unique('non').slice(0, 10), 1_000, organizationId);
+    // 1,000 distinct Visa numbers; two rows carry one as their token cell too, with dots and full-width digits.
+    const numbers = tokens.map((_token, index) => withLuhnDigit(`4${String(index).padStart(6, '0')}${String(Math.floor(Math.random() * 1e8)).padStart(8, '0')}`));
+    const rows = tokens.map((token, index) => `${token},new,${numbers[index]},,`);
+    rows.push(`${numbers[0]!.replace(/(\d{4})(?=\d)/g, '$1.')},new,${numbers[1]},,`, `"${[...numbers[2]!].map((digit) => String.fromCharCode(0xff10 + Number(digit))).join('')}",new,,,`);
+    const folder = `${RUNS_PREFIX}${unique('nonumber')}/`;
+    const key = `${folder}updates.csv`;
+    await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: `${HEADER}\n${rows.join('\n')}\n` }));
+
+    const history: unknown[] = [];
+    const written: string[] = [];
+    // Every object the run writes, whatever its key: the ranges, the batch results, the Map's result files, the summary.
+    s3.middlewareStack.add(
+      (next, context) => async (args) => {
+        const input = args.input as { Key?: string };
+        if (context.commandName === 'PutObjectCommand' && input.Key) written.push(input.Key);
+        return next(args);
+      },
+      { step: 'initialize', name: 'auWritten' },
+    );
+    let outcome;
+    try {
+      outcome = await runAccountUpdaterLocally({ bucket, key, result_key: `${folder}summary.json`, organization_id: organizationId }, { functionsDir: FUNCTIONS_DIR, history: (event) => history.push(event) });
+    } finally {
+      s3.middlewareStack.remove('auWritten');
+    }
+    if (!('run' in outcome)) throw new Error(`refused: ${outcome.refused}`);
+    expect(outcome.failedBatches).toBe(0);
+    const summary = await (await s3.send(new GetObjectCommand({ Bucket: bucket, Key: `${folder}summary.json` }))).Body!.transformToString();
+    expect(JSON.parse(summary)).toMatchObject({ applied: 1_000, error_count: 2 });
+
+    // The history holds each execution's input and output and every state's: the run's and each batch's.
+    const children = new Set(history.map((event) => (event as { execution: string }).execution).filter((execution) => execution !== 'run'));
+    expect(children.size).toBe(2); // 1,003 lines: two ranges
+    for (const type of ['ExecutionStarted', 'TaskStateEntered', 'MapStateEntered', 'StateEntered', 'StateExited', 'ExecutionSucceeded']) expect(history.map((event) => (event as { type: string }).type)).toContain(type);
+    const objects: Array<[string, string]> = [];
+    for (const object of new Set([...written, ...(await listed(`${RUNS_PREFIX}${outcome.run.run_id}/`))])) {
+      if (object === key) continue; // the update file itself
+      objects.push([object, await (await s3.send(new GetObjectCommand({ Bucket: bucket, Key: object }))).Body!.transformToString()]);
+    }
+    // The ranges, the two batch results, the Map's manifest and result file, the summary.
+    expect(objects.length).toBeGreaterThanOrEqual(6);
+    expect(objects.some(([object]) => object.endsWith('/ranges.json'))).toBe(true);
+    expect(objects.some(([object]) => object.endsWith('/SUCCEEDED_0.json'))).toBe(true);
+
+    const texts: Array<[string, string]> = [...history.map((event, index): [string, string] => [`history ${index}`, JSON.stringify(event)]), ...objects];
+    // The search finds every number where one is: in the update file, each of the 1,000 (and the three spelled again).
+    expect(new Set(cardNumbersIn(`${HEADER}\n${rows.join('\n')}\n`, numbers)).size).toBe(1_000);
+    const found = texts.flatMap(([where, text]) => cardNumbersIn(text, numbers).map((number) => `${where}: ${number}`));
+    // The figure the issue asks for: card numbers in any Step Functions input, output or result (goal 0).
+    console.info(`card numbers found in ${texts.length} execution events and run objects: ${found.length}`);
+    expect(found).toEqual([]);
+
+    async function listed(prefix: string): Promise<string[]> {
+      const keys: string[] = [];
+      for await (const page of paginateListObjectsV2({ client: s3 }, { Bucket: bucket, Prefix: prefix })) keys.push(...(page.Contents ?? []).map((object) => object.Key!));
+      return keys;
+    }
+    /** Each of `numbers` in any spelling (compatibility forms folded, separators dropped), and any standalone Luhn-valid run of 12 to 19 digits. */
+    function cardNumbersIn(text: string, known: readonly string[]): string[] {
+      const folded = text.normalize('NFKC');
+      const joined = folded.replace(/[\s._/\\-]/g, '');
+      const named = known.filter((number) => joined.includes(number));
+      const runs = [...folded.matchAll(/(?<![0-9A-Za-z-])[0-9]{12,19}(?![0-9A-Za-z-])/g)].map((match) => match[0]).filter((run) => passesLuhn(run));
+      return [...named, ...runs];
+    }
+  }, 300_000);
 });
 
 describe('Account Updater engine: long error lists and the inbox', () => {
@@ -264,13 +353,13 @@ describe('Account Updater engine: long error lists and the inbox', () => {
     expect(lines.slice(1)).toEqual(rows.map((row, index) => `${index + 2},${row.split(',')[0]},unknown token`));
   }, 600_000);
 
-  it("cuts a file of long rows into batches under Step Functions' input limit, and counts every row once", async () => {
+  it('cuts a file of long rows into batches of about a megabyte of the file, and counts every row once', async () => {
     const { s3 } = await import('#shared/aws/s3.ts');
     const { S3BatchResults } = await import('#shared/aws/reports.ts');
     const { runAccountUpdaterLocally } = await import('../../local/au-engine.ts');
-    const { MAX_BATCH_INPUT_BYTES, RUNS_PREFIX } = await import('#shared/account-updater/state-machine.ts');
-    // 100 rows of about 7 kB each (a sixth cell, which makes every one an error): 700 kB, three batches' worth.
-    const rows = Array.from({ length: 100 }, (_unused, index) => `mth_long${String(index).padStart(6, '0')},cls,,,,${'x'.repeat(7_000)}`);
+    const { MAX_BATCH_BYTES, RUNS_PREFIX } = await import('#shared/account-updater/state-machine.ts');
+    // 300 rows of about 7 kB each (a sixth cell, which makes every one an error): 2.1 MB, three batches' worth.
+    const rows = Array.from({ length: 300 }, (_unused, index) => `mth_long${String(index).padStart(6, '0')},cls,,,,${'x'.repeat(7_000)}`);
     const folder = `${RUNS_PREFIX}${unique('long')}/`;
     await s3.send(new PutObjectCommand({ Bucket: environment.REPORTS_BUCKET!, Key: `${folder}long.csv`, Body: `${HEADER}\n${rows.join('\n')}\n` }));
     const outcome = await runAccountUpdaterLocally({ bucket: environment.REPORTS_BUCKET!, key: `${folder}long.csv`, result_key: `${folder}summary.json` }, { functionsDir: FUNCTIONS_DIR });
@@ -278,17 +367,17 @@ describe('Account Updater engine: long error lists and the inbox', () => {
     expect(outcome.failedBatches).toBe(0);
     const batches: Array<{ first_line: number; last_line: number }> = [];
     for await (const result of new S3BatchResults(s3, environment.REPORTS_BUCKET!).list(outcome.run.run_id)) batches.push(result);
-    // Each batch holds as many of these rows as fit: no more than the limit allows, and the lines follow on.
-    const fit = Math.floor(MAX_BATCH_INPUT_BYTES / 7_000);
-    expect(batches.length).toBeGreaterThanOrEqual(Math.ceil(101 / fit));
+    // Each batch holds as many of these rows as fit, and one more (the row that takes it past the limit); the lines follow on.
+    const fit = Math.floor(MAX_BATCH_BYTES / 7_000) + 1;
+    expect(batches.length).toBeGreaterThanOrEqual(Math.ceil(301 / fit));
     expect(batches.map((batch) => batch.last_line - batch.first_line + 1).every((size) => size <= fit)).toBe(true);
     expect(batches.map((batch) => [batch.first_line, batch.last_line])).toEqual(
       batches.map((batch, index) => [index === 0 ? 1 : batches[index - 1]!.last_line + 1, batch.last_line]),
     );
-    expect(batches.at(-1)!.last_line).toBe(101);
+    expect(batches.at(-1)!.last_line).toBe(301);
     const { Body } = await s3.send(new GetObjectCommand({ Bucket: environment.REPORTS_BUCKET!, Key: `${folder}summary.json` }));
     const summary = JSON.parse(await Body!.transformToString('utf8')) as { applied: number; skipped: number; error_count: number; errors: Array<{ reason: string }> };
-    expect(summary).toMatchObject({ applied: 0, skipped: 0, error_count: 100 });
+    expect(summary).toMatchObject({ applied: 0, skipped: 0, error_count: 300 });
     expect(new Set(summary.errors.map((error) => error.reason))).toEqual(new Set(['wrong column count: expected 5, got 6']));
   }, 120_000);
 

@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { checkUpdateFile, readUpdateFile } from '#shared/account-updater/csv.ts';
+import { checkUpdateFile, readUpdateFile, readUpdateRange } from '#shared/account-updater/csv.ts';
+import { BATCH_ROWS, MAX_BATCH_BYTES } from '#shared/account-updater/state-machine.ts';
 import type { UpdateFileSource } from '#shared/account-updater/csv.ts';
 import type { RunContext } from '#shared/domain/account-updater/apply.ts';
 import { applyBatch, recordUpdatedAt } from '#shared/domain/account-updater/apply.ts';
@@ -86,6 +88,27 @@ class FakeStore implements CardUpdates, AccountUpdateLog {
   }
 }
 
+/** One chunk as a source. */
+async function* once(bytes: Uint8Array): AsyncGenerator<Uint8Array> {
+  yield bytes;
+}
+
+/** `body` with its Luhn check digit appended. */
+function withLuhnDigit(body: string): string {
+  let sum = 0;
+  for (let index = 0; index < body.length; index += 1) {
+    let digit = Number(body[body.length - 1 - index]);
+    if (index % 2 === 0) digit = digit * 2 > 9 ? digit * 2 - 9 : digit * 2;
+    sum += digit;
+  }
+  return `${body}${(10 - (sum % 10)) % 10}`;
+}
+
+/** Whether `text` shows `digits` in some spelling: compatibility forms folded (full-width digits, NBSP), separators dropped. */
+function holdsNumber(text: string, digits: string): boolean {
+  return text.normalize('NFKC').replace(/[\s._/\\-]/g, '').includes(digits);
+}
+
 class MemoryResults implements BatchResults {
   readonly stored = new Map<string, BatchResult>();
   async put(runId: string, result: BatchResult) {
@@ -146,7 +169,7 @@ const reports = {
 async function run(
   source: UpdateFileSource,
   store: FakeStore,
-  options: { organizationId?: string; batchSize?: number; order?: (batches: SourceRow[][]) => SourceRow[][]; at?: string; loseFirstResultOf?: number[]; neverApplied?: number[]; failure?: RunFailure } = {},
+  options: { organizationId?: string; batchSize?: number; order?: (batches: SourceRow[][]) => SourceRow[][]; at?: string; loseFirstResultOf?: number[]; neverApplied?: number[]; failure?: RunFailure; results?: MemoryResults } = {},
 ): Promise<RunSummary> {
   const checked = await checkUpdateFile(source);
   const appliedAt = options.at ?? '2026-05-15T12:00:00.000Z';
@@ -164,7 +187,7 @@ async function run(
     if (batches.at(-1)!.length >= (options.batchSize ?? 1000)) batches.push([]);
     batches.at(-1)!.push(row);
   }
-  const results = new MemoryResults();
+  const results = options.results ?? new MemoryResults();
   // A batch whose first result is lost committed its rows, then failed before recording them (it runs again later).
   const toLose = new Set((options.loseFirstResultOf ?? []).map((index) => batches[index]));
   const notRun = new Set((options.neverApplied ?? []).map((index) => batches[index]));
@@ -567,22 +590,64 @@ describe('applying an update file in batches', () => {
     expect(csv[1_205]).toBe('1206,mth_missing1204,unknown token');
   });
 
-  it('never writes out a card number sent as a token, and writes no live formula into the errors file', async () => {
+  it('quotes a token cell only when it is a well-formed token: no card number, no formula reaches the summary or the errors file', async () => {
     const store = new FakeStore();
-    const hostile = ['4111111111111111,new,,,', '"4111 1111 1111 1111",cls,,,', '"=HYPERLINK(""http://x.example/"",""a"")",cls,,,', '@SUM(A1),cls,,,', 'mth_a-4111-1111-1111-1111,cls,,,'];
+    const hostile = [
+      '4111111111111111,new,,,',
+      '"4111 1111 1111 1111",cls,,,',
+      '4111.1111.1111.1111,new,,,',
+      '"=HYPERLINK(""http://x.example/"",""a"")",cls,,,',
+      '@SUM(A1),cls,,,',
+      'mth_a-4111-1111-1111-1111,cls,,,',
+      'mth_4111111111111111,cls,,,',
+      'mth_nope,cls,,,',
+    ];
     const lines = [HEADER, ...hostile, ...Array.from({ length: 1_000 }, (_unused, index) => `mth_missing${index},cls,,,`)];
     const summary = await run(file(...lines), store);
-    expect(summary.errors.slice(0, 5).map((error) => error.paymethod_token)).toEqual(['[digits withheld]', '[digits withheld]', '=HYPERLINK("http://x.example/","a")', '@SUM(A1)', 'mth_a-[digits withheld]']);
+    expect(summary.errors.slice(0, 8).map((error) => error.paymethod_token)).toEqual(['', '', '', '', '', '', '', 'mth_nope']);
     const csv = written.get(summary.errors_key!)!;
     expect(csv).not.toMatch(/4111/);
-    expect(csv.split('\r\n').slice(1, 6)).toEqual([
-      '2,[digits withheld],unknown token',
-      '3,[digits withheld],unknown token',
-      `4,"'=HYPERLINK(""http://x.example/"",""a"")",unknown token`,
-      "5,'@SUM(A1),unknown token",
-      '6,mth_a-[digits withheld],unknown token',
-    ]);
+    expect(csv.split('\r\n').slice(1, 9)).toEqual([2, 3, 4, 5, 6, 7, 8].map((line) => `${line},,unknown token`).concat('9,mth_nope,unknown token'));
   });
+
+  it('copies a card number written in any spelling in any cell into no summary, errors file or batch result', async () => {
+    const fullWidth = (digit: string) => String.fromCharCode(0xff10 + Number(digit));
+    // A Luhn-valid number of 12 to 19 digits, written in groups with one kind of separator, some digits full-width.
+    const spelledNumber = fc
+      .record({
+        body: fc.array(fc.integer({ min: 0, max: 9 }), { minLength: 11, maxLength: 18 }),
+        group: fc.integer({ min: 1, max: 6 }),
+        separator: fc.constantFrom('', ' ', '  ', '.', '/', '_', '-', '\u00a0', '\u2007', '\u3000', '\t'),
+        wide: fc.array(fc.boolean(), { minLength: 19, maxLength: 19 }),
+        prefix: fc.constantFrom('', 'mth_', 'MTH_', 'mth_a-', ' ', '='),
+      })
+      .map(({ body, group, separator, wide, prefix }) => {
+        const digits = withLuhnDigit(body.join(''));
+        const groups = digits.match(new RegExp(`.{1,${group}}`, 'g'))!;
+        let position = 0;
+        const written = groups.join(separator).replace(/[0-9]/g, (digit) => (wide[position++] ? fullWidth(digit) : digit));
+        return { digits, cell: `${prefix}${written}` };
+      });
+    const quoted = (cell: string) => `"${cell.replaceAll('"', '""')}"`;
+    const filler = Array.from({ length: 1_000 }, (_unused, index) => `mth_missing${index},cls,,,`);
+    await fc.assert(
+      fc.asyncProperty(spelledNumber, spelledNumber, fc.constantFrom('new', 'exp', 'x'), async (token, number, code) => {
+        const store = new FakeStore();
+        await card(store, 'mth_a');
+        const results = new MemoryResults();
+        written.clear();
+        const rows = [`${quoted(token.cell)},${code},${quoted(number.cell)},,`, `mth_a,new,${quoted(number.cell)},${quoted(token.cell)},`, `mth_a,${quoted(token.cell)},,,`];
+        const summary = await run(file(HEADER, ...rows, ...filler), store, { results });
+        expect(summary.errors_key).toBeDefined(); // the errors file was written too
+        const outputs = [JSON.stringify(summary), ...written.values(), ...[...results.stored.values()].map((result) => JSON.stringify(result))];
+        for (const output of outputs) {
+          expect(holdsNumber(output, token.digits), token.cell).toBe(false);
+          expect(holdsNumber(output, number.digits), number.cell).toBe(false);
+        }
+      }),
+      { numRuns: 60 },
+    );
+  }, 120_000);
 
   it('reads a file whose lines end with CRLF and LF mixed, each line a row, a quoted newline kept in its field', async () => {
     const store = new FakeStore();
@@ -610,6 +675,50 @@ describe('applying an update file in batches', () => {
       expect((error as InvalidRequest).code).toBe(code);
     }
     expect(await run(file(HEADER, ''), new FakeStore())).toEqual({ applied: 0, skipped: 0, errors: [], error_count: 0, notes: [] });
+  });
+
+  it('cuts a file into ranges of whole records that, read alone, give the rows of the whole file with their line numbers', async () => {
+    // Cells with quoted newlines and quotes, multi-byte characters; CRLF and LF mixed; blank lines; a BOM or not.
+    const cell = fc.oneof(fc.constantFrom('', 'mth_a', 'new', '4111111111111111', '"q""uoted"', '"line\r\nbreak"', '"a\nb"', 'é€😀', '\ufeffx'), fc.string({ maxLength: 6 }).map((text) => text.replace(/["\r\n,]/g, '')));
+    const row = fc.array(cell, { minLength: 1, maxLength: 6 }).map((cells) => cells.join(','));
+    const text = fc.record({ bom: fc.boolean(), rows: fc.array(fc.tuple(row, fc.constantFrom('\n', '\r\n', '\n\n', '\r\n\r\n')), { maxLength: 60 }), trailing: fc.boolean() }).map(
+      ({ bom, rows, trailing }) => `${bom ? '\ufeff' : ''}${HEADER}\r\n${rows.map(([line, ending], index) => (index === rows.length - 1 && !trailing ? line : line + ending)).join('')}`,
+    );
+    await fc.assert(
+      fc.asyncProperty(text, fc.integer({ min: 1, max: 7 }), async (content, chunkSize) => {
+        const bytes = Buffer.from(content, 'utf8');
+        const source: UpdateFileSource = () => (async function* () { for (let at = 0; at < bytes.length; at += chunkSize) yield bytes.subarray(at, at + chunkSize); })();
+        const whole: SourceRow[] = [];
+        for await (const parsed of readUpdateFile(source())) whole.push(parsed);
+        const { ranges, records } = await checkUpdateFile(source);
+        expect(records).toBe(whole.length);
+        expect(ranges[0]).toMatchObject({ start: 0, first_line: 1 });
+        expect(ranges.at(-1)!.last_line).toBe(records);
+        const ranged: SourceRow[] = [];
+        for (const [index, range] of ranges.entries()) {
+          if (index > 0) expect(range).toMatchObject({ start: ranges[index - 1]!.end, first_line: ranges[index - 1]!.last_line + 1 });
+          for await (const parsed of readUpdateRange(once(bytes.subarray(range.start, range.end)), range)) ranged.push(parsed);
+        }
+        expect(ranged).toEqual(whole);
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('cuts ranges of at most BATCH_ROWS lines and about MAX_BATCH_BYTES bytes, and refuses a range that is not one it cut', async () => {
+    const short = Array.from({ length: 2_500 }, (_unused, index) => `mth_r${index},cls,,,`);
+    expect((await checkUpdateFile(file(HEADER, ...short))).ranges.map((range) => [range.first_line, range.last_line])).toEqual([[1, BATCH_ROWS], [BATCH_ROWS + 1, 2 * BATCH_ROWS], [2 * BATCH_ROWS + 1, 2_501]]);
+    const long = Buffer.from([HEADER, ...Array.from({ length: 400 }, (_unused, index) => `mth_r${index},cls,,,"${'x'.repeat(8_000)}"`)].join('\n'));
+    const { ranges } = await checkUpdateFile(() => once(long));
+    expect(ranges.length).toBeGreaterThanOrEqual(Math.ceil((400 * 8_000) / MAX_BATCH_BYTES));
+    // A range ends at the first record that takes it past the limit.
+    for (const range of ranges) expect(range.end - range.start).toBeLessThanOrEqual(MAX_BATCH_BYTES + 8_100);
+    const bytes = Buffer.from([HEADER, ...short].join('\r\n'));
+    const [first] = (await checkUpdateFile(file(HEADER, ...short))).ranges;
+    const read = async (range: typeof first) => {
+      for await (const _row of readUpdateRange(once(bytes.subarray(range!.start, range!.end)), range!));
+    };
+    await expect(read({ ...first!, last_line: first!.last_line + 1 })).rejects.toThrow(/read as lines 1 to 1000/);
   });
 
   it('reads quoted fields, CRLF and a BOM, numbering records from the header', async () => {

@@ -1,8 +1,8 @@
 import aslValidator from 'asl-validator';
 import { StateMachine } from 'aws-local-stepfunctions';
 import { describe, expect, it } from 'vitest';
-import { accountUpdaterDefinition, BATCH_ROWS, STATE } from '#shared/account-updater/state-machine.ts';
-import { AU_HEADER } from '#shared/domain/account-updater/rows.ts';
+import { readFileSync } from 'node:fs';
+import { accountUpdaterDefinition, BATCH_ROWS, MAX_BATCH_BYTES, STATE } from '#shared/account-updater/state-machine.ts';
 
 const arn = (name: string) => `arn:aws:lambda:us-east-1:123456789012:function:${name}`;
 const definition = accountUpdaterDefinition({ checkFunctionArn: arn('au-check'), chunkFunctionArn: arn('au-chunk'), mergeFunctionArn: arn('au-merge'), reportsBucket: 'reports' });
@@ -13,23 +13,32 @@ describe('Account Updater state machine definition', () => {
     expect(isValid, errorsText('\n')).toBe(true);
   }, 120_000); // compiling the validator's JSON schemas takes seconds
 
-  it('is a Distributed Map over the CSV in batches, each retried alone, merged even when the map fails', () => {
+  it("is a Distributed Map over the check step's ranges of the file, each batch retried alone, merged even when the map fails", () => {
     type Retrying = { Retry: unknown[] };
     const map = definition.States[STATE.apply] as {
       ItemProcessor: { ProcessorConfig: unknown; States: Record<string, Retrying> };
       ItemReader: unknown;
-      ItemBatcher: { MaxItemsPerBatch: number };
+      ItemSelector: unknown;
+      ItemBatcher?: unknown;
       ToleratedFailurePercentage: number;
-      ResultWriter: { Parameters: unknown };
+      ResultWriter: { Parameters: unknown; WriterConfig: unknown };
       Catch: unknown;
       Next: string;
     };
     expect(map.ItemProcessor.ProcessorConfig).toEqual({ Mode: 'DISTRIBUTED', ExecutionType: 'STANDARD' });
-    expect(map.ItemReader).toMatchObject({ Resource: 'arn:aws:states:::s3:getObject', ReaderConfig: { InputType: 'CSV', CSVHeaderLocation: 'GIVEN', CSVHeaders: [...AU_HEADER] } });
-    expect(map.ItemBatcher.MaxItemsPerBatch).toBe(BATCH_ROWS);
+    // Items are ranges of lines from a JSON object under au-runs/, one range a batch: never the CSV's rows.
+    expect(map.ItemReader).toEqual({ Resource: 'arn:aws:states:::s3:getObject', ReaderConfig: { InputType: 'JSON' }, Parameters: { 'Bucket.$': '$.run.bucket', 'Key.$': '$.run.ranges_key' } });
+    expect(JSON.stringify(definition)).not.toMatch(/CSV|account_number/);
+    expect(map.ItemSelector).toEqual({ 'range.$': '$$.Map.Item.Value', 'run.$': '$.run' });
+    expect(map.ItemBatcher).toBeUndefined();
+    // The figures docs/account-updater.md gives for a range.
+    const docs = readFileSync(new URL('../../docs/account-updater.md', import.meta.url), 'utf8');
+    expect(docs).toContain(`one item a range of at most ${BATCH_ROWS.toLocaleString('en-US')} lines or ${MAX_BATCH_BYTES / 1024 / 1024} MiB`);
     expect(map.ItemProcessor.States[STATE.batch]!.Retry.length).toBeGreaterThan(0);
     expect(map.ToleratedFailurePercentage).toBeGreaterThan(0);
+    // The result files hold each batch's output alone: COMPACT drops the inputs that NONE, the default, exports.
     expect(map.ResultWriter.Parameters).toEqual({ Bucket: 'reports', Prefix: 'au-runs/' });
+    expect(map.ResultWriter.WriterConfig).toEqual({ OutputType: 'JSON', Transformation: 'COMPACT' });
     expect(map.Catch).toEqual([{ ErrorEquals: ['States.ALL'], ResultPath: '$.failure', Next: STATE.mergeFailed }]);
     expect(map.Next).toBe(STATE.merge);
     expect(definition.States[STATE.mergeFailed]).toMatchObject({ Type: 'Task', Resource: arn('au-merge'), Next: STATE.failed });
@@ -105,11 +114,15 @@ describe('Account Updater state machine definition', () => {
     expect(await run({ run: {} })).toBe('applied');
   });
 
-  it("reads, in every batch, the version of the file the check step read", async () => {
-    // The ItemReader's Parameters, evaluated as Step Functions evaluates a state's Parameters, on the check step's output.
-    const reader = (definition.States[STATE.apply] as { ItemReader: { Parameters: Record<string, string> } }).ItemReader;
-    const machine = new StateMachine({ StartAt: 'Reader', States: { Reader: { Type: 'Pass', Parameters: reader.Parameters, End: true } } } as unknown as ConstructorParameters<typeof StateMachine>[0], { validationOptions: { noValidate: true } });
-    const run = { bucket: 'reports', key: 'au-inbox/org_1/may.csv', version_id: 'IYV3p45BT0ac8hjHg1houSdS1a.Mro8e', run_id: 'run-1' };
-    expect(await machine.run({ run } as unknown as Parameters<typeof machine.run>[0]).result).toEqual({ Bucket: 'reports', Key: 'au-inbox/org_1/may.csv', VersionId: 'IYV3p45BT0ac8hjHg1houSdS1a.Mro8e' });
+  it("reads the run's ranges, and hands each batch one range and the run, the file's version included", async () => {
+    // The ItemReader's Parameters and the ItemSelector, evaluated as Step Functions evaluates them, on the check step's output.
+    const map = definition.States[STATE.apply] as { ItemReader: { Parameters: Record<string, string> }; ItemSelector: Record<string, string> };
+    const evaluate = (parameters: Record<string, string>, input: unknown, context = {}) =>
+      new StateMachine({ StartAt: 'Evaluate', States: { Evaluate: { Type: 'Pass', Parameters: parameters, End: true } } } as unknown as ConstructorParameters<typeof StateMachine>[0], { validationOptions: { noValidate: true } })
+        .run(input as Parameters<StateMachine['run']>[0], { context: context as never }).result;
+    const run = { bucket: 'reports', key: 'au-inbox/org_1/may.csv', ranges_key: 'au-runs/run-1/ranges.json', version_id: 'IYV3p45BT0ac8hjHg1houSdS1a.Mro8e', run_id: 'run-1' };
+    expect(await evaluate(map.ItemReader.Parameters, { run })).toEqual({ Bucket: 'reports', Key: 'au-runs/run-1/ranges.json' });
+    const range = { start: 1_234, end: 56_789, first_line: 1_001, last_line: 2_000 };
+    expect(await evaluate(map.ItemSelector, { run }, { Map: { Item: { Index: 1, Value: range } } })).toEqual({ range, run });
   });
 });

@@ -194,7 +194,11 @@ describe('bucket grants', () => {
     expect(bucketGrantsAllow(merge, { action: 'ListBucket', bucket: 'reports', prefix: 'au-inbox/' })).toBe(false);
     expect(bucketGrantsAllow(merge, { action: 'PutObject', bucket: 'reports', key: 'au-results/org_1/may.csv.json' })).toBe(true);
     expect(bucketGrantsAllow(merge, { action: 'GetObject', bucket: 'reports', key: 'au-inbox/may.csv' })).toBe(false);
+    // The chunk reads its range of the update file itself (the map hands it only byte offsets), and nothing it does not need.
     const chunk = bucketGrants(BACKGROUND_FUNCTION_ACCESS['au-chunk']!);
-    expect(bucketGrantsAllow(chunk, { action: 'GetObject', bucket: 'reports', key: 'au-inbox/may.csv' })).toBe(false);
+    expect(bucketGrantsAllow(chunk, { action: 'GetObjectVersion', bucket: 'reports', key: 'au-inbox/may.csv' })).toBe(true);
+    expect(bucketGrantsAllow(chunk, { action: 'GetObject', bucket: 'reports', key: 'au-results/org_1/may.csv.json' })).toBe(false);
+    expect(bucketGrantsAllow(chunk, { action: 'PutObject', bucket: 'reports', key: 'au-inbox/may.csv' })).toBe(false);
+    expect(bucketGrantsAllow(chunk, { action: 'ListBucket', bucket: 'reports', prefix: 'au-inbox/' })).toBe(false);
   });
 });

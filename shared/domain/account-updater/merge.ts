@@ -141,22 +141,14 @@ function notAppliedAs(reason: string): (line: number) => RowError {
   return (line) => ({ line, paymethod_token: '', reason });
 }
 
-/**
- * A cell echoed from the sender's file, made inert for spreadsheets: one that
- * would start a formula (=, +, -, @, tab, carriage return) gets a leading
- * apostrophe, which spreadsheets show as text (OWASP, "CSV Injection").
- */
-function inert(cell: string): string {
-  return /^[=+\-@\t\r]/.test(cell) ? `'${cell}` : cell;
-}
-
 const EOL = '\r\n';
 const CHUNK_CHARS = 64 * 1024;
 
 async function* errorLines(results: AsyncIterable<BatchResult>, records: number, notApplied: (line: number) => RowError): AsyncGenerator<string> {
   let chunk = `line,paymethod_token,reason${EOL}`;
   const add = (error: RowError) => {
-    chunk += `${error.line},${csvField(inert(error.paymethod_token))},${csvField(error.reason)}${EOL}`;
+    // The token is a well-formed mth_ token or '' (rows.ts): no sender's cell, so no formula, reaches the file.
+    chunk += `${error.line},${error.paymethod_token},${csvField(error.reason)}${EOL}`;
   };
   for await (const item of withGaps(results, records)) {
     if ('missing' in item) for (let line = item.missing.from; line <= item.missing.to; line += 1) add(notApplied(line));

@@ -34,11 +34,21 @@ export interface UpdateRow {
 /** A row reported and not applied. */
 export interface RowError {
   line: number;
+  /** The row's token cell when it is a well-formed token (quotedToken), else ''. */
   paymethod_token: string;
   reason: string;
 }
 
 const TOKEN = /^mth_[A-Za-z0-9]{1,22}$/;
+
+/**
+ * A token as the file may name one: `mth_` and up to 22 ASCII letters and
+ * digits, with no run of 12 digits (that is a card number behind a prefix; a
+ * generated token has one with a chance under 1 in 10^8).
+ */
+export function isWellFormedToken(cell: string): boolean {
+  return TOKEN.test(cell) && !/[0-9]{12}/.test(cell);
+}
 
 export function isAuCode(value: string): value is AuCode {
   return Object.hasOwn(AU_CODES, value);
@@ -56,14 +66,14 @@ export function isHeader(record: SourceRow): boolean {
  */
 export function parseRow(record: SourceRow, now: Date): { row: UpdateRow } | { error: RowError } {
   const token = (record.fields[0] ?? '').trim();
-  const fail = (reason: string) => ({ error: { line: record.line, paymethod_token: echoedCell(token), reason } });
+  const fail = (reason: string) => ({ error: { line: record.line, paymethod_token: quotedToken(token), reason } });
   if (record.error) return fail(`malformed row: ${record.error}`);
   if (record.fields.length !== AU_HEADER.length) return fail(`wrong column count: expected ${AU_HEADER.length}, got ${record.fields.length}`);
 
   const [, rawCode, rawNumber, rawMonth, rawYear] = record.fields.map((field) => field.trim()) as [string, string, string, string, string];
   const reasons: string[] = [];
   if (token === '') reasons.push('missing paymethod_token');
-  else if (!TOKEN.test(token)) reasons.push('unknown token');
+  else if (!isWellFormedToken(token)) reasons.push('unknown token');
   const code = rawCode.toLowerCase();
   if (!isAuCode(code)) reasons.push(`bad code: ${rawCode === '' ? 'missing' : 'unknown'}, expected one of ${Object.keys(AU_CODES).join(', ')}`);
   // Never echo the number: the reason must be safe to log and to write next to the file.
@@ -90,12 +100,14 @@ export function parseRow(record: SourceRow, now: Date): { row: UpdateRow } | { e
 }
 
 /**
- * The first cell as an error names it: as sent, except a run of 12 or more
- * digits (a card number in the wrong column, say), which never reaches the
- * summary, the errors file or a log.
+ * The token cell as an error may quote it: a well-formed token, else ''.
+ * Any other cell may be a card number in a spelling no pattern foresees
+ * (dots, slashes, NBSP, full-width digits...), so none is ever copied into a
+ * summary, an errors file, a log or a stored object. Every later step sees
+ * only a parsed row's token, which is well-formed, or this.
  */
-function echoedCell(cell: string): string {
-  return cell.replace(/\d(?:[ -]?\d){11,}/g, '[digits withheld]');
+function quotedToken(cell: string): string {
+  return isWellFormedToken(cell) ? cell : '';
 }
 
 export function pastExpiry(month: number, year: number): string {
