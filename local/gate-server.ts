@@ -19,8 +19,8 @@ export interface GateServer {
   close(): Promise<void>;
 }
 
-/** Sends the request on to the emulator, its body a buffer or the request itself (streamed), and gives the emulator's answer. */
-export type PassOn = (req: IncomingMessage, res: ServerResponse, headers: IncomingHttpHeaders, body: Buffer | IncomingMessage) => Promise<IncomingMessage>;
+/** Sends the request on to the emulator (at `path`, or the path as sent), its body a buffer or the request itself (streamed), and gives the emulator's answer. */
+export type PassOn = (req: IncomingMessage, res: ServerResponse, headers: IncomingHttpHeaders, body: Buffer | IncomingMessage, path?: string) => Promise<IncomingMessage>;
 
 export async function startGateServer(options: {
   readonly name: string;
@@ -34,8 +34,8 @@ export async function startGateServer(options: {
   const target = new URL(options.target);
   const agent = new Agent({ keepAlive: true });
 
-  const passOn: PassOn = async (req, res, headers, body) => {
-    const upstream = httpRequest({ agent, host: target.hostname, port: target.port, method: req.method, path: req.url, headers });
+  const passOn: PassOn = async (req, res, headers, body, path = req.url) => {
+    const upstream = httpRequest({ agent, host: target.hostname, port: target.port, method: req.method, path, headers });
     res.once('close', () => {
       if (!res.writableFinished) upstream.destroy();
     });

@@ -1,6 +1,6 @@
 import net from 'node:net';
 
-/** Credentials the local emulators accept; s3rver checks signatures against these. */
+/** The emulators' own key (s3rver knows only this one; DynamoDB Local takes any): used only between the runtime's gates and them, never by a caller. */
 export const localCredentials = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } as const;
 
 /** Every local server listens on loopback only: nothing `npm start` runs is reachable from the network. */

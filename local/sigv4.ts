@@ -145,8 +145,8 @@ async function expectedSignature(request: SignedRequest, query: QueryParameterBa
   }
   const declaredHash = request.headers[CONTENT_SHA256];
   if (typeof declaredHash === 'string') {
-    // The signature covers the declared hash; a body read whole must also have it.
-    if (request.body && /^[0-9a-f]{64}$/.test(declaredHash) && createHash('sha256').update(request.body).digest('hex') !== declaredHash) return undefined;
+    // The signature covers the declared hash; a body read whole must have it (an unsigned payload is S3's alone, for bodies it streams).
+    if (request.body && createHash('sha256').update(request.body).digest('hex') !== declaredHash) return undefined;
     headers[CONTENT_SHA256] = declaredHash;
   } else if (!request.body && request.method !== 'GET' && request.method !== 'HEAD' && parsed.expiresInSeconds === undefined) {
     // A streamed body that declares no hash cannot be checked.
@@ -165,6 +165,26 @@ async function expectedSignature(request: SignedRequest, query: QueryParameterBa
   }
   const presigned = await signer.presign(toSign, { ...options, expiresIn: parsed.expiresInSeconds, unhoistableHeaders: new Set([...parsed.signedHeaders, CONTENT_SHA256]) });
   return String(presigned.query?.['X-Amz-Signature']);
+}
+
+/**
+ * Signs a request in its Authorization header with `credential`, its body
+ * unsigned (the gates re-sign what they pass on to the emulator behind them,
+ * whose own key is not the caller's). Gives the headers to send.
+ */
+export async function signHeaders(
+  credential: { accessKeyId: string; secretAccessKey: string },
+  request: { method: string; path: string; query: QueryParameterBag; headers: Record<string, string> },
+  service: string,
+): Promise<Record<string, string>> {
+  const signingDate = new Date();
+  const scope = { accessKeyId: credential.accessKeyId, region: 'us-east-1', signingDate };
+  const headers = { ...request.headers, [CONTENT_SHA256]: request.headers[CONTENT_SHA256] ?? 'UNSIGNED-PAYLOAD' };
+  const signed = await signerFor(scope, credential.secretAccessKey, service).sign(
+    { method: request.method, protocol: 'http:', hostname: '', path: request.path, query: request.query, headers },
+    { signingDate, signableHeaders: new Set(['host', 'x-amz-date', CONTENT_SHA256]), unsignableHeaders: new Set(Object.keys(headers).filter((name) => !['host', CONTENT_SHA256].includes(name))) },
+  );
+  return signed.headers;
 }
 
 function signerFor(scope: Scope, secretAccessKey: string, service: string): SignatureV4 {
@@ -211,7 +231,7 @@ export function parseQuery(url: string): QueryParameterBag | undefined {
 }
 
 /** SHA-256 and HMAC-SHA-256 from node:crypto, shaped as the signer's checksum. */
-class NodeSha256 implements Checksum {
+export class NodeSha256 implements Checksum {
   private hash;
   constructor(secret?: string | ArrayBuffer | ArrayBufferView) {
     this.hash = secret === undefined ? createHash('sha256') : createHmac('sha256', toBuffer(secret));
