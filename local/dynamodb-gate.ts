@@ -27,6 +27,8 @@ const MAX_REQUEST_BYTES = 16 * 1024 * 1024;
 const TARGET_PREFIX = 'DynamoDB_20120810.';
 
 export interface DynamoGateOptions {
+  /** 0: a free one. */
+  readonly port: number;
   /** DynamoDB Local's endpoint. */
   readonly target: string;
   /** Which granted table each table name is (any other name is granted to nobody). */
@@ -41,7 +43,7 @@ export async function startDynamoGate(options: DynamoGateOptions): Promise<GateS
   const target = new URL(options.target);
   return startGateServer({
     name: 'dynamodb gate',
-    port: 0,
+    port: options.port,
     target: options.target,
     log: options.log,
     async handle(req, res, passOn) {

@@ -7,6 +7,16 @@ export const localCredentials = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVE
 export const LOCAL_HOST = '127.0.0.1';
 
 /**
+ * Whether a Host header names this machine by a loopback name (`localhost`,
+ * `127.0.0.1`, `[::1]`, with or without a port). Every local server listens on
+ * loopback only, but a web page can still reach it by a name of its own that
+ * resolves here (DNS rebinding): such a Host is never honoured.
+ */
+export function isLoopbackHost(host: string | undefined): boolean {
+  return /^(?:localhost|127\.0\.0\.1|\[::1\])(?::\d{1,5})?$/i.test(host ?? '');
+}
+
+/**
  * Where each local server listens, all decided by PORT: the API (and the demo
  * checkout, which it serves) on PORT itself and the emulators on the next four
  * ports. PORT=0 gives every one a free port chosen by the system.

@@ -141,6 +141,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     await assertPortFree(ports.api, 'the API (PORT)');
     // S3's address is what presigned uploads and downloads name: the functions' gate takes PORT+2, s3rver behind it a free port.
     await assertPortFree(ports.s3, 'S3 (PORT+2)');
+    await assertPortFree(ports.dynamodb, 'DynamoDB (PORT+1)');
     const dataPath = (name: string) => (options.dataDir ? path.join(options.dataDir, name) : undefined);
     if (options.dataDir) {
       const { mkdir } = await import('node:fs/promises');
@@ -164,7 +165,8 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       return allowed;
     };
     const [dynamodbLocal, s3Local, kmsStandin, paypalStandin, secretsManager] = await Promise.all([
-      startDynamoDbLocal({ dataDir: dataPath('dynamodb'), port: ports.dynamodb }),
+      // Behind the gate, which takes PORT+1: DynamoDB Local itself on a free port.
+      startDynamoDbLocal({ dataDir: dataPath('dynamodb'), port: 0 }),
       startS3Local({ dataDir: dataPath('s3'), buckets: [LOCAL_NAMES.documentsBucket, LOCAL_NAMES.reportsBucket] }),
       startKmsStandin({
         port: ports.kms,
@@ -204,6 +206,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     ]);
     // Every caller reaches DynamoDB through the gate, which refuses what each function's grants do not allow.
     const dynamoGate = await startDynamoGate({
+      port: ports.dynamodb,
       verifier,
       target: dynamodbLocal.endpoint,
       tables: { [LOCAL_NAMES.tableName]: 'table', [LOCAL_NAMES.auHistoryTableName]: 'auHistory' },

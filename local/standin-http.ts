@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { isLoopbackHost } from './ports.ts';
 import type { Principal } from './signing-credentials.ts';
 import type { SignatureRefusal, SignatureVerifier } from './sigv4.ts';
 
@@ -82,6 +83,11 @@ export class AwsServiceError extends Error {
 export function awsJsonServer(name: string, internal: { type: string; message: string }, handle: (req: IncomingMessage, res: ServerResponse, requestId: string) => Promise<void>): Server {
   return createServer((req, res) => {
     const requestId = randomUUID();
+    if (!isLoopbackHost(req.headers.host)) {
+      req.resume();
+      sendAwsJson(res, 421, requestId, { __type: 'MisdirectedRequest', message: 'Only loopback Host names are served.' }, 'MisdirectedRequest');
+      return;
+    }
     handle(req, res, requestId).catch((error: unknown) => {
       if (error instanceof AwsServiceError) {
         sendAwsJson(res, error.status, requestId, { __type: error.type, message: error.message }, error.type);
