@@ -77,7 +77,10 @@ export function awsClient<C extends { middlewareStack: unknown; config: unknown 
 const functionCredentials = {
   configure(configuration: { credentials(): unknown; setCredentials(credentials: AwsCredentialIdentityProvider): void }): void {
     const fallback = configuration.credentials() as AwsCredentialIdentity | AwsCredentialIdentityProvider;
-    configuration.setCredentials(async (properties) => containerCredentials() ?? (typeof fallback === 'function' ? fallback(properties) : fallback));
+    const provider: AwsCredentialIdentityProvider = async (properties) => containerCredentials() ?? (typeof fallback === 'function' ? fallback(properties) : fallback);
+    // The SDK keeps the first identity a provider gives unless the provider says it caches its own (the
+    // fallback does; the container's is read at each call, as it must be) and needs no caller configuration.
+    configuration.setCredentials(Object.assign(provider, { memoized: true, configBound: true }));
   },
 };
 
