@@ -268,10 +268,11 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       ...credentialEnvironment(signing.operator),
     };
     // Handlers run in this process, each inside its own function's container (see functionContainers);
-    // the process itself holds only what every function gets.
+    // the process itself holds what every function gets, and signs as the operator: what runs outside any
+    // function (the Account Updater engine's reading of a file, as Step Functions reads it) is the runtime's own.
     delete process.env.AWS_PROFILE;
     delete process.env.AWS_SESSION_TOKEN;
-    Object.assign(process.env, platformEnvironment);
+    Object.assign(process.env, platformEnvironment, credentialEnvironment(signing.operator));
 
     const clientConfig = { region: 'us-east-1', credentials: signing.operator };
     const dynamodbClient = new DynamoDBClient({ ...clientConfig, endpoint: dynamoGate.url });
