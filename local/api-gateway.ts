@@ -17,7 +17,7 @@ import type { GatewayResponseKind } from '#shared/http/gateway-responses.ts';
 import { GATEWAY_RESPONSES, METHOD_NOT_ALLOWED } from '#shared/http/gateway-responses.ts';
 import type { HttpMethod, RouteDefinition } from '#shared/http/routes.ts';
 import { LOCAL_ACCOUNT_ID, lambdaContext } from './lambda-context.ts';
-import { LOCAL_HOST } from './ports.ts';
+import { isLoopbackHost, LOCAL_HOST } from './ports.ts';
 import {
   AUTHORIZERS,
   API_GATEWAY_MAX_HEADER_BYTES,
@@ -300,7 +300,7 @@ function proxyEvent(
       accountId: LOCAL_ACCOUNT_ID,
       apiId: API_ID,
       authorizer: null,
-      domainName: findHeader(headers, 'host') ?? 'localhost',
+      domainName: servedHost(findHeader(headers, 'host'), req.socket.localPort ?? 0),
       domainPrefix: 'localhost',
       extendedRequestId: requestId,
       httpMethod: route.method,
@@ -461,4 +461,14 @@ function headerBytes(req: http.IncomingMessage): number {
 function findHeader(headers: Record<string, string | undefined>, name: string): string | undefined {
   const key = Object.keys(headers).find((candidate) => candidate.toLowerCase() === name);
   return key === undefined ? undefined : headers[key];
+}
+
+/**
+ * The host links are built on (the event's domainName, as API Gateway sets
+ * it): the request's Host when it names this machine by a loopback name, and
+ * otherwise the runtime's own, so a page that reached the API by a name of
+ * its own (DNS rebinding) never sees that name in a link.
+ */
+function servedHost(host: string | undefined, port: number): string {
+  return host !== undefined && isLoopbackHost(host) ? host : `localhost:${port}`;
 }

@@ -1,35 +1,41 @@
 /**
- * IAM's DynamoDB checks, in front of DynamoDB Local. In AWS every function has
- * its own role, and a call its role does not allow fails with
- * AccessDeniedException; DynamoDB Local checks nothing. So the local runtime
- * points its functions' DynamoDB endpoint here. Each call is attributed to
- * the function that made it (local/function-identity.ts); what that
- * function's grants (shared/dynamodb-grants.ts, the same data CDK turns into
- * its policy) do not allow is answered as DynamoDB answers it, and everything
- * else passes through unchanged. A handler that writes an item kind its route
- * did not declare then fails in every local test, not first after a deploy.
+ * DynamoDB's and IAM's checks, in front of DynamoDB Local, which checks
+ * neither signatures nor grants. Every caller's DynamoDB endpoint is here (the
+ * functions', the CLIs', the tests'). Each call must be signed (SigV4,
+ * local/sigv4.ts) by a credential the runtime issued; its signer is the
+ * caller. The operator (the runtime, the CLIs) may do anything; in AWS every
+ * function has its own role, and a call its role does not allow fails with
+ * AccessDeniedException, so what a function's grants (shared/dynamodb-grants.ts,
+ * the same data CDK turns into its policy) do not allow is answered as DynamoDB
+ * answers it. Everything else passes through unchanged. A handler that writes
+ * an item kind its route did not declare then fails in every local test, not
+ * first after a deploy.
  */
 import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import type { DynamoGrant, GrantedTable } from '#shared/dynamodb-grants.ts';
 import { grantsAllow } from '#shared/dynamodb-grants.ts';
 import { TABLE_KEY } from '#shared/store/table.ts';
-import { callingFunction, REFUSED_CALL } from './function-identity.ts';
+import { REFUSED_CALL } from './function-identity.ts';
 import type { GateServer } from './gate-server.ts';
 import { relay, startGateServer } from './gate-server.ts';
-import { readBoundedBody } from './standin-http.ts';
+import type { SignatureVerifier } from './sigv4.ts';
+import { AwsServiceError, readBoundedBody, requireSignature } from './standin-http.ts';
 
 /** DynamoDB's own cap on a request body. */
 const MAX_REQUEST_BYTES = 16 * 1024 * 1024;
 const TARGET_PREFIX = 'DynamoDB_20120810.';
 
 export interface DynamoGateOptions {
+  /** 0: a free one. */
+  readonly port: number;
   /** DynamoDB Local's endpoint. */
   readonly target: string;
   /** Which granted table each table name is (any other name is granted to nobody). */
   readonly tables: Readonly<Record<string, GrantedTable>>;
   /** Each function's grants. */
   readonly functions: ReadonlyMap<string, readonly DynamoGrant[]>;
+  readonly verifier: SignatureVerifier;
   readonly log: (line: Record<string, unknown>) => void;
 }
 
@@ -37,13 +43,21 @@ export async function startDynamoGate(options: DynamoGateOptions): Promise<GateS
   const target = new URL(options.target);
   return startGateServer({
     name: 'dynamodb gate',
-    port: 0,
+    port: options.port,
     target: options.target,
     log: options.log,
     async handle(req, res, passOn) {
       const body = await readBoundedBody(req, MAX_REQUEST_BYTES, () => new Error('request body over 16 MB'));
-      const functionName = callingFunction(req) ?? '(no function)';
-      // A call made outside any function's invocation has no role at all.
+      const signer = await requireSignature(options.verifier, req, body, 'dynamodb').catch((error: unknown) => {
+        if (error instanceof AwsServiceError) return sendJson(res, 400, { __type: `com.amazon.coral.service#${error.type}`, message: error.message });
+        throw error;
+      });
+      if (!signer) return;
+      if (signer.kind === 'operator') {
+        await relay(await passOn(req, res, { ...req.headers, host: target.host, 'content-length': String(body.length) }, body), res);
+        return;
+      }
+      const functionName = signer.name;
       const grants = options.functions.get(functionName) ?? [];
       const refused = refusal(grants, req.headers['x-amz-target'], body, options.tables);
       if (refused) {
@@ -147,14 +161,16 @@ function arrayOf(value: unknown): unknown[] {
 /** As DynamoDB answers a call the caller's policies do not allow. */
 function accessDenied(res: ServerResponse, functionName: string, refused: NamedAction): void {
   const resource = `table/${refused.table}${refused.index ? `/index/${refused.index}` : ''}`;
-  const text = JSON.stringify({
+  sendJson(res, 400, {
     __type: 'com.amazon.coral.service#AccessDeniedException',
     Message: `User: arn:aws:sts::000000000000:assumed-role/${functionName}/${functionName} is not authorized to perform: dynamodb:${refused.action} on resource: ${resource} because no identity-based policy allows the dynamodb:${refused.action} action`,
   });
-  res.writeHead(400, {
-    'Content-Type': 'application/x-amz-json-1.0',
-    'Content-Length': Buffer.byteLength(text),
-    'x-amzn-RequestId': randomUUID(),
-  });
+}
+
+/** A DynamoDB (JSON 1.0) answer. */
+function sendJson(res: ServerResponse, status: number, payload: Record<string, unknown>): undefined {
+  const text = JSON.stringify(payload);
+  res.writeHead(status, { 'Content-Type': 'application/x-amz-json-1.0', 'Content-Length': Buffer.byteLength(text), 'x-amzn-RequestId': randomUUID() });
   res.end(text);
+  return undefined;
 }

@@ -7,19 +7,25 @@
  * `account`, `time`, `region`, `resources`, `detail`). Lines are appended in
  * the order entries arrive, each call's lines in one write. The file can be
  * named after start (the runtime learns its port late); until then accepted
- * entries wait in memory.
+ * entries wait in memory. The file is created owner-only (0600). Every call is
+ * signed (SigV4, checked as EventBridge checks it, local/sigv4.ts) by a
+ * credential the runtime issued.
  */
 import { randomUUID } from 'node:crypto';
-import { appendFile, mkdir } from 'node:fs/promises';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { appendFile, chmod, mkdir } from 'node:fs/promises';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import path from 'node:path';
 import { LOCAL_ACCOUNT_ID } from './lambda-context.ts';
+import { LOCAL_HOST } from './ports.ts';
+import type { SignatureVerifier } from './sigv4.ts';
+import { AwsServiceError, awsJsonServer, closeServer, listenAt, readAwsJsonRequest, sendAwsJson } from './standin-http.ts';
 
 export interface EventBridgeStandinOptions {
   /** Buses that exist; entries for any other bus fail as they would in AWS. */
   busNames: readonly string[];
   region?: string;
+  /** Checks each call's signature. */
+  verifier: SignatureVerifier;
 }
 
 export interface EventBridgeStandin {
@@ -44,16 +50,6 @@ interface RequestEntry {
   Time?: unknown;
 }
 
-class ServiceError extends Error {
-  constructor(
-    readonly status: number,
-    readonly type: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
 export async function startEventBridgeStandin(options: EventBridgeStandinOptions): Promise<EventBridgeStandin> {
   const region = options.region ?? 'us-east-1';
   const buses = new Set(options.busNames.flatMap((name) => [name, `arn:aws:events:${region}:${LOCAL_ACCOUNT_ID}:event-bus/${name}`]));
@@ -73,7 +69,10 @@ export async function startEventBridgeStandin(options: EventBridgeStandinOptions
 
   const putEvents = async (body: { Entries?: unknown }) => {
     if (!Array.isArray(body.Entries) || body.Entries.length < 1 || body.Entries.length > MAX_ENTRIES) {
-      throw new ServiceError(400, 'ValidationException', `1 validation error detected: Value at 'entries' failed to satisfy constraint: Member must have length between 1 and ${MAX_ENTRIES}`);
+      throw new AwsServiceError('ValidationException', `1 validation error detected: Value at 'entries' failed to satisfy constraint: Member must have length between 1 and ${MAX_ENTRIES}`);
+    }
+    if (Buffer.byteLength(JSON.stringify(body.Entries)) > MAX_REQUEST_BYTES) {
+      throw new AwsServiceError('ValidationException', `Total size of the entries in the request is over the limit of ${MAX_REQUEST_BYTES} bytes`);
     }
     const lines: string[] = [];
     const results = (body.Entries as RequestEntry[]).map((entry) => {
@@ -102,41 +101,20 @@ export async function startEventBridgeStandin(options: EventBridgeStandinOptions
     return { FailedEntryCount: results.filter((result) => 'ErrorCode' in result).length, Entries: results };
   };
 
-  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const raw = await readBody(req);
-    const target = String(req.headers['x-amz-target'] ?? '');
-    if (req.method !== 'POST' || target !== 'AWSEvents.PutEvents') {
-      throw new ServiceError(400, 'UnknownOperationException', `The local EventBridge stand-in serves PutEvents only, not ${target || req.method}`);
-    }
-    let body: { Entries?: unknown };
-    try {
-      body = JSON.parse(raw.toString('utf8')) as { Entries?: unknown };
-    } catch {
-      throw new ServiceError(400, 'SerializationException', 'Request body is not valid JSON');
-    }
-    send(res, 200, await putEvents(body));
+  const operations = new Map([['PutEvents', putEvents]]);
+  const handle = async (req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void> => {
+    const { body } = await readAwsJsonRequest(req, { signingName: 'events', verifier: options.verifier, targetPrefix: 'AWSEvents', unknownOperation: 'UnknownOperationException', operations });
+    sendAwsJson(res, 200, requestId, await putEvents(body));
   };
-
-  const server = createServer((req, res) => {
-    handle(req, res).catch((error: unknown) => {
-      if (error instanceof ServiceError) send(res, error.status, { __type: error.type, message: error.message });
-      else send(res, 500, { __type: 'InternalException', message: String(error) });
-    });
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const { port } = server.address() as AddressInfo;
+  const server = awsJsonServer('EventBridge', { type: 'InternalException', message: 'Internal error in the local EventBridge stand-in.' }, handle);
+  const url = await listenAt(server, LOCAL_HOST, 0);
   return {
-    url: `http://127.0.0.1:${port}`,
+    url,
     async writeTo(target: string) {
       await mkdir(path.dirname(target), { recursive: true });
-      // Exists from now on, so a reader can follow it before the first event.
-      await appendFile(target, '', 'utf8');
+      // Exists from now on, so a reader can follow it before the first event; only its owner may read it.
+      await appendFile(target, '', { encoding: 'utf8', mode: 0o600 });
+      await chmod(target, 0o600);
       file = target;
       const pending = held;
       held = '';
@@ -146,9 +124,7 @@ export async function startEventBridgeStandin(options: EventBridgeStandinOptions
       return accepted;
     },
     async close() {
-      const closed = new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
-      server.closeAllConnections();
-      await closed;
+      await closeServer(server);
       await writes.catch(() => undefined);
     },
   };
@@ -176,27 +152,4 @@ function isJsonObject(text: string): boolean {
 function eventTime(time: unknown): string {
   const date = typeof time === 'number' ? new Date(time * 1000) : new Date();
   return `${date.toISOString().slice(0, 19)}Z`;
-}
-
-function readBody(req: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= MAX_REQUEST_BYTES) chunks.push(chunk);
-    });
-    req.on('end', () => {
-      if (size > MAX_REQUEST_BYTES) reject(new ServiceError(400, 'ValidationException', `Total size of the entries in the request is over the limit of ${MAX_REQUEST_BYTES} bytes`));
-      else resolve(Buffer.concat(chunks));
-    });
-    req.on('error', reject);
-  });
-}
-
-function send(res: ServerResponse, status: number, payload: Record<string, unknown>): void {
-  if (res.headersSent || res.destroyed) return;
-  const text = JSON.stringify(payload);
-  res.writeHead(status, { 'Content-Type': 'application/x-amz-json-1.1', 'Content-Length': Buffer.byteLength(text), 'x-amzn-RequestId': randomUUID() });
-  res.end(text);
 }

@@ -10,7 +10,7 @@ import { Agent, createServer, request as httpRequest } from 'node:http';
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import { closeServer, listenAt } from './standin-http.ts';
-import { LOCAL_HOST } from './ports.ts';
+import { isLoopbackHost, LOCAL_HOST } from './ports.ts';
 
 export interface GateServer {
   readonly url: string;
@@ -19,8 +19,8 @@ export interface GateServer {
   close(): Promise<void>;
 }
 
-/** Sends the request on to the emulator, its body a buffer or the request itself (streamed), and gives the emulator's answer. */
-export type PassOn = (req: IncomingMessage, res: ServerResponse, headers: IncomingHttpHeaders, body: Buffer | IncomingMessage) => Promise<IncomingMessage>;
+/** Sends the request on to the emulator (at `path`, or the path as sent), its body a buffer or the request itself (streamed), and gives the emulator's answer. */
+export type PassOn = (req: IncomingMessage, res: ServerResponse, headers: IncomingHttpHeaders, body: Buffer | IncomingMessage, path?: string) => Promise<IncomingMessage>;
 
 export async function startGateServer(options: {
   readonly name: string;
@@ -34,8 +34,8 @@ export async function startGateServer(options: {
   const target = new URL(options.target);
   const agent = new Agent({ keepAlive: true });
 
-  const passOn: PassOn = async (req, res, headers, body) => {
-    const upstream = httpRequest({ agent, host: target.hostname, port: target.port, method: req.method, path: req.url, headers });
+  const passOn: PassOn = async (req, res, headers, body, path = req.url) => {
+    const upstream = httpRequest({ agent, host: target.hostname, port: target.port, method: req.method, path, headers });
     res.once('close', () => {
       if (!res.writableFinished) upstream.destroy();
     });
@@ -51,6 +51,7 @@ export async function startGateServer(options: {
   };
 
   const server = createServer((req, res) => {
+    if (!isLoopbackHost(req.headers.host)) return misdirected(req, res);
     options.handle(req, res, passOn).catch((error: unknown) => {
       // The caller went away first: nobody is left to answer.
       if (res.destroyed) return;
@@ -68,6 +69,12 @@ export async function startGateServer(options: {
       agent.destroy();
     },
   };
+}
+
+/** A request that names this machine by a name that is not loopback's is not for this server (421). */
+export function misdirected(req: IncomingMessage, res: ServerResponse): void {
+  req.resume();
+  res.writeHead(421, { 'Content-Type': 'text/plain', Connection: 'close' }).end('Misdirected Request: only loopback Host names are served\n');
 }
 
 /** Answers with the emulator's answer, streamed. */

@@ -2,9 +2,10 @@
  * A loopback-only stand-in for AWS KMS that speaks the service's JSON 1.1 wire
  * protocol, so the unmodified `@aws-sdk/client-kms` can be pointed at it with
  * `AWS_ENDPOINT_URL_KMS` (or `endpoint`) and the handlers run exactly the code
- * paths they run against AWS. It is deliberately not a security boundary: key
- * material sits in memory (and, with `dataDir`, in a plain file), and
- * signatures are not checked. What it does keep faithful is the behaviour
+ * paths they run against AWS. Every call is signed (SigV4, checked as KMS
+ * checks it, local/sigv4.ts) by a credential the runtime issued, which names
+ * the caller whose key grants apply. Key material sits in memory (and, with
+ * `dataDir`, in an owner-only file). What it keeps faithful is the behaviour
  * callers rely on for correctness: encryption context binding, key usage
  * separation, key id forms and the typed exceptions.
  */
@@ -12,7 +13,8 @@ import { createCipheriv, createDecipheriv, createHmac, randomBytes, randomUUID }
 import { mkdir } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
-import { callingFunction } from './function-identity.ts';
+import { principalName } from './signing-credentials.ts';
+import type { SignatureVerifier } from './sigv4.ts';
 import { StandinDataFile } from './standin-data-file.ts';
 import { AwsServiceError, awsJsonServer, closeServer, listenAt, readAwsJsonRequest, sendAwsJson } from './standin-http.ts';
 
@@ -29,6 +31,8 @@ export interface KmsStandinOptions {
   keys?: Array<{ alias: string; keySpec: KmsStandinKeySpec }>;
   region?: string;
   accountId?: string;
+  /** Checks each call's signature and names its signer. */
+  verifier: SignatureVerifier;
   /**
    * IAM's part: whether the function that made a call (undefined for a call
    * made outside any function, the runtime's or a CLI's) may perform `action`
@@ -397,7 +401,7 @@ function operations(store: KeyStore): Map<string, Operation> {
 /** GET here answers the per-operation call counter as JSON (the stand-in's own extension, never KMS's). */
 export const CALLS_PATH = '/__standin/calls';
 
-export async function startKmsStandin(options: KmsStandinOptions = {}): Promise<KmsStandin> {
+export async function startKmsStandin(options: KmsStandinOptions): Promise<KmsStandin> {
   const host = options.host ?? '127.0.0.1';
   const store = new KeyStore(
     options.region ?? 'us-east-1',
@@ -434,13 +438,14 @@ export async function startKmsStandin(options: KmsStandinOptions = {}): Promise<
       res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) }).end(body);
       return;
     }
-    const { operationName, body } = await readAwsJsonRequest(req, { targetPrefix: 'TrentService', unknownOperation: 'UnsupportedOperationException', operations: handlers });
+    const { principal: signer, operationName, body } = await readAwsJsonRequest(req, { signingName: 'kms', verifier: options.verifier, targetPrefix: 'TrentService', unknownOperation: 'UnsupportedOperationException', operations: handlers });
     const operation = handlers.get(operationName)!;
     calls[operationName] = (calls[operationName] ?? 0) + 1;
-    const caller = callingFunction(req);
+    const caller = signer.kind === 'function' ? signer.name : undefined;
     const result = await operation(body, (keyArn, context) => {
       if (!options.authorize || options.authorize(caller, { action: operationName, keyArn, encryptionContext: context })) return;
-      const principal = `arn:aws:sts::${options.accountId ?? '000000000000'}:assumed-role/${caller ?? 'local'}/${caller ?? 'local'}`;
+      const role = principalName(signer);
+      const principal = `arn:aws:sts::${options.accountId ?? '000000000000'}:assumed-role/${role}/${role}`;
       throw new AwsServiceError('AccessDeniedException', `User: ${principal} is not authorized to perform: kms:${operationName} on resource: ${keyArn} because no identity-based policy allows the kms:${operationName} action`);
     });
     if (body.DryRun === true && DRY_RUN_OPERATIONS.has(operationName)) {

@@ -1,10 +1,20 @@
 import net from 'node:net';
 
-/** Credentials the local emulators accept; s3rver checks signatures against these. */
+/** The emulators' own key (s3rver knows only this one; DynamoDB Local takes any): used only between the runtime's gates and them, never by a caller. */
 export const localCredentials = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } as const;
 
 /** Every local server listens on loopback only: nothing `npm start` runs is reachable from the network. */
 export const LOCAL_HOST = '127.0.0.1';
+
+/**
+ * Whether a Host header names this machine by a loopback name (`localhost`,
+ * `127.0.0.1`, `[::1]`, with or without a port). Every local server listens on
+ * loopback only, but a web page can still reach it by a name of its own that
+ * resolves here (DNS rebinding): such a Host is never honoured.
+ */
+export function isLoopbackHost(host: string | undefined): boolean {
+  return /^(?:localhost|127\.0\.0\.1|\[::1\])(?::\d{1,5})?$/i.test(host ?? '');
+}
 
 /**
  * Where each local server listens, all decided by PORT: the API (and the demo

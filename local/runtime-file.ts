@@ -9,6 +9,7 @@ import path from 'node:path';
 export interface RuntimeFile {
   pid: number;
   url: string;
+  /** What the CLIs apply to reach the stores, the operator's signing credential (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY) included: the file is 0600. */
   handlerEnvironment: Record<string, string>;
   /** Bearer token of the runtime's loopback admin endpoint (authorizer cache flush); the file is 0600. */
   adminToken: string;
@@ -28,7 +29,10 @@ export function eventsFilePath(projectDir: string, port: number): string {
 
 export async function writeRuntimeFile(projectDir: string, port: number, content: RuntimeFile): Promise<void> {
   await mkdir(path.join(projectDir, '.local'), { recursive: true });
-  await writeFile(runtimeFilePath(projectDir, port), JSON.stringify(content, null, 2), { mode: 0o600 });
+  const file = runtimeFilePath(projectDir, port);
+  // Created afresh, so the mode applies (one left behind by a killed runtime would keep its own).
+  await rm(file, { force: true });
+  await writeFile(file, JSON.stringify(content, null, 2), { mode: 0o600, flag: 'wx' });
 }
 
 export async function removeRuntimeFile(projectDir: string, port: number): Promise<void> {

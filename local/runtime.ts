@@ -9,7 +9,7 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { KMSClient } from '@aws-sdk/client-kms';
 import { KmsSecretHasher } from '#shared/aws/credential-hasher.ts';
 import type { FunctionContainer } from '#shared/container.ts';
-import { currentContainer, functionContainer, runInContainer } from '#shared/container.ts';
+import { functionContainer, runInContainer } from '#shared/container.ts';
 import { s3Triggers, streamTriggers } from '#shared/events.ts';
 import type { S3Trigger } from '#shared/events.ts';
 import { bucketGrants } from '#shared/bucket-grants.ts';
@@ -41,15 +41,18 @@ import { startStreamPoller } from './dynamodb-streams.ts';
 import { startEventBridgeStandin } from './eventbridge-standin.ts';
 import { startKmsStandin } from './kms-standin.ts';
 import type { KmsStandinOptions } from './kms-standin.ts';
-import { nameCallingFunctions, REFUSED_CALL } from './function-identity.ts';
+import { REFUSED_CALL } from './function-identity.ts';
 import { startPaypalStandin } from './paypal-standin.ts';
 import { startSecretsManagerStandin } from './secrets-manager-standin.ts';
-import { assertPortFree, localCredentials, localPorts } from './ports.ts';
+import { assertPortFree, localPorts } from './ports.ts';
 import { ADMIN_FLUSH_PATH, eventsFilePath } from './runtime-file.ts';
 import { ensureHistoryTable, ensureTable } from './provision.ts';
 import { routeS3Events } from './s3-events.ts';
 import { startS3Gate } from './s3-gate.ts';
 import { startS3Local } from './s3-local.ts';
+import { generateSigningCredentials } from './signing-credentials.ts';
+import type { SigningCredential } from './signing-credentials.ts';
+import { signatureVerifier } from './sigv4.ts';
 import type { Seed } from './seed.ts';
 import { applySeed } from './seed.ts';
 
@@ -96,13 +99,18 @@ export interface LocalRuntime {
   port: number;
   /**
    * Every variable any handler gets (each handler gets only its own function's,
-   * see functionContainers); CLIs apply it to reach the same stores.
+   * see functionContainers), with the operator's signing credential instead of
+   * any function's: CLIs apply it to reach the same stores through the same
+   * checking endpoints. Secret: it goes only to the 0600 runtime file.
    */
   handlerEnvironment: Record<string, string>;
   /** Credentials issued at start: the LOCAL_SEED ones, or one demo credential. */
   issuedCredentials: IssuedCredential[];
   endpoints: { dynamodb: string; s3: string; kms: string; paypal: string; secretsManager: string; eventbridge: string };
-  /** Where domain events are appended, one EventBridge-shaped JSON object per line: `.local/events-<port>.jsonl`. */
+  /**
+   * Where domain events are appended, one EventBridge-shaped JSON object per line:
+   * `.local/events-<port>.jsonl`, owner-only (0600), removed at close unless the data persists (dataDir).
+   */
   eventsFile: string;
   /** The demo checkout (only without a seed): its page and the publishable key it uses. */
   demo: { url: string; publishableKey: PublishableKey } | undefined;
@@ -133,6 +141,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     await assertPortFree(ports.api, 'the API (PORT)');
     // S3's address is what presigned uploads and downloads name: the functions' gate takes PORT+2, s3rver behind it a free port.
     await assertPortFree(ports.s3, 'S3 (PORT+2)');
+    await assertPortFree(ports.dynamodb, 'DynamoDB (PORT+1)');
     const dataPath = (name: string) => (options.dataDir ? path.join(options.dataDir, name) : undefined);
     if (options.dataDir) {
       const { mkdir } = await import('node:fs/promises');
@@ -141,8 +150,10 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     const routes = options.routes ?? routeTable;
     const triggers = options.s3Triggers ?? s3Triggers;
     const accesses = functionAccesses(routes, triggers);
-    // IAM's part, locally: which function made a call, and what its grants allow (the same data CDK's policies come from).
-    const functionOfContainer = new Map<FunctionContainer, string>();
+    // IAM's part, locally: each function signs with a credential of its own, made now, and its grants (the same data CDK's policies come from)
+    // say what it may do; the operator (this runtime, the CLIs) signs with another. Every endpoint that holds data checks the signatures.
+    const signing = generateSigningCredentials(accesses.map(([name]) => name));
+    const verifier = signatureVerifier(signing);
     const logRefusal = options.log ?? ((line: Record<string, unknown>) => process.stderr.write(`${JSON.stringify(line)}\n`));
     const keyGrantsOf = new Map(accesses.map(([name, access]) => [name, keyGrants(access)]));
     let keyOfArn = new Map<string, GrantedKey>();
@@ -154,7 +165,8 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       return allowed;
     };
     const [dynamodbLocal, s3Local, kmsStandin, paypalStandin, secretsManager] = await Promise.all([
-      startDynamoDbLocal({ dataDir: dataPath('dynamodb'), port: ports.dynamodb }),
+      // Behind the gate, which takes PORT+1: DynamoDB Local itself on a free port.
+      startDynamoDbLocal({ dataDir: dataPath('dynamodb'), port: 0 }),
       startS3Local({ dataDir: dataPath('s3'), buckets: [LOCAL_NAMES.documentsBucket, LOCAL_NAMES.reportsBucket] }),
       startKmsStandin({
         port: ports.kms,
@@ -165,6 +177,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
           { alias: LOCAL_NAMES.fingerprintKeyAlias, keySpec: 'HMAC_256' },
         ],
         authorize: authorizeKeyUse,
+        verifier,
       }),
       startPaypalStandin({ port: ports.paypal }),
       // The stack's PayPal secret, created only when absent (see LOCAL_PAYPAL_CREDENTIALS).
@@ -172,10 +185,11 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       startSecretsManagerStandin({
         dataDir: options.dataDir,
         secrets: [{ name: LOCAL_NAMES.paypalSecretName, secretString: JSON.stringify(LOCAL_PAYPAL_CREDENTIALS), description: 'Payments local: PayPal REST client credentials (JSON client_id, client_secret)' }],
+        verifier,
       }),
     ]);
     closers.push(dynamodbLocal.close, s3Local.close, kmsStandin.close, paypalStandin.close, secretsManager.close);
-    const eventBridge = await startEventBridgeStandin({ busNames: [LOCAL_NAMES.eventBusName] });
+    const eventBridge = await startEventBridgeStandin({ busNames: [LOCAL_NAMES.eventBusName], verifier });
     closers.push(eventBridge.close);
 
     const vaultKey = kmsStandin.keys[LOCAL_NAMES.vaultKeyAlias];
@@ -190,8 +204,10 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       [fingerprintKey.arn, 'fingerprint'],
       [macKey.arn, 'credentialMac'],
     ]);
-    // The functions reach DynamoDB through the gate, which refuses what each one's grants do not allow.
+    // Every caller reaches DynamoDB through the gate, which refuses what each function's grants do not allow.
     const dynamoGate = await startDynamoGate({
+      port: ports.dynamodb,
+      verifier,
       target: dynamodbLocal.endpoint,
       tables: { [LOCAL_NAMES.tableName]: 'table', [LOCAL_NAMES.auHistoryTableName]: 'auHistory' },
       functions: new Map(accesses.map(([name, access]) => [name, dynamodbGrants(access)])),
@@ -199,8 +215,9 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       log: logRefusal,
     });
     closers.push(dynamoGate.close);
-    // Their S3 endpoint is a gate in front of s3rver, which refuses what each one's bucket grants do not allow.
+    // Every caller's S3 endpoint is a gate in front of s3rver, which refuses what each function's bucket grants do not allow.
     const s3Gate = await startS3Gate({
+      verifier,
       port: ports.s3,
       target: s3Local.endpoint,
       buckets: { [LOCAL_NAMES.documentsBucket]: 'documents', [LOCAL_NAMES.reportsBucket]: 'reports' },
@@ -208,14 +225,10 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       log: logRefusal,
     });
     closers.push(s3Gate.close);
-    const stopNaming = nameCallingFunctions([dynamoGate.host, s3Gate.host, new URL(kmsStandin.url).host], () => functionOfContainer.get(currentContainer()));
-    closers.push(async () => stopNaming());
 
     // What Lambda and CDK give every function; the rest each function gets from its declared access.
     const platformEnvironment: Record<string, string> = {
       AWS_REGION: 'us-east-1',
-      AWS_ACCESS_KEY_ID: localCredentials.accessKeyId,
-      AWS_SECRET_ACCESS_KEY: localCredentials.secretAccessKey,
       AWS_ENDPOINT_URL_DYNAMODB: dynamoGate.url,
       AWS_ENDPOINT_URL_S3: s3Gate.url,
       AWS_ENDPOINT_URL_KMS: kmsStandin.url,
@@ -242,8 +255,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       // As in AWS, PayPal functions read their client credentials from the secret, once per container.
       paypal: { apiUrl: paypalStandin.url, credentials: { secretArn: paypalSecret.arn } },
     };
-    const containers = functionContainers({ accesses, platformEnvironment, resources });
-    for (const [name, container] of containers) functionOfContainer.set(container, name);
+    const containers = functionContainers({ accesses, platformEnvironment, resources, credentialOf: (name) => signing.forFunction(name) });
     const invokeAs = <R>(functionName: string, invoke: () => Promise<R>): Promise<R> => {
       const container = containers.get(functionName);
       if (!container) throw new Error(`no function named ${functionName}`);
@@ -252,18 +264,18 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     const handlerEnvironment: Record<string, string> = {
       ...platformEnvironment,
       ...Object.assign({}, ...[...containers.values()].map((container) => container.environment)),
-      // CLIs act as the operator, not as one function: the stores themselves.
-      AWS_ENDPOINT_URL_DYNAMODB: dynamodbLocal.endpoint,
-      AWS_ENDPOINT_URL_S3: s3Local.endpoint,
+      // CLIs act as the operator, not as one function.
+      ...credentialEnvironment(signing.operator),
     };
     // Handlers run in this process, each inside its own function's container (see functionContainers);
-    // the process itself holds only what every function gets.
+    // the process itself holds what every function gets, and signs as the operator: what runs outside any
+    // function (the Account Updater engine's reading of a file, as Step Functions reads it) is the runtime's own.
     delete process.env.AWS_PROFILE;
     delete process.env.AWS_SESSION_TOKEN;
-    Object.assign(process.env, platformEnvironment);
+    Object.assign(process.env, platformEnvironment, credentialEnvironment(signing.operator));
 
-    const clientConfig = { region: 'us-east-1', credentials: localCredentials };
-    const dynamodbClient = new DynamoDBClient({ ...clientConfig, endpoint: dynamodbLocal.endpoint });
+    const clientConfig = { region: 'us-east-1', credentials: signing.operator };
+    const dynamodbClient = new DynamoDBClient({ ...clientConfig, endpoint: dynamoGate.url });
     const kmsClient = new KMSClient({ ...clientConfig, endpoint: kmsStandin.url });
     closers.push(async () => {
       dynamodbClient.destroy();
@@ -310,9 +322,8 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     const eventsFile = eventsFilePath(REPO_ROOT, api.port);
     await rm(eventsFile, { force: true });
     await eventBridge.writeTo(eventsFile);
-    // On random ports (tests, benchmarks) the name never comes again: removed last, once nothing can append to it,
-    // or on exit however it comes about.
-    if (options.port === 0) {
+    // Removed last, once nothing can append to it, or on exit however it comes about; kept only with the data it describes.
+    if (!options.dataDir) {
       const deregister = onExitSync(() => rmSync(eventsFile, { force: true }));
       closers.unshift(async () => {
         deregister();
@@ -354,7 +365,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       issuedCredentials,
       demo,
       endpoints: {
-        dynamodb: dynamodbLocal.endpoint,
+        dynamodb: dynamoGate.url,
         s3: s3Gate.url,
         kms: kmsStandin.url,
         paypal: paypalStandin.url,
@@ -383,8 +394,20 @@ export function functionContainers(options: {
   accesses: ReadonlyArray<readonly [string, FunctionAccess]>;
   platformEnvironment: Record<string, string>;
   resources: FunctionResources;
+  /** Each function's own signing credential, as Lambda gives each its role's. */
+  credentialOf?: (functionName: string) => SigningCredential;
 }): Map<string, FunctionContainer> {
-  return new Map(options.accesses.map(([name, access]) => [name, functionContainer({ ...options.platformEnvironment, ...functionEnvironment(access, options.resources) })]));
+  return new Map(
+    options.accesses.map(([name, access]) => [
+      name,
+      functionContainer({ ...options.platformEnvironment, ...(options.credentialOf ? credentialEnvironment(options.credentialOf(name)) : {}), ...functionEnvironment(access, options.resources) }),
+    ]),
+  );
+}
+
+/** A signing credential as Lambda hands a function its role's: in the environment the SDK reads. */
+function credentialEnvironment(credential: SigningCredential): Record<string, string> {
+  return { AWS_ACCESS_KEY_ID: credential.accessKeyId, AWS_SECRET_ACCESS_KEY: credential.secretAccessKey };
 }
 
 /** Every function the runtime hosts, with what it may touch. */

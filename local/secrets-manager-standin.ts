@@ -6,14 +6,15 @@
  * what the service and its CLIs use (GetSecretValue, PutSecretValue,
  * DescribeSecret, CreateSecret), with secret ids in both forms (name or ARN),
  * version staging labels as Secrets Manager moves them and its typed
- * exceptions. It is not a security boundary: values sit in memory (and, with
- * `dataDir`, in a plain 0600 file), nothing is encrypted and signatures are
- * not checked.
+ * exceptions. Every call is signed (SigV4, checked as the service checks it,
+ * local/sigv4.ts) by a credential the runtime issued. Values sit in memory
+ * (and, with `dataDir`, in a 0600 file), unencrypted.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
+import type { SignatureVerifier } from './sigv4.ts';
 import { StandinDataFile } from './standin-data-file.ts';
 import { AwsServiceError, awsJsonServer, closeServer, listenAt, readAwsJsonRequest, sendAwsJson } from './standin-http.ts';
 
@@ -30,6 +31,8 @@ export interface SecretsManagerStandinOptions {
   secrets?: Array<{ name: string; secretString: string; description?: string }>;
   region?: string;
   accountId?: string;
+  /** Checks each call's signature. */
+  verifier: SignatureVerifier;
 }
 
 export interface SecretsManagerStandin {
@@ -316,7 +319,7 @@ function operations(store: SecretStore): Map<string, Operation> {
 // ---------------------------------------------------------------------------
 // HTTP
 
-export async function startSecretsManagerStandin(options: SecretsManagerStandinOptions = {}): Promise<SecretsManagerStandin> {
+export async function startSecretsManagerStandin(options: SecretsManagerStandinOptions): Promise<SecretsManagerStandin> {
   const host = options.host ?? '127.0.0.1';
   const store = new SecretStore(options.region ?? 'us-east-1', options.accountId ?? '000000000000', new StandinDataFile(options.dataDir ? join(options.dataDir, DATA_FILE) : undefined));
   if (options.dataDir) await mkdir(options.dataDir, { recursive: true });
@@ -334,7 +337,7 @@ export async function startSecretsManagerStandin(options: SecretsManagerStandinO
   const handlers = operations(store);
 
   const handle = async (req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void> => {
-    const { operationName, body } = await readAwsJsonRequest(req, { targetPrefix: 'secretsmanager', unknownOperation: 'UnknownOperationException', operations: handlers });
+    const { operationName, body } = await readAwsJsonRequest(req, { signingName: 'secretsmanager', verifier: options.verifier, targetPrefix: 'secretsmanager', unknownOperation: 'UnknownOperationException', operations: handlers });
     sendAwsJson(res, 200, requestId, await handlers.get(operationName)!(body));
   };
 

@@ -7,6 +7,9 @@ import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { isLoopbackHost } from './ports.ts';
+import type { Principal } from './signing-credentials.ts';
+import type { SignatureRefusal, SignatureVerifier } from './sigv4.ts';
 
 /** The request body, refused with `tooLarge()` once past `maxBytes` (declared or sent); the rest is drained, not buffered. */
 export function readBoundedBody(req: IncomingMessage, maxBytes: number, tooLarge: () => Error): Promise<Buffer> {
@@ -80,6 +83,11 @@ export class AwsServiceError extends Error {
 export function awsJsonServer(name: string, internal: { type: string; message: string }, handle: (req: IncomingMessage, res: ServerResponse, requestId: string) => Promise<void>): Server {
   return createServer((req, res) => {
     const requestId = randomUUID();
+    if (!isLoopbackHost(req.headers.host)) {
+      req.resume();
+      sendAwsJson(res, 421, requestId, { __type: 'MisdirectedRequest', message: 'Only loopback Host names are served.' }, 'MisdirectedRequest');
+      return;
+    }
     handle(req, res, requestId).catch((error: unknown) => {
       if (error instanceof AwsServiceError) {
         sendAwsJson(res, error.status, requestId, { __type: error.type, message: error.message }, error.type);
@@ -111,24 +119,56 @@ export async function closeServer(server: Server): Promise<void> {
   await closed;
 }
 
+/**
+ * As the AWS JSON services answer a request whose signature does not hold (a
+ * stale date is refused as an expired signature). DynamoDB (JSON 1.0) names
+ * the types with their `com.amazon.coral.service#` namespace; the SDK reads
+ * either form.
+ */
+export function signatureError(refusal: SignatureRefusal): AwsServiceError {
+  switch (refusal) {
+    case 'missing':
+      return new AwsServiceError('MissingAuthenticationTokenException', 'Missing Authentication Token');
+    case 'malformed':
+      return new AwsServiceError('IncompleteSignatureException', 'The request signature does not conform to AWS standards.');
+    case 'unknown-key':
+      return new AwsServiceError('UnrecognizedClientException', 'The security token included in the request is invalid.');
+    case 'mismatch':
+      return new AwsServiceError('InvalidSignatureException', 'The request signature we calculated does not match the signature you provided. Check your AWS Secret Access Key and signing method.');
+    case 'skewed':
+    case 'expired':
+      return new AwsServiceError('InvalidSignatureException', 'Signature expired: the signing date is more than 15 minutes from the current time.');
+  }
+}
+
+/** Who signed a request whose body was read whole, or the error its service answers (signatureError). */
+export async function requireSignature(verifier: SignatureVerifier, req: IncomingMessage, body: Buffer, signingName: string): Promise<Principal> {
+  const check = await verifier.verifyRequest({ method: req.method ?? 'POST', url: req.url ?? '/', headers: req.headers, body }, signingName);
+  if (!check.ok) throw signatureError(check.refusal);
+  return check.principal;
+}
+
 /** The largest request body a stand-in of an AWS JSON service reads. */
 const MAX_AWS_JSON_BODY_BYTES = 1024 * 1024;
 
 /**
- * One AWS JSON 1.1 request: the operation `X-Amz-Target` names
- * (`<targetPrefix>.<Operation>`, one of `operations`) and its JSON object body,
- * or the AwsServiceError the service answers (`unknownOperation`: the service's
- * own exception type for a method or target it does not serve).
+ * One AWS JSON 1.1 request: who signed it (SigV4 for the service's
+ * `signingName`, checked before anything else, as AWS does), the operation
+ * `X-Amz-Target` names (`<targetPrefix>.<Operation>`, one of `operations`)
+ * and its JSON object body, or the AwsServiceError the service answers
+ * (`unknownOperation`: the service's own exception type for a method or
+ * target it does not serve).
  */
 export async function readAwsJsonRequest<Name extends string>(
   req: IncomingMessage,
-  service: { targetPrefix: string; unknownOperation: string; operations: ReadonlyMap<Name, unknown> },
-): Promise<{ operationName: Name; body: Record<string, unknown> }> {
+  service: { signingName: string; verifier: SignatureVerifier; targetPrefix: string; unknownOperation: string; operations: ReadonlyMap<Name, unknown> },
+): Promise<{ principal: Principal; operationName: Name; body: Record<string, unknown> }> {
   if (req.method !== 'POST') {
     req.resume();
     throw new AwsServiceError(service.unknownOperation, 'Only POST requests are supported.', 405);
   }
   const raw = await readBoundedBody(req, MAX_AWS_JSON_BODY_BYTES, () => new AwsServiceError('ValidationException', `Request body exceeds ${MAX_AWS_JSON_BODY_BYTES} bytes.`, 413));
+  const principal = await requireSignature(service.verifier, req, raw, service.signingName);
   const targetHeader = req.headers['x-amz-target'];
   const target = Array.isArray(targetHeader) ? targetHeader[0] : targetHeader;
   const [prefix, operationName] = (target ?? '').split('.');
@@ -145,5 +185,5 @@ export async function readAwsJsonRequest<Name extends string>(
     }
   }
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new AwsServiceError('SerializationException', 'The request body must be a JSON object.');
-  return { operationName: operationName as Name, body: body as Record<string, unknown> };
+  return { principal, operationName: operationName as Name, body: body as Record<string, unknown> };
 }

@@ -72,7 +72,7 @@ function printBanner(started: LocalRuntime): void {
   const lines = [
     '',
     `Payments API (local) listening on ${started.url}  [ready in ${Date.now() - startedAt} ms]`,
-    `  DynamoDB Local ${started.endpoints.dynamodb} · S3 (s3rver, behind the grants check) ${started.endpoints.s3} · KMS stand-in ${started.endpoints.kms} · PayPal stand-in ${started.endpoints.paypal} · Secrets Manager stand-in ${started.endpoints.secretsManager}`,
+    `  DynamoDB Local ${started.endpoints.dynamodb} · S3 (s3rver) ${started.endpoints.s3}, both behind the signature and grants checks · KMS stand-in ${started.endpoints.kms} · PayPal stand-in ${started.endpoints.paypal} · Secrets Manager stand-in ${started.endpoints.secretsManager}`,
     `  Storage: ${dataDir ? `persisted in ${dataDir}` : 'in memory (set LOCAL_DATA_DIR=<folder> to keep data)'}`,
     `  Domain events: ${path.relative(process.cwd(), started.eventsFile) || started.eventsFile} (one EventBridge event per line)`,
     '',

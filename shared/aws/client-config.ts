@@ -1,4 +1,5 @@
-import type { MetadataBearer, MiddlewareStack } from '@smithy/types';
+import type { AwsCredentialIdentity, AwsCredentialIdentityProvider, MetadataBearer, MiddlewareStack } from '@smithy/types';
+import { currentContainer } from '#shared/container.ts';
 import { tracer } from '#shared/observability/tracer.ts';
 import { DeadlineExceeded, remainingMs } from './deadline.ts';
 import { EARLIER_ATTEMPT_MAY_HAVE_APPLIED, attemptMayHaveBeenApplied } from './outcome.ts';
@@ -59,8 +60,33 @@ export function awsClient<C extends { middlewareStack: unknown; config: unknown 
   budget: CallBudget,
   options?: () => O,
 ): C {
-  const client = new Client({ ...(options?.() as O), ...clientBudget(budget) });
+  const client = new Client({ ...(options?.() as O), ...clientBudget(budget), extensions: [functionCredentials] });
   return tracer.captureAWSv3Client(applyRequestDeadline(withoutSdkLogger(client), dependency));
+}
+
+/**
+ * Each call is signed with the credentials of the function it is made for:
+ * those its container's environment holds (AWS_ACCESS_KEY_ID,
+ * AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, as Lambda sets them), read at each
+ * call, else the SDK's default chain (a CLI with a profile). In Lambda the
+ * container is the process, whose environment the default chain reads first
+ * anyway; the local runtime runs every function in one process, each in its
+ * own container with its own credentials, and its endpoints tell functions
+ * apart by them (a presigned URL or form carries its signer's grants).
+ */
+const functionCredentials = {
+  configure(configuration: { credentials(): unknown; setCredentials(credentials: AwsCredentialIdentityProvider): void }): void {
+    const fallback = configuration.credentials() as AwsCredentialIdentity | AwsCredentialIdentityProvider;
+    const provider: AwsCredentialIdentityProvider = async (properties) => containerCredentials() ?? (typeof fallback === 'function' ? fallback(properties) : fallback);
+    // The SDK keeps the first identity a provider gives unless the provider says it caches its own (the
+    // fallback does; the container's is read at each call, as it must be) and needs no caller configuration.
+    configuration.setCredentials(Object.assign(provider, { memoized: true, configBound: true }));
+  },
+};
+
+function containerCredentials(): AwsCredentialIdentity | undefined {
+  const { AWS_ACCESS_KEY_ID: accessKeyId, AWS_SECRET_ACCESS_KEY: secretAccessKey, AWS_SESSION_TOKEN: sessionToken } = currentContainer().environment;
+  return accessKeyId && secretAccessKey ? { accessKeyId, secretAccessKey, ...(sessionToken ? { sessionToken } : {}) } : undefined;
 }
 
 /** Client configuration for a budget (`requestHandler` as options: the SDK builds its Node handler from them). */

@@ -4,16 +4,23 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startKmsStandin, type KmsStandin } from '#local/kms-standin.ts';
+import { generateSigningCredentials } from '#local/signing-credentials.ts';
+import { signatureVerifier } from '#local/sigv4.ts';
+import { signedFetch } from '../support/signed-fetch.ts';
+
+/** The stand-in checks every signature: these tests sign as the operator. */
+const signing = generateSigningCredentials([]);
+const verifier = signatureVerifier(signing);
 
 const VAULT = 'alias/vault';
 const OTHER = 'alias/other';
 const MAC = 'alias/credential-mac';
 
-function clientFor(url: string): KMSClient {
+function clientFor(url: string, credentials = signing.operator): KMSClient {
   return new KMSClient({
     endpoint: url,
     region: 'us-east-1',
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    credentials,
     maxAttempts: 1,
   });
 }
@@ -40,6 +47,7 @@ describe('KMS stand-in with @aws-sdk/client-kms', () => {
         { alias: OTHER, keySpec: 'SYMMETRIC_DEFAULT' },
         { alias: MAC, keySpec: 'HMAC_256' },
       ],
+      verifier,
     });
     kms = clientFor(standin.url);
   });
@@ -170,9 +178,32 @@ describe('KMS stand-in with @aws-sdk/client-kms', () => {
     expect(await errorName(kms.send(new GenerateMacCommand({ KeyId: 'alias/missing', Message: bytes('x'), MacAlgorithm: 'HMAC_SHA_256' })))).toBe('NotFoundException');
   });
 
+  it('refuses an unsigned call, a signature by a key it never issued, a wrong signature and a stale one, as KMS does', async () => {
+    const target = { 'Content-Type': 'application/x-amz-json-1.1', 'X-Amz-Target': 'TrentService.GenerateMac' };
+    const body = JSON.stringify({ KeyId: MAC, Message: Buffer.from('4111111111111111').toString('base64'), MacAlgorithm: 'HMAC_SHA_256' });
+    const answers = {
+      unsigned: await fetch(standin.url, { method: 'POST', headers: target, body }),
+      stranger: await signedFetch(standin.url, { headers: target, body }, generateSigningCredentials([]).operator, 'kms'),
+      wrongSecret: await signedFetch(standin.url, { headers: target, body }, { ...signing.operator, secretAccessKey: 'not-the-secret' }, 'kms'),
+    };
+    const stale = await signedFetch(standin.url, { headers: target, body, signingDate: new Date(Date.now() - 16 * 60 * 1000) }, signing.operator, 'kms');
+    const refusals = await Promise.all(
+      [...Object.values(answers), stale].map(async (answer) => ({ status: answer.status, type: ((await answer.json()) as { __type: string }).__type })),
+    );
+    expect(refusals).toEqual([
+      { status: 400, type: 'MissingAuthenticationTokenException' },
+      { status: 400, type: 'UnrecognizedClientException' },
+      { status: 400, type: 'InvalidSignatureException' },
+      { status: 400, type: 'InvalidSignatureException' },
+    ]);
+    expect(await errorName(clientFor(standin.url, { accessKeyId: signing.operator.accessKeyId, secretAccessKey: 'guess' }).send(new GenerateMacCommand({ KeyId: MAC, Message: bytes('x'), MacAlgorithm: 'HMAC_SHA_256' })))).toBe(
+      'InvalidSignatureException',
+    );
+  });
+
   it('answers malformed requests and operations the service never calls with JSON errors', async () => {
     const post = (target: string, body: string) =>
-      fetch(standin.url, { method: 'POST', headers: { 'Content-Type': 'application/x-amz-json-1.1', 'X-Amz-Target': target }, body });
+      signedFetch(standin.url, { headers: { 'Content-Type': 'application/x-amz-json-1.1', 'X-Amz-Target': target }, body }, signing.operator, 'kms');
 
     const malformed = await post('TrentService.GenerateDataKey', '{not json');
     expect(malformed.status).toBe(400);
@@ -226,7 +257,7 @@ describe('KMS stand-in persistence', () => {
       { alias: VAULT, keySpec: 'SYMMETRIC_DEFAULT' as const },
       { alias: MAC, keySpec: 'HMAC_256' as const },
     ];
-    const first = await startKmsStandin({ dataDir, keys });
+    const first = await startKmsStandin({ dataDir, keys, verifier });
     const firstClient = clientFor(first.url);
     let ciphertext: Uint8Array | undefined;
     let dataKey: Buffer | undefined;
@@ -245,7 +276,7 @@ describe('KMS stand-in persistence', () => {
     const persisted = JSON.parse(await readFile(join(dataDir, 'kms-keys.json'), 'utf8')) as { aliases: Record<string, string> };
     expect(persisted.aliases[VAULT]).toBe(first.keys[VAULT]?.keyId);
 
-    const second = await startKmsStandin({ dataDir, keys });
+    const second = await startKmsStandin({ dataDir, keys, verifier });
     const secondClient = clientFor(second.url);
     try {
       expect(second.keys).toEqual(first.keys);
@@ -261,8 +292,8 @@ describe('KMS stand-in persistence', () => {
 
   it('keeps memory-only instances independent', async () => {
     const keys = [{ alias: VAULT, keySpec: 'SYMMETRIC_DEFAULT' as const }];
-    const first = await startKmsStandin({ keys });
-    const second = await startKmsStandin({ keys });
+    const first = await startKmsStandin({ keys, verifier });
+    const second = await startKmsStandin({ keys, verifier });
     const firstClient = clientFor(first.url);
     const secondClient = clientFor(second.url);
     try {

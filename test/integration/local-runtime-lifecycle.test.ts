@@ -1,5 +1,5 @@
 import { execFile, execFileSync, spawn } from 'node:child_process';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
@@ -86,8 +86,8 @@ async function leftovers(runtime: Started): Promise<{ processes: number[]; files
   await runtime.exited;
   const everything = [...runtime.descendants, runtime.npm.pid as number];
   for (let attempt = 0; attempt < 100 && everything.some(alive); attempt += 1) await sleep(100);
-  // The events file stays for a fixed PORT (emptied at the next start); on random ports it goes too.
-  const files = [runtimeFilePath(repoRoot, runtime.port), runtime.s3Folder, ...(runtime.randomPorts ? [eventsFilePath(repoRoot, runtime.port)] : [])].filter((file) => existsSync(file));
+  // Without LOCAL_DATA_DIR the events file goes too, whatever the PORT.
+  const files = [runtimeFilePath(repoRoot, runtime.port), runtime.s3Folder, eventsFilePath(repoRoot, runtime.port)].filter((file) => existsSync(file));
   return { processes: everything.filter(alive), files };
 }
 
@@ -217,8 +217,6 @@ describe('npm start with PORT set, authorizer cache on', { timeout: 300_000 }, (
     expect(existsSync(runtime.s3Folder)).toBe(true);
     process.kill(-(runtime.npm.pid as number), 'SIGTERM');
     expect(await leftovers(runtime)).toEqual({ processes: [], files: [] });
-    // Kept by design for a fixed PORT; this test's PORT will not come again.
-    rmSync(eventsFilePath(repoRoot, runtime.port), { force: true });
   });
 });
 

@@ -14,12 +14,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSecretsManagerStandin, type SecretsManagerStandin } from '#local/secrets-manager-standin.ts';
+import { generateSigningCredentials } from '#local/signing-credentials.ts';
+import { signatureVerifier } from '#local/sigv4.ts';
+import { signedFetch } from '../support/signed-fetch.ts';
+
+/** The stand-in checks every signature: these tests sign as the operator. */
+const signing = generateSigningCredentials([]);
+const verifier = signatureVerifier(signing);
 
 const NAME = 'PaypalCredentials';
 const INITIAL = JSON.stringify({ client_id: 'local-paypal-client', client_secret: 'local-paypal-secret' });
 
 function clientFor(url: string): SecretsManagerClient {
-  return new SecretsManagerClient({ endpoint: url, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 1 });
+  return new SecretsManagerClient({ endpoint: url, region: 'us-east-1', credentials: signing.operator, maxAttempts: 1 });
 }
 
 async function failure(promise: Promise<unknown>): Promise<Error> {
@@ -37,7 +44,7 @@ describe('Secrets Manager stand-in with @aws-sdk/client-secrets-manager', () => 
   let arn: string;
 
   beforeAll(async () => {
-    standin = await startSecretsManagerStandin({ secrets: [{ name: NAME, secretString: INITIAL, description: 'PayPal REST client credentials' }] });
+    standin = await startSecretsManagerStandin({ secrets: [{ name: NAME, secretString: INITIAL, description: 'PayPal REST client credentials' }], verifier });
     secrets = clientFor(standin.url);
     arn = standin.secrets[NAME]!.arn;
   });
@@ -114,9 +121,27 @@ describe('Secrets Manager stand-in with @aws-sdk/client-secrets-manager', () => 
     expect(noSuchStage).toBeInstanceOf(ResourceNotFoundException);
   });
 
+  it('refuses an unsigned call, a wrong signature and a key it never issued, as Secrets Manager does', async () => {
+    const headers = { 'Content-Type': 'application/x-amz-json-1.1', 'X-Amz-Target': 'secretsmanager.GetSecretValue' };
+    const body = JSON.stringify({ SecretId: NAME });
+    const answers = [
+      await fetch(standin.url, { method: 'POST', headers, body }),
+      await signedFetch(standin.url, { headers, body }, { ...signing.operator, secretAccessKey: 'not-the-secret' }, 'secretsmanager'),
+      await signedFetch(standin.url, { headers, body }, generateSigningCredentials([]).operator, 'secretsmanager'),
+    ];
+    const refusals = await Promise.all(answers.map(async (answer) => ({ status: answer.status, body: await answer.text() })));
+    expect(refusals.map(({ status, body: text }) => [status, (JSON.parse(text) as { __type: string }).__type])).toEqual([
+      [400, 'MissingAuthenticationTokenException'],
+      [400, 'InvalidSignatureException'],
+      [400, 'UnrecognizedClientException'],
+    ]);
+    // Nothing of the secret in any refusal.
+    for (const { body: text } of refusals) expect(text).not.toContain(INITIAL);
+  });
+
   it('speaks the JSON 1.1 error shape to any client, and refuses other operations', async () => {
     const post = (target: string, body: unknown) =>
-      fetch(standin.url, { method: 'POST', headers: { 'Content-Type': 'application/x-amz-json-1.1', 'X-Amz-Target': target }, body: JSON.stringify(body) });
+      signedFetch(standin.url, { headers: { 'Content-Type': 'application/x-amz-json-1.1', 'X-Amz-Target': target }, body: JSON.stringify(body) }, signing.operator, 'secretsmanager');
     const missing = await post('secretsmanager.GetSecretValue', { SecretId: 'NoSuchSecret' });
     expect(missing.status).toBe(400);
     expect(missing.headers.get('content-type')).toBe('application/x-amz-json-1.1');
@@ -140,7 +165,7 @@ describe('Secrets Manager stand-in with a data directory', () => {
   });
 
   it('keeps secrets and stored values across a restart; what it was told to create is not put back', async () => {
-    const options = { dataDir, secrets: [{ name: NAME, secretString: INITIAL }] };
+    const options = { dataDir, secrets: [{ name: NAME, secretString: INITIAL }], verifier };
     const first = await startSecretsManagerStandin(options);
     const firstClient = clientFor(first.url);
     const stored = JSON.stringify({ client_id: 'AXoperator', client_secret: 'EKoperator' });
@@ -165,12 +190,12 @@ describe('Secrets Manager stand-in with a data directory', () => {
   });
 
   it('keeps nothing without one', async () => {
-    const first = await startSecretsManagerStandin({ secrets: [{ name: NAME, secretString: INITIAL }] });
+    const first = await startSecretsManagerStandin({ secrets: [{ name: NAME, secretString: INITIAL }], verifier });
     const client = clientFor(first.url);
     await client.send(new PutSecretValueCommand({ SecretId: NAME, SecretString: 'changed' }));
     client.destroy();
     await first.close();
-    const second = await startSecretsManagerStandin({ secrets: [{ name: NAME, secretString: INITIAL }] });
+    const second = await startSecretsManagerStandin({ secrets: [{ name: NAME, secretString: INITIAL }], verifier });
     const again = clientFor(second.url);
     try {
       expect(second.secrets[NAME]!.arn).not.toBe(first.secrets[NAME]!.arn);
@@ -185,7 +210,7 @@ describe('Secrets Manager stand-in with a data directory', () => {
     const damaged = await mkdtemp(join(tmpdir(), 'secrets-standin-damaged-'));
     try {
       await writeFile(join(damaged, 'secrets.json'), '{"version": 1, "secrets": [{"name": 7}]}');
-      await expect(startSecretsManagerStandin({ dataDir: damaged, secrets: [{ name: NAME, secretString: INITIAL }] })).rejects.toThrow(/invalid secret entry/);
+      await expect(startSecretsManagerStandin({ dataDir: damaged, secrets: [{ name: NAME, secretString: INITIAL }], verifier })).rejects.toThrow(/invalid secret entry/);
       expect(JSON.parse(await readFile(join(damaged, 'secrets.json'), 'utf8'))).toEqual({ version: 1, secrets: [{ name: 7 }] });
     } finally {
       await rm(damaged, { recursive: true, force: true });
