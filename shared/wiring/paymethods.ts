@@ -34,5 +34,5 @@ export const createDeps = () => ({
   organizations: organizationStore(),
   clock,
 });
-export const mintDeps = () => ({ oneTimeTokens: oneTimeTokenStore(), vault: vault(), fingerprinter: fingerprinter(), clock });
+export const mintDeps = () => ({ oneTimeTokens: oneTimeTokenStore(), vault: vault(), clock });
 export const oneTimeTokenReadDeps = () => ({ oneTimeTokens: oneTimeTokenStore(), clock });

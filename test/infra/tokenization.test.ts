@@ -68,9 +68,9 @@ describe('client-side tokenization in the stack (real route table)', () => {
     expect(JSON.stringify(template.toJSON())).not.toMatch(/Access-Control-/i);
   });
 
-  it('lets the minting function count attempts (table write), seal numbers and fingerprint them, never open them', () => {
+  it('lets the minting function count attempts (table write) and seal numbers, never open or fingerprint them', () => {
     const fn = integrationFunctionId(template, findMethod(template, MINT, 'POST')!);
-    expect(actionsOf(roleStatements(template, fn))).toEqual([...LOGS, ...WRITE, 'kms:GenerateDataKey', 'kms:GenerateMac'].sort());
+    expect(actionsOf(roleStatements(template, fn))).toEqual([...LOGS, ...WRITE, 'kms:GenerateDataKey'].sort());
   });
 
   it('serves the library from a public GET whose function touches no data', () => {
