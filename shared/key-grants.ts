@@ -6,6 +6,7 @@
  * used through S3 on a function's behalf (document encryption) are granted
  * with the documents, not here. Nothing here imports the AWS SDK or CDK.
  */
+import type { ItemKind } from './item-kinds.ts';
 import { VAULT_ENCRYPTION_PURPOSE } from './names.ts';
 
 export type KmsAction = 'GenerateDataKey' | 'Decrypt' | 'GenerateMac';
@@ -25,6 +26,19 @@ export interface KeyAccess {
   readonly vault?: ReadonlyArray<'encrypt' | 'decrypt'>;
   readonly fingerprint?: boolean;
   readonly credentialMac?: boolean;
+  /** Item kinds it writes: `idempotency` means it hashes requests for their keys (below). */
+  readonly writes?: readonly ItemKind[];
+}
+
+/**
+ * Whether a function uses the fingerprint key: to fingerprint account numbers,
+ * or to hash requests for the Idempotency-Key records it writes (a derived
+ * key of its own, shared/aws/kms-request-hasher.ts), which PCI DSS 3.5.1.1
+ * wants keyed as the bodies hold card numbers. IAM cannot tell the two uses
+ * apart (GenerateMac names no message), so both are one grant.
+ */
+export function usesFingerprintKey(access: KeyAccess): boolean {
+  return access.fingerprint === true || access.writes?.includes('idempotency') === true;
 }
 
 /** Envelope encryption: a data key per organization seals locally (shared/aws/kms-vault.ts); kms:Encrypt is never called. */
@@ -36,7 +50,7 @@ export function keyGrants(access: KeyAccess): KeyGrant[] {
     // Only for the vault's own data keys: the same key also encrypts documents through S3, which this grant does not open.
     grants.push({ key: 'vault', actions: [...new Set(access.vault.map((usage) => VAULT_ACTIONS[usage]))], encryptionContext: { purpose: VAULT_ENCRYPTION_PURPOSE } });
   }
-  if (access.fingerprint) grants.push({ key: 'fingerprint', actions: ['GenerateMac'] });
+  if (usesFingerprintKey(access)) grants.push({ key: 'fingerprint', actions: ['GenerateMac'] });
   if (access.credentialMac) grants.push({ key: 'credentialMac', actions: ['GenerateMac'] });
   return grants;
 }

@@ -27,10 +27,14 @@ export class DynamoIdempotencyStore implements IdempotencyStore {
     private readonly tableName: string,
   ) {}
 
-  async claim(claim: IdempotencyClaim): Promise<ClaimOutcome> {
+  claim(claim: IdempotencyClaim): Promise<ClaimOutcome> {
+    return this.claimOver(claim, [claim.fingerprint]);
+  }
+
+  /** `fingerprints`: the stored values an in-progress key whose lease ran out may hold for this run to take it over. */
+  private async claimOver(claim: IdempotencyClaim, fingerprints: readonly string[]): Promise<ClaimOutcome> {
     const key = keys.idempotency(claim.scope, claim.key);
     const nowMs = claim.now.getTime();
-    const fingerprints = [claim.fingerprint, ...(claim.alsoMatches ?? [])];
     try {
       await this.client.send(
         new PutCommand({
@@ -63,9 +67,12 @@ export class DynamoIdempotencyStore implements IdempotencyStore {
       // A strongly consistent read of the item we collided with (the document client does not
       // unmarshall ReturnValuesOnConditionCheckFailure items, and this path is the rare one).
       const existing = (await this.client.send(new GetCommand({ TableName: this.tableName, Key: key, ConsistentRead: true }))).Item;
-      if (!existing) return this.claim(claim); // released between our put and read: try again
-      if (!fingerprints.includes(existing.fingerprint as string)) return { kind: 'mismatch' };
+      if (!existing) return this.claimOver(claim, fingerprints); // released between our put and read: try again
+      const stored = existing.fingerprint as string;
+      if (stored !== claim.fingerprint && claim.matchesEarlier?.(stored) !== true) return { kind: 'mismatch' };
       if (existing.status === 'completed') return { kind: 'replay', response: JSON.parse(existing.response as string) as StoredResponse };
+      // An earlier version's run of this request whose lease ran out: take it over on the value it stored (DynamoDB holds it already).
+      if (!fingerprints.includes(stored) && (existing.lease_until as number) < nowMs) return this.claimOver(claim, [...fingerprints, stored]);
       return { kind: 'in-progress' };
     }
   }

@@ -48,15 +48,17 @@ const WRITE = [...READ, 'dynamodb:ConditionCheckItem', 'dynamodb:DeleteItem', 'd
 const TABLE_WRITES = ['dynamodb:BatchWriteItem', 'dynamodb:ConditionCheckItem', 'dynamodb:DeleteItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'];
 
 /** Written out by hand: the test must not derive grants the way the stack does. */
+/** GenerateMac on the fingerprint key: the keyed hash of the requests whose Idempotency-Key records a route writes. */
+const REQUEST_HASH = 'kms:GenerateMac';
 const EXPECTED_ACTIONS: Record<string, string[]> = {
   'paymethods-list': READ,
-  'paymethods-create': [...WRITE, 'kms:GenerateDataKey'],
+  'paymethods-create': [...WRITE, 'kms:GenerateDataKey', REQUEST_HASH],
   'paymethods-get': READ,
   'paymethods-update': [...WRITE, 'kms:GenerateDataKey'],
   'paymethods-delete': WRITE,
   'paymethods-charge': [...READ, 'kms:Decrypt'],
-  'documents-create': [...WRITE, 's3:PutObject', 'kms:GenerateDataKey'],
-  'documents-upload-create': [...WRITE, 's3:PutObject', 'kms:GenerateDataKey'],
+  'documents-create': [...WRITE, 's3:PutObject', 'kms:GenerateDataKey', REQUEST_HASH],
+  'documents-upload-create': [...WRITE, 's3:PutObject', 'kms:GenerateDataKey', REQUEST_HASH],
   'documents-file': [...READ, 's3:GetObject', 'kms:Decrypt'],
   'documents-delete': [...WRITE, 's3:DeleteObject'],
   // Declares nothing, but a secret route reads organizations for its tenancy check.
@@ -559,6 +561,7 @@ function expectedActions(route: (typeof routes)[number]): string[] {
     ...(access.documents ?? []).flatMap((usage) => documentActions[usage]!),
     ...(access.paypal ? ['secretsmanager:DescribeSecret', 'secretsmanager:GetSecretValue'] : []),
     ...(access.pageBoundaries ? ['dynamodb:BatchWriteItem'] : []),
-    ...(access.fingerprint ? ['kms:GenerateMac'] : []),
+    // Fingerprints, and the keyed hash of the requests whose Idempotency-Key records it writes.
+    ...(access.fingerprint || access.writes?.includes('idempotency') ? ['kms:GenerateMac'] : []),
   ])].sort();
 }

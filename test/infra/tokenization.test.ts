@@ -68,9 +68,10 @@ describe('client-side tokenization in the stack (real route table)', () => {
     expect(JSON.stringify(template.toJSON())).not.toMatch(/Access-Control-/i);
   });
 
-  it('lets the minting function count attempts (table write) and seal numbers, never open or fingerprint them', () => {
+  it('lets the minting function count attempts (table write), seal numbers and hash its Idempotency-Key requests, never open a number', () => {
     const fn = integrationFunctionId(template, findMethod(template, MINT, 'POST')!);
-    expect(actionsOf(roleStatements(template, fn))).toEqual([...LOGS, ...WRITE, 'kms:GenerateDataKey'].sort());
+    // GenerateMac: the keyed request hash (shared/key-grants.ts); the mint computes no fingerprint (docs/vault.md).
+    expect(actionsOf(roleStatements(template, fn))).toEqual([...LOGS, ...WRITE, 'kms:GenerateDataKey', 'kms:GenerateMac'].sort());
   });
 
   it('serves the library from a public GET whose function touches no data', () => {

@@ -144,8 +144,15 @@ describe('key grants', () => {
     expect(keyGrantsAllow(locationless, { action: 'GenerateMac', key: 'credentialMac', encryptionContext: {} })).toBe(false);
   });
 
-  it('give reads and document routes no key at all, and only the authorizer the secure-key MAC', () => {
-    for (const handler of ['paymethods-get', 'paymethods-list-organization', 'documents-create', 'documents-download']) expect(grantsOf(handler), handler).toEqual([]);
+  it('give reads and document reads no key at all, and only the authorizer the secure-key MAC', () => {
+    for (const handler of ['paymethods-get', 'paymethods-list-organization', 'documents-download', 'documents-delete']) expect(grantsOf(handler), handler).toEqual([]);
+    // A document upload keeps Idempotency-Key records: GenerateMac on the fingerprint key for their keyed request hash, nothing else.
+    expect(grantsOf('documents-create')).toEqual([{ key: 'fingerprint', actions: ['GenerateMac'] }]);
+    for (const route of routes.filter((candidate) => candidate.access.writes?.includes('idempotency'))) {
+      expect(keyGrantsAllow(grantsOf(route.handler), { action: 'GenerateMac', key: 'fingerprint', encryptionContext: {} }), route.handler).toBe(true);
+    }
+    // No fingerprint of its own, but request hashes: minting holds the same grant, and nothing that opens a number.
+    expect(grantsOf('onetimetokens-create')).toEqual([{ key: 'vault', actions: ['GenerateDataKey'], encryptionContext: purpose }, { key: 'fingerprint', actions: ['GenerateMac'] }]);
     for (const route of routes) expect(grantsOf(route.handler).some((grant) => grant.key === 'credentialMac'), route.handler).toBe(false);
     expect(keyGrantsAllow(keyGrants(AUTHORIZER_ACCESS), { action: 'GenerateMac', key: 'credentialMac', encryptionContext: {} })).toBe(true);
   });
