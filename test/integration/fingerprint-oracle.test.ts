@@ -7,6 +7,7 @@
  * credentials; the paymethod made from a token still gets the right one.
  */
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
@@ -58,6 +59,16 @@ async function storedToken(token: string): Promise<Record<string, unknown> | und
   const { Item } = await dynamo.send(new GetCommand({ TableName: environment.TABLE_NAME, Key: keys.oneTimeToken(token), ConsistentRead: true }));
   return Item;
 }
+
+describe('docs/vault.md on the attack', () => {
+  it('states the candidate count the Luhn check leaves and the mints this file replays', () => {
+    const vault = readFileSync(path.join(repoRoot, 'docs/vault.md'), 'utf8').replace(/\s+/g, ' ');
+    // Four unknown middle digits: the check digit fixes one residue in ten, whatever the first eight and last four.
+    for (const known of ['4111111111111111', '5555555555554444', cardNumber('45678901')]) expect(candidatesFor(known, 10_000), known).toHaveLength(1_000);
+    expect(vault).toContain('the Luhn check leaves exactly 1,000 of them');
+    expect(vault).toContain(`${CANDIDATES} candidate mints each, the true number among them, learn 0 fingerprints`);
+  });
+});
 
 describe('no fingerprint oracle: minting tokens for candidate numbers learns nothing', () => {
   let victim: Victim;
