@@ -11,8 +11,8 @@ import { VAULT_ENCRYPTION_PURPOSE } from './names.ts';
 
 export type KmsAction = 'GenerateDataKey' | 'Decrypt' | 'GenerateMac';
 
-/** The vault key (account-number data keys), the fingerprint HMAC key, the secure-key HMAC key. */
-export type GrantedKey = 'vault' | 'fingerprint' | 'credentialMac';
+/** The vault key (account-number data keys), the fingerprint HMAC key, the request-hash HMAC key, the secure-key HMAC key. */
+export type GrantedKey = 'vault' | 'fingerprint' | 'requestHash' | 'credentialMac';
 
 export interface KeyGrant {
   readonly key: GrantedKey;
@@ -31,14 +31,15 @@ export interface KeyAccess {
 }
 
 /**
- * Whether a function uses the fingerprint key: to fingerprint account numbers,
- * or to hash requests for the Idempotency-Key records it writes (a derived
- * key of its own, shared/aws/kms-request-hasher.ts), which PCI DSS 3.5.1.1
- * wants keyed as the bodies hold card numbers. IAM cannot tell the two uses
- * apart (GenerateMac names no message), so both are one grant.
+ * Whether a function hashes requests for the Idempotency-Key records it
+ * writes (shared/aws/kms-request-hasher.ts), which PCI DSS 3.5.1.1 wants keyed
+ * as the bodies hold card numbers. It does so under a key of its own, not the
+ * fingerprint key: IAM cannot limit GenerateMac to one message, so a grant on
+ * the fingerprint key would let every such function derive any organization's
+ * fingerprint key.
  */
-export function usesFingerprintKey(access: KeyAccess): boolean {
-  return access.fingerprint === true || access.writes?.includes('idempotency') === true;
+export function hashesRequests(access: KeyAccess): boolean {
+  return access.writes?.includes('idempotency') === true;
 }
 
 /** Envelope encryption: a data key per organization seals locally (shared/aws/kms-vault.ts); kms:Encrypt is never called. */
@@ -50,7 +51,8 @@ export function keyGrants(access: KeyAccess): KeyGrant[] {
     // Only for the vault's own data keys: the same key also encrypts documents through S3, which this grant does not open.
     grants.push({ key: 'vault', actions: [...new Set(access.vault.map((usage) => VAULT_ACTIONS[usage]))], encryptionContext: { purpose: VAULT_ENCRYPTION_PURPOSE } });
   }
-  if (usesFingerprintKey(access)) grants.push({ key: 'fingerprint', actions: ['GenerateMac'] });
+  if (access.fingerprint) grants.push({ key: 'fingerprint', actions: ['GenerateMac'] });
+  if (hashesRequests(access)) grants.push({ key: 'requestHash', actions: ['GenerateMac'] });
   if (access.credentialMac) grants.push({ key: 'credentialMac', actions: ['GenerateMac'] });
   return grants;
 }

@@ -4,12 +4,13 @@ import type { KMSClient } from '@aws-sdk/client-kms';
 import type { RequestHasher } from '#shared/domain/idempotency.ts';
 
 /**
- * Idempotency-Key request hashes keyed by a KMS HMAC key (docs/vault.md,
- * "Idempotency keys"), derived the way fingerprint keys are
- * (kms-fingerprints.ts): one GenerateMac over a fixed, non-secret label per
- * container, cached; the hash is HMAC-SHA-256 under that derived key,
- * computed here. The label differs from every fingerprint derivation message,
- * so the two derived keys are unrelated although the KMS key is the same.
+ * Idempotency-Key request hashes keyed by a KMS HMAC key of their own, the
+ * request-hash key (docs/vault.md, "Idempotency keys"), derived the way
+ * fingerprint keys are (kms-fingerprints.ts): one GenerateMac over a fixed,
+ * non-secret label per container, cached; the hash is HMAC-SHA-256 under that
+ * derived key, computed here. Not the fingerprint key: a function that may
+ * call GenerateMac on a key may derive anything from it, and the functions
+ * that keep Idempotency-Key records must not derive fingerprint keys.
  *
  * One key for every organization: the stored item's key already names the
  * organization, and the hash only has to tell one request from another. The

@@ -7,8 +7,8 @@ import { DynamoIdempotencyStore } from '#shared/store/idempotency.ts';
 import { once } from './once.ts';
 
 const idempotencyStore = /* @__PURE__ */ once((): IdempotencyStore => new DynamoIdempotencyStore(dynamo, config.tableName));
-/** Under the fingerprint key, with a derivation of its own (shared/key-grants.ts grants it to every function that keeps keys). */
-const requestHasher = /* @__PURE__ */ once((): RequestHasher => new KmsRequestHasher(kms, config.fingerprintKeyId));
+/** Under the request-hash key (shared/key-grants.ts grants it to every function that keeps keys, and nothing else). */
+const requestHasher = /* @__PURE__ */ once((): RequestHasher => new KmsRequestHasher(kms, config.requestHashKeyId));
 
 /** Every POST route keeps its Idempotency-Key records here, and hashes its requests with this. */
 export const idempotency = (): IdempotencyDeps => ({ store: idempotencyStore(), hasher: requestHasher() });
