@@ -36,12 +36,6 @@ export interface IdempotencyClaim {
    * path parameters and the body's canonical form without the CVV. Stored.
    */
   fingerprint: string;
-  /**
-   * Whether a value an earlier version stored for this key (a plain SHA-256,
-   * kept 24 h) is this request's: asked in memory only, so no plain hash is
-   * ever written or sent.
-   */
-  matchesEarlier?: (stored: string) => boolean;
   /** This run's id: the key's writes are fenced on it. */
   owner: string;
   now: Date;

@@ -1,4 +1,4 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { REQUEST_BUDGET_MS } from '#shared/aws/deadline.ts';
 import { Conflict, InvalidRequest, OutcomeUnknown, Unprocessable } from '#shared/domain/errors.ts';
 import type { DomainError } from '#shared/domain/errors.ts';
@@ -62,7 +62,6 @@ export function idempotent(routeName: string, run: IdempotentRouteHandler, deps:
       scope: request.caller?.organizationId ?? 'anonymous',
       key,
       fingerprint: await deps().hasher.hash(requestParts(routeName, request)),
-      matchesEarlier: (stored) => earlierFingerprints(routeName, request).includes(stored),
       owner: randomUUID(),
       now: clock(),
       leaseMs: IDEMPOTENCY_LEASE_MS,
@@ -150,29 +149,6 @@ export function canonicalJson(value: unknown): string {
     return `{${members.map(([name, member]) => `${JSON.stringify(name)}:${canonicalJson(member)}`).join(',')}}`;
   }
   return JSON.stringify(value);
-}
-
-/**
- * The plain SHA-256 forms earlier versions stored (raw bytes, and part-wise),
- * so a retry of a request they answered still replays while their keys live
- * (24 h). Computed only when a key holds a value that is not this request's
- * keyed hash, compared in memory, never written or sent: drop this once every
- * deployment has run this version for a day.
- */
-function earlierFingerprints(routeName: string, request: ApiRequest): string[] {
-  const start = () => {
-    const hash = createHash('sha256');
-    hash.update(routeName).update('\n');
-    hash.update(JSON.stringify(Object.entries(request.pathParameters).sort(([a], [b]) => a.localeCompare(b)))).update('\n');
-    return hash;
-  };
-  const raw = start();
-  const partwise = start();
-  if (request.rawBody) {
-    raw.update(request.rawBody);
-    for (const part of multipartParts(request.rawBody, request.headers['content-type']) ?? [request.rawBody]) partwise.update(`${part.length}\n`).update(part);
-  }
-  return [raw.digest('base64url'), partwise.digest('base64url')];
 }
 
 /**

@@ -27,12 +27,7 @@ export class DynamoIdempotencyStore implements IdempotencyStore {
     private readonly tableName: string,
   ) {}
 
-  claim(claim: IdempotencyClaim): Promise<ClaimOutcome> {
-    return this.claimOver(claim, [claim.fingerprint]);
-  }
-
-  /** `fingerprints`: the stored values an in-progress key whose lease ran out may hold for this run to take it over. */
-  private async claimOver(claim: IdempotencyClaim, fingerprints: readonly string[]): Promise<ClaimOutcome> {
+  async claim(claim: IdempotencyClaim): Promise<ClaimOutcome> {
     const key = keys.idempotency(claim.scope, claim.key);
     const nowMs = claim.now.getTime();
     try {
@@ -50,14 +45,14 @@ export class DynamoIdempotencyStore implements IdempotencyStore {
           },
           // The last term is this very claim: when its first attempt landed and the answer was lost, the
           // SDK's retry finds the marker it wrote itself, and must not take it for another request's.
-          ConditionExpression: `attribute_not_exists(pk) OR expires_at < :now_seconds OR (#status = :in_progress AND lease_until < :now_ms AND fingerprint IN (${fingerprints.map((_fingerprint, index) => `:fingerprint${index}`).join(', ')})) OR (#status = :in_progress AND #owner = :owner)`,
+          ConditionExpression: `attribute_not_exists(pk) OR expires_at < :now_seconds OR (#status = :in_progress AND lease_until < :now_ms AND fingerprint = :fingerprint) OR (#status = :in_progress AND #owner = :owner)`,
           ExpressionAttributeNames: { '#status': 'status', '#owner': 'owner' },
           ExpressionAttributeValues: {
             ':now_seconds': Math.floor(nowMs / 1000),
             ':now_ms': nowMs,
             ':in_progress': 'in_progress',
             ':owner': claim.owner,
-            ...Object.fromEntries(fingerprints.map((fingerprint, index) => [`:fingerprint${index}`, fingerprint])),
+            ':fingerprint': claim.fingerprint,
           },
         }),
       );
@@ -67,12 +62,9 @@ export class DynamoIdempotencyStore implements IdempotencyStore {
       // A strongly consistent read of the item we collided with (the document client does not
       // unmarshall ReturnValuesOnConditionCheckFailure items, and this path is the rare one).
       const existing = (await this.client.send(new GetCommand({ TableName: this.tableName, Key: key, ConsistentRead: true }))).Item;
-      if (!existing) return this.claimOver(claim, fingerprints); // released between our put and read: try again
-      const stored = existing.fingerprint as string;
-      if (stored !== claim.fingerprint && claim.matchesEarlier?.(stored) !== true) return { kind: 'mismatch' };
+      if (!existing) return this.claim(claim); // released between our put and read: try again
+      if (existing.fingerprint !== claim.fingerprint) return { kind: 'mismatch' };
       if (existing.status === 'completed') return { kind: 'replay', response: JSON.parse(existing.response as string) as StoredResponse };
-      // An earlier version's run of this request whose lease ran out: take it over on the value it stored (DynamoDB holds it already).
-      if (!fingerprints.includes(stored) && (existing.lease_until as number) < nowMs) return this.claimOver(claim, [...fingerprints, stored]);
       return { kind: 'in-progress' };
     }
   }

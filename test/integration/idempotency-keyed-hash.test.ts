@@ -2,11 +2,10 @@
  * Idempotency-Key records hold a keyed hash of the request (PCI DSS v4.0.1
  * 3.5.1.1) over its canonical form without the CVV (3.3.1.2): never the
  * body, a card number, a CVV or a plain SHA-256 someone could test guessed
- * bodies against. Keys an earlier version stored with a plain hash still
- * replay while they live.
+ * bodies against.
  */
 import { createHash } from 'node:crypto';
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import type { ApiAnswer } from '../support/api.ts';
 import { call, MERCHANT, useRuntimeEnvironment } from '../support/api.ts';
@@ -46,7 +45,7 @@ function stringsIn(value: unknown): string[] {
   return [];
 }
 
-/** The plain SHA-256 forms a request could have been stored under (earlier versions' raw and part-wise, and the bare body). */
+/** Plain SHA-256 forms a request could be stored under (route-prefixed raw and part-wise, and the bare body), in three encodings. */
 function plainHashes(path: { organization_id: string; location_id: string; customer_token: string }, rawBody: string): string[] {
   const start = () => createHash('sha256').update(`${ROUTE}\n`).update(JSON.stringify(Object.entries(path).sort(([a], [b]) => a.localeCompare(b)))).update('\n');
   const digests = [start().update(rawBody), start().update(`${Buffer.byteLength(rawBody)}\n`).update(rawBody), createHash('sha256').update(rawBody)];
@@ -88,45 +87,5 @@ describe('Idempotency-Key records', () => {
     expect((await call(path)).body.number_results).toBe(1);
     expectError(await send(path, JSON.stringify({ card: { ...CARD, name_on_card: 'Someone Else' } }), key), 422);
     expect((await storedKey(key)).fingerprint).toBe(item.fingerprint);
-  });
-
-  it("replay a key an earlier version stored under a plain hash, and take over its run whose lease ended, storing the keyed hash instead", async () => {
-    const { dynamo, keys, tableName } = await table();
-    const loc = unique('loc_');
-    const cst = unique('cst_');
-    const path = customerPath(ORG, loc, cst);
-    const body = JSON.stringify({ card: CARD });
-    const [legacy] = plainHashes({ organization_id: ORG, location_id: loc, customer_token: cst }, body);
-    const nowSeconds = Math.floor(Date.now() / 1000);
-    // A real answer, as an earlier version stored it beside its plain hash.
-    const answered = unique('key-');
-    const original = await send(customerPath(ORG, loc, unique('cst_')), body, answered);
-    expect(original.status, original.text).toBe(201);
-    const stored = (await storedKey(answered)).response as string;
-
-    const completed = unique('key-');
-    await dynamo.send(new PutCommand({
-      TableName: tableName,
-      Item: { ...keys.idempotency(ORG, completed), entity: 'idempotency-key', status: 'completed', fingerprint: legacy, owner: 'earlier', response: stored, expires_at: nowSeconds + 3600 },
-    }));
-    const replayed = await send(path, body, completed);
-    expect(replayed.status, replayed.text).toBe(201);
-    expect(replayed.body.paymethod_token).toBe(original.body.paymethod_token);
-    expect(replayed.headers.get('idempotent-replayed')).toBe('true');
-    expectError(await send(path, JSON.stringify({ card: { ...CARD, name_on_card: 'Someone Else' } }), completed), 422);
-
-    const abandoned = unique('key-');
-    await dynamo.send(new PutCommand({
-      TableName: tableName,
-      Item: { ...keys.idempotency(ORG, abandoned), entity: 'idempotency-key', status: 'in_progress', fingerprint: legacy, owner: 'earlier', lease_until: 0, expires_at: nowSeconds + 3600 },
-    }));
-    const takenOver = await send(path, body, abandoned);
-    expect(takenOver.status, takenOver.text).toBe(201);
-    const after = await storedKey(abandoned);
-    expect(after.status).toBe('completed');
-    expect(after.fingerprint).not.toBe(legacy);
-    expect(after.fingerprint).toMatch(/^[A-Za-z0-9_-]{43}$/);
-    const again = await send(path, body, abandoned);
-    expect([again.status, again.body.paymethod_token]).toEqual([201, takenOver.body.paymethod_token]);
   });
 });
