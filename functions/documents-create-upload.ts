@@ -5,7 +5,7 @@ import type { UploadSession } from '#shared/domain/documents/upload-session.ts';
 import { apiHandler } from '#shared/http/api-handler.ts';
 import { pathParams } from '#shared/http/request.ts';
 import { idempotent } from '#shared/http/idempotency.ts';
-import { idempotencyStore } from '#shared/wiring/idempotency.ts';
+import { idempotency } from '#shared/wiring/idempotency.ts';
 import { documentUrl } from '#shared/http/links.ts';
 import { created } from '#shared/http/response.ts';
 
@@ -19,4 +19,4 @@ export const handler = apiHandler(NAME, idempotent(NAME, async (request, { compl
   const { organization_id: organizationId } = pathParams(request, 'organization_id');
   const answer = (session: UploadSession) => created({ ...documentView(session.document), upload: session.upload }, { self: documentUrl(request, organizationId, session.document.document_id) });
   return answer(await createUploadSession({ organizationId, body: request.body, completion: completion(answer) }, documentDeps()));
-}, idempotencyStore));
+}, idempotency));

@@ -7,7 +7,7 @@ import { apiHandler } from '#shared/http/api-handler.ts';
 import { pathParams } from '#shared/http/request.ts';
 import { recordBusinessMetric } from '#shared/observability/metrics.ts';
 import { idempotent } from '#shared/http/idempotency.ts';
-import { idempotencyStore } from '#shared/wiring/idempotency.ts';
+import { idempotency } from '#shared/wiring/idempotency.ts';
 import { documentUrl } from '#shared/http/links.ts';
 import { parseMultipartUpload } from '#shared/http/multipart.ts';
 import { created } from '#shared/http/response.ts';
@@ -29,4 +29,4 @@ export const handler = apiHandler(NAME, idempotent(NAME, async (request, { compl
   const document = await createDocument({ organizationId, metadata: upload.metadata, file: upload.file, completion: completion(answer) }, documentDeps());
   recordBusinessMetric('DocumentsStored', 1, { document_type: document.type });
   return answer(document);
-}, idempotencyStore));
+}, idempotency));

@@ -5,7 +5,7 @@ import { pathParams } from '#shared/http/request.ts';
 import { idempotent } from '#shared/http/idempotency.ts';
 import { oneTimeTokenLinks, oneTimeTokenView } from '#shared/http/paymethods.ts';
 import { created } from '#shared/http/response.ts';
-import { idempotencyStore, mintDeps } from '#shared/wiring/paymethods.ts';
+import { idempotency, mintDeps } from '#shared/wiring/paymethods.ts';
 
 const NAME = 'onetimetokens-create';
 
@@ -20,6 +20,6 @@ export const handler = apiHandler(
       const token = await mintOneTimeToken({ organizationId, locationId, body: request.body ?? {}, completion: completion(answer) }, mintDeps());
       return answer(token);
     },
-    idempotencyStore,
+    idempotency,
   ),
 );

@@ -26,6 +26,8 @@ export interface ServiceResources {
   readonly vaultKey: IKey;
   /** HMAC key the paymethod fingerprint keys are derived from (docs/vault.md). */
   readonly fingerprintKey: IKey;
+  /** HMAC key the Idempotency-Key request hash key is derived from (docs/vault.md). */
+  readonly requestHashKey: IKey;
   readonly paypal: { readonly secret: ISecret; readonly apiUrl: string };
   /** The HMAC key that hashes API secure keys; only the request authorizer is bound to it. */
   readonly credentialMacKey?: IKey;
@@ -56,13 +58,19 @@ export function bindRoute(fn: LambdaFunction, access: FunctionAccess, resources:
     // Objects are written with SSE-KMS under the vault key; the bucket policy refuses another encryption or key.
     documentsKmsKeyId: resources.vaultKey.keyArn,
     fingerprintKeyId: resources.fingerprintKey.keyArn,
+    requestHashKeyId: resources.requestHashKey.keyArn,
     ...(resources.credentialMacKey ? { credentialMacKeyId: resources.credentialMacKey.keyId } : {}),
     paypal: { apiUrl: resources.paypal.apiUrl, credentials: { secretArn: resources.paypal.secret.secretArn } },
   });
 
   grantDynamo(fn, dynamodbGrants(access), resources);
 
-  grantKeys(fn, keyGrants(access), { vault: resources.vaultKey, fingerprint: resources.fingerprintKey, credentialMac: resources.credentialMacKey });
+  grantKeys(fn, keyGrants(access), {
+    vault: resources.vaultKey,
+    fingerprint: resources.fingerprintKey,
+    requestHash: resources.requestHashKey,
+    credentialMac: resources.credentialMacKey,
+  });
 
   if (access.paypal) resources.paypal.secret.grantRead(fn);
 

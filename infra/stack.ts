@@ -98,6 +98,18 @@ export class PaymentsApiStack extends Stack {
       enableKeyRotation: false,
       removalPolicy: environment.removalPolicy,
     });
+    // Its own key, not the fingerprint key: every function that keeps Idempotency-Key records
+    // needs GenerateMac on it, and IAM cannot limit GenerateMac to one message, so a grant on the
+    // fingerprint key would let them derive any organization's fingerprint key (docs/vault.md,
+    // "Idempotency keys").
+    const requestHashKey = scopedKey(this, 'RequestHashKey', {
+      description: `Payments ${environment.name}: keyed hash of Idempotency-Key requests`,
+      keySpec: KeySpec.HMAC_256,
+      keyUsage: KeyUsage.GENERATE_VERIFY_MAC,
+      // New key material would make every stored Idempotency-Key a mismatch (422) for 24 h.
+      enableKeyRotation: false,
+      removalPolicy: environment.removalPolicy,
+    });
     // The admin CLI issues credentials with the operator's own identity.
     grantCredentialIssuers(credentialMacKey, environment);
     const accessLogs = createAccessLogsBucket(this, environment);
@@ -121,6 +133,7 @@ export class PaymentsApiStack extends Stack {
       documents,
       vaultKey,
       fingerprintKey,
+      requestHashKey,
       paypal: { secret: paypalSecret, apiUrl: environment.paypalApiUrl },
     };
     const functionsDir = props.functionsDir ?? join(PROJECT_ROOT, 'functions');

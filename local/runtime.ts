@@ -68,6 +68,7 @@ export const LOCAL_NAMES = {
   vaultKeyAlias: 'alias/payments-vault',
   credentialMacKeyAlias: 'alias/payments-credential-mac',
   fingerprintKeyAlias: 'alias/payments-fingerprint',
+  requestHashKeyAlias: 'alias/payments-request-hash',
   eventBusName: 'payments-events-local',
   // The stack's secret is named by CloudFormation after this construct id (infra/stack.ts).
   paypalSecretName: 'PaypalCredentials',
@@ -175,6 +176,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
           { alias: LOCAL_NAMES.vaultKeyAlias, keySpec: 'SYMMETRIC_DEFAULT' },
           { alias: LOCAL_NAMES.credentialMacKeyAlias, keySpec: 'HMAC_256' },
           { alias: LOCAL_NAMES.fingerprintKeyAlias, keySpec: 'HMAC_256' },
+          { alias: LOCAL_NAMES.requestHashKeyAlias, keySpec: 'HMAC_256' },
         ],
         authorize: authorizeKeyUse,
         verifier,
@@ -195,13 +197,15 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     const vaultKey = kmsStandin.keys[LOCAL_NAMES.vaultKeyAlias];
     const macKey = kmsStandin.keys[LOCAL_NAMES.credentialMacKeyAlias];
     const fingerprintKey = kmsStandin.keys[LOCAL_NAMES.fingerprintKeyAlias];
-    if (!vaultKey || !macKey || !fingerprintKey) throw new Error('KMS stand-in did not create the local keys');
+    const requestHashKey = kmsStandin.keys[LOCAL_NAMES.requestHashKeyAlias];
+    if (!vaultKey || !macKey || !fingerprintKey || !requestHashKey) throw new Error('KMS stand-in did not create the local keys');
     const paypalSecret = secretsManager.secrets[LOCAL_NAMES.paypalSecretName];
     if (!paypalSecret) throw new Error('Secrets Manager stand-in did not create the PayPal secret');
 
     keyOfArn = new Map([
       [vaultKey.arn, 'vault'],
       [fingerprintKey.arn, 'fingerprint'],
+      [requestHashKey.arn, 'requestHash'],
       [macKey.arn, 'credentialMac'],
     ]);
     // Every caller reaches DynamoDB through the gate, which refuses what each function's grants do not allow.
@@ -250,6 +254,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       documentsKmsKeyId: vaultKey.arn,
       credentialMacKeyId: macKey.arn,
       fingerprintKeyId: fingerprintKey.arn,
+      requestHashKeyId: requestHashKey.arn,
       reportsBucket: LOCAL_NAMES.reportsBucket,
       eventBusName: LOCAL_NAMES.eventBusName,
       // As in AWS, PayPal functions read their client credentials from the secret, once per container.

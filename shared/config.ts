@@ -25,6 +25,7 @@ export const ENVIRONMENT_VARIABLES = {
   vaultKeyId: 'VAULT_KEY_ID',
   credentialMacKeyId: 'CREDENTIAL_MAC_KEY_ID',
   fingerprintKeyId: 'FINGERPRINT_KEY_ID',
+  requestHashKeyId: 'REQUEST_HASH_KEY_ID',
   paypalApiUrl: 'PAYPAL_API_URL',
   paypalSecretArn: 'PAYPAL_SECRET_ARN',
   publicBaseUrl: 'PUBLIC_BASE_URL',
@@ -90,6 +91,10 @@ export const config = {
   /** HMAC key from which each organization's paymethod fingerprint key is derived (docs/vault.md). */
   get fingerprintKeyId(): string {
     return required('fingerprintKeyId');
+  },
+  /** HMAC key from which the Idempotency-Key request hash key is derived (docs/vault.md, "Idempotency keys"). */
+  get requestHashKeyId(): string {
+    return required('requestHashKeyId');
   },
   /**
    * KMS key every document object is written under (SSE-KMS: the vault key).

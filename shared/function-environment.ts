@@ -7,6 +7,7 @@
 import type { PaypalCredentialSource } from './config.ts';
 import type { BucketGrant } from './bucket-grants.ts';
 import type { DynamoGrant } from './dynamodb-grants.ts';
+import { hashesRequests } from './key-grants.ts';
 import { TABLE_READ_ACTIONS } from './dynamodb-grants.ts';
 import { REPORT_OBJECT_PREFIXES as REPORTS } from './names.ts';
 import { ENVIRONMENT_VARIABLES as NAMES } from './config.ts';
@@ -126,6 +127,8 @@ export interface FunctionResources {
   readonly auHistoryTableName?: string;
   readonly vaultKeyId?: string;
   readonly fingerprintKeyId?: string;
+  /** The HMAC key of Idempotency-Key request hashes (functions that write idempotency records). */
+  readonly requestHashKeyId?: string;
   readonly documentsBucket?: string;
   /** SSE-KMS key for document objects (the vault key; s3rver locally takes and ignores it). */
   readonly documentsKmsKeyId?: string;
@@ -147,6 +150,7 @@ export function functionEnvironment(access: FunctionAccess, resources: FunctionR
   if (access.auHistory) environment[NAMES.auHistoryTableName] = needs(resources.auHistoryTableName, 'auHistory');
   if (access.vault?.length) environment[NAMES.vaultKeyId] = needs(resources.vaultKeyId, 'vault');
   if (access.fingerprint) environment[NAMES.fingerprintKeyId] = needs(resources.fingerprintKeyId, 'fingerprint');
+  if (hashesRequests(access)) environment[NAMES.requestHashKeyId] = needs(resources.requestHashKeyId, 'requestHash');
   if (access.credentialMac) environment[NAMES.credentialMacKeyId] = needs(resources.credentialMacKeyId, 'credentialMac');
   if (access.paypal) {
     const { apiUrl, credentials } = needs(resources.paypal, 'paypal');

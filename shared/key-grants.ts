@@ -6,12 +6,13 @@
  * used through S3 on a function's behalf (document encryption) are granted
  * with the documents, not here. Nothing here imports the AWS SDK or CDK.
  */
+import type { ItemKind } from './item-kinds.ts';
 import { VAULT_ENCRYPTION_PURPOSE } from './names.ts';
 
 export type KmsAction = 'GenerateDataKey' | 'Decrypt' | 'GenerateMac';
 
-/** The vault key (account-number data keys), the fingerprint HMAC key, the secure-key HMAC key. */
-export type GrantedKey = 'vault' | 'fingerprint' | 'credentialMac';
+/** The vault key (account-number data keys), the fingerprint HMAC key, the request-hash HMAC key, the secure-key HMAC key. */
+export type GrantedKey = 'vault' | 'fingerprint' | 'requestHash' | 'credentialMac';
 
 export interface KeyGrant {
   readonly key: GrantedKey;
@@ -25,6 +26,20 @@ export interface KeyAccess {
   readonly vault?: ReadonlyArray<'encrypt' | 'decrypt'>;
   readonly fingerprint?: boolean;
   readonly credentialMac?: boolean;
+  /** Item kinds it writes: `idempotency` means it hashes requests for their keys (below). */
+  readonly writes?: readonly ItemKind[];
+}
+
+/**
+ * Whether a function hashes requests for the Idempotency-Key records it
+ * writes (shared/aws/kms-request-hasher.ts), which PCI DSS 3.5.1.1 wants keyed
+ * as the bodies hold card numbers. It does so under a key of its own, not the
+ * fingerprint key: IAM cannot limit GenerateMac to one message, so a grant on
+ * the fingerprint key would let every such function derive any organization's
+ * fingerprint key.
+ */
+export function hashesRequests(access: KeyAccess): boolean {
+  return access.writes?.includes('idempotency') === true;
 }
 
 /** Envelope encryption: a data key per organization seals locally (shared/aws/kms-vault.ts); kms:Encrypt is never called. */
@@ -37,6 +52,7 @@ export function keyGrants(access: KeyAccess): KeyGrant[] {
     grants.push({ key: 'vault', actions: [...new Set(access.vault.map((usage) => VAULT_ACTIONS[usage]))], encryptionContext: { purpose: VAULT_ENCRYPTION_PURPOSE } });
   }
   if (access.fingerprint) grants.push({ key: 'fingerprint', actions: ['GenerateMac'] });
+  if (hashesRequests(access)) grants.push({ key: 'requestHash', actions: ['GenerateMac'] });
   if (access.credentialMac) grants.push({ key: 'credentialMac', actions: ['GenerateMac'] });
   return grants;
 }

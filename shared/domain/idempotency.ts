@@ -31,10 +31,11 @@ export interface IdempotencyClaim {
   /** Whose key it is: the authenticated organization, so tenants never share keys. */
   scope: string;
   key: string;
-  /** Hash of what makes two requests "the same" (route, path parameters, body bytes). */
+  /**
+   * Keyed hash (RequestHasher) of what makes two requests "the same": route,
+   * path parameters and the body's canonical form without the CVV. Stored.
+   */
   fingerprint: string;
-  /** Fingerprints an earlier version of the service gave the same request: a key it stored (kept 24 h) still matches. */
-  alsoMatches?: readonly string[];
   /** This run's id: the key's writes are fenced on it. */
   owner: string;
   now: Date;
@@ -61,6 +62,17 @@ export function completionOf<T, R>(completion: IdempotencyCompletion<R> | undefi
   return { claim: completion.claim, answer: (record) => completion.answer(toAnswered(record)), committed: (response) => completion.committed(response) };
 }
 
+/**
+ * Hashes what makes a request itself under a secret key (PCI DSS v4.0.1
+ * 3.5.1.1: a keyed hash of anything that may hold a card number), so the
+ * stored value cannot be tested offline against guessed bodies. The key never
+ * leaves the adapter (shared/aws/kms-request-hasher.ts).
+ */
+export interface RequestHasher {
+  /** Equal for equal lists of parts; each part counts on its own (no two lists hash alike by concatenation). */
+  hash(parts: ReadonlyArray<string | Uint8Array>): Promise<string>;
+}
+
 export interface IdempotencyStore {
   claim(claim: IdempotencyClaim): Promise<ClaimOutcome>;
   /** Stores an answer that came with no record (a refusal); only while `claim.owner` holds the key. */
@@ -69,4 +81,10 @@ export interface IdempotencyStore {
   release(claim: IdempotencyClaim): Promise<void>;
   /** Ends the lease now but keeps the key: the run gave up with its outcome unknown, a retry may take over at once. */
   abandon(claim: IdempotencyClaim): Promise<void>;
+}
+
+/** Where keys are kept, and the keyed hash that tells one request from another. */
+export interface IdempotencyDeps {
+  store: IdempotencyStore;
+  hasher: RequestHasher;
 }

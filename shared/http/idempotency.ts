@@ -1,8 +1,8 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { REQUEST_BUDGET_MS } from '#shared/aws/deadline.ts';
 import { Conflict, InvalidRequest, OutcomeUnknown, Unprocessable } from '#shared/domain/errors.ts';
 import type { DomainError } from '#shared/domain/errors.ts';
-import type { IdempotencyClaim, IdempotencyCompletion, IdempotencyStore, StoredResponse } from '#shared/domain/idempotency.ts';
+import type { IdempotencyClaim, IdempotencyCompletion, IdempotencyDeps, IdempotencyStore, StoredResponse } from '#shared/domain/idempotency.ts';
 import { codePointLength } from '#shared/domain/paymethods/rules.ts';
 import { logger } from '#shared/log/logger.ts';
 import type { ApiRouteHandler } from './api-handler.ts';
@@ -26,14 +26,21 @@ export const IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000;
 export type CompletionFor = <T>(answer: (record: T) => ApiResponse) => IdempotencyCompletion<T> | undefined;
 export type IdempotentRouteHandler = (request: ApiRequest, options: { signal: AbortSignal; completion: CompletionFor }) => Promise<ApiResponse>;
 
+/** Never part of what makes two requests the same: PCI DSS 3.3.1.2 keeps it out of everything stored, hashes included. */
+const CARD_VERIFICATION_VALUE = 'card_verification_value';
+
 /**
  * Wraps a create route with the contract's Idempotency-Key semantics: same
  * key + same request within 24 h replays the first answer (status, headers,
  * body) without running again; same key + another request is 422; a repeat
  * while the first still runs is 409. Keys are scoped to the authenticated
  * organization. "Same request" is the route, its path parameters and the
- * exact body bytes, a multipart body's boundary aside (so an upload retried
- * by a client that picks a new boundary each time is the same request).
+ * body: a JSON body in canonical form (members sorted, whitespace and null
+ * members aside) without any `card_verification_value`, so a retry that
+ * sends another CVV (or none) is the same request; a multipart body's parts,
+ * its boundary aside (so an upload retried by a client that picks a new
+ * boundary each time is the same request). What is stored of it is a keyed
+ * hash (RequestHasher), never the body or a plain hash of it.
  *
  * Exactly once: a success is recorded by the record's own transaction (the
  * route passes `completion` to its use case), never by a later write that
@@ -44,7 +51,8 @@ export type IdempotentRouteHandler = (request: ApiRequest, options: { signal: Ab
  * outcome is unknown keeps it (503 OUTCOME_UNKNOWN), so the retry replays
  * the committed record or, if nothing committed, performs the write once.
  */
-export function idempotent(routeName: string, run: IdempotentRouteHandler, store: () => IdempotencyStore, clock: () => Date = () => new Date()): ApiRouteHandler {
+export function idempotent(routeName: string, run: IdempotentRouteHandler, deps: () => IdempotencyDeps, clock: () => Date = () => new Date()): ApiRouteHandler {
+  const store = () => deps().store;
   return async (request, options) => {
     const key = request.headers['idempotency-key'];
     if (key === undefined) return run(request, { ...options, completion: () => undefined });
@@ -53,7 +61,7 @@ export function idempotent(routeName: string, run: IdempotentRouteHandler, store
     const claim: IdempotencyClaim = {
       scope: request.caller?.organizationId ?? 'anonymous',
       key,
-      ...fingerprintOf(routeName, request),
+      fingerprint: await deps().hasher.hash(requestParts(routeName, request)),
       owner: randomUUID(),
       now: clock(),
       leaseMs: IDEMPOTENCY_LEASE_MS,
@@ -119,30 +127,28 @@ async function quietly(what: string, write: Promise<void>): Promise<void> {
   }
 }
 
+/** What the keyed hash covers: route, path parameters, then the body's form (as `idempotent` says). */
+export function requestParts(routeName: string, request: Pick<ApiRequest, 'pathParameters' | 'body' | 'rawBody' | 'headers'>): Array<string | Uint8Array> {
+  const parts: Array<string | Uint8Array> = [routeName, JSON.stringify(Object.entries(request.pathParameters).sort(([a], [b]) => a.localeCompare(b)))];
+  if (request.body !== undefined) return [...parts, canonicalJson(request.body)];
+  if (!request.rawBody) return parts;
+  return [...parts, ...(multipartParts(request.rawBody, request.headers['content-type']) ?? [request.rawBody])];
+}
+
 /**
- * The route, its path parameters and the body's bytes; a multipart body as
- * the parts between its delimiters, each with its length, so that bodies
- * that differ in their boundary alone are the same request. Each request
- * also matches the other form of its fingerprint, so that keys stored by
- * either earlier version still replay: the raw bytes for every body, then
- * (for a while) the part-wise form for every body, a JSON body as one part.
+ * JSON text with every object's members in one order and every
+ * `card_verification_value`, at any depth, left out: equal for bodies that
+ * mean the same, whatever their spacing or member order.
  */
-function fingerprintOf(routeName: string, request: ApiRequest): Pick<IdempotencyClaim, 'fingerprint' | 'alsoMatches'> {
-  const start = () => {
-    const hash = createHash('sha256');
-    hash.update(routeName).update('\n');
-    hash.update(JSON.stringify(Object.entries(request.pathParameters).sort(([a], [b]) => a.localeCompare(b)))).update('\n');
-    return hash;
-  };
-  const raw = start();
-  const partwise = start();
-  if (request.rawBody) {
-    raw.update(request.rawBody);
-    const parts = multipartParts(request.rawBody, request.headers['content-type']);
-    for (const part of parts ?? [request.rawBody]) partwise.update(`${part.length}\n`).update(part);
-    if (parts) return { fingerprint: partwise.digest('base64url'), alsoMatches: [raw.digest('base64url')] };
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const members = Object.entries(value as Record<string, unknown>)
+      .filter(([name]) => name !== CARD_VERIFICATION_VALUE)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${members.map(([name, member]) => `${JSON.stringify(name)}:${canonicalJson(member)}`).join(',')}}`;
   }
-  return { fingerprint: raw.digest('base64url'), alsoMatches: [partwise.digest('base64url')] };
+  return JSON.stringify(value);
 }
 
 /**

@@ -2,7 +2,7 @@ import type { CreateForm, CreatePaymethodCommand } from '#shared/domain/paymetho
 import { createPaymethod } from '#shared/domain/paymethods/create.ts';
 import type { Paymethod } from '#shared/domain/paymethods/model.ts';
 import { recordBusinessMetric } from '#shared/observability/metrics.ts';
-import { createDeps, idempotencyStore } from '#shared/wiring/paymethods.ts';
+import { createDeps, idempotency } from '#shared/wiring/paymethods.ts';
 import { apiHandler } from './api-handler.ts';
 import { idempotent } from './idempotency.ts';
 import { paymethodLinks, paymethodWriteView } from './paymethods.ts';
@@ -25,7 +25,7 @@ export function paymethodCreateHandler(handlerName: string, form: CreateForm) {
         recordBusinessMetric('PaymethodsCreated', 1, { paymethod_type: paymethod.paymethod_type });
         return answer(paymethod);
       },
-      idempotencyStore,
+      idempotency,
     ),
   );
 }

@@ -234,8 +234,8 @@ export const routes: readonly RouteDefinition[] = [
     // Browsers mint with a publishable key (client-side tokenization); servers with their secret credentials.
     auth: 'publishable-or-secret',
     maxBodyBytes: 4096,
-    // Write: the per-key minting counter lives in the table too.
-    access: { table: 'write', writes: ['oneTimeToken', 'mintCounter', 'idempotency'], vault: ['encrypt'], fingerprint: true },
+    // Write: the per-key minting counter lives in the table too. No fingerprint: a token is not a stored number (docs/vault.md).
+    access: { table: 'write', writes: ['oneTimeToken', 'mintCounter', 'idempotency'], vault: ['encrypt'] },
     summary: 'Mint a single-use token for a card or echeck (60 minutes)',
   },
   {

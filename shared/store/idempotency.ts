@@ -30,7 +30,6 @@ export class DynamoIdempotencyStore implements IdempotencyStore {
   async claim(claim: IdempotencyClaim): Promise<ClaimOutcome> {
     const key = keys.idempotency(claim.scope, claim.key);
     const nowMs = claim.now.getTime();
-    const fingerprints = [claim.fingerprint, ...(claim.alsoMatches ?? [])];
     try {
       await this.client.send(
         new PutCommand({
@@ -46,14 +45,14 @@ export class DynamoIdempotencyStore implements IdempotencyStore {
           },
           // The last term is this very claim: when its first attempt landed and the answer was lost, the
           // SDK's retry finds the marker it wrote itself, and must not take it for another request's.
-          ConditionExpression: `attribute_not_exists(pk) OR expires_at < :now_seconds OR (#status = :in_progress AND lease_until < :now_ms AND fingerprint IN (${fingerprints.map((_fingerprint, index) => `:fingerprint${index}`).join(', ')})) OR (#status = :in_progress AND #owner = :owner)`,
+          ConditionExpression: `attribute_not_exists(pk) OR expires_at < :now_seconds OR (#status = :in_progress AND lease_until < :now_ms AND fingerprint = :fingerprint) OR (#status = :in_progress AND #owner = :owner)`,
           ExpressionAttributeNames: { '#status': 'status', '#owner': 'owner' },
           ExpressionAttributeValues: {
             ':now_seconds': Math.floor(nowMs / 1000),
             ':now_ms': nowMs,
             ':in_progress': 'in_progress',
             ':owner': claim.owner,
-            ...Object.fromEntries(fingerprints.map((fingerprint, index) => [`:fingerprint${index}`, fingerprint])),
+            ':fingerprint': claim.fingerprint,
           },
         }),
       );
@@ -64,7 +63,7 @@ export class DynamoIdempotencyStore implements IdempotencyStore {
       // unmarshall ReturnValuesOnConditionCheckFailure items, and this path is the rare one).
       const existing = (await this.client.send(new GetCommand({ TableName: this.tableName, Key: key, ConsistentRead: true }))).Item;
       if (!existing) return this.claim(claim); // released between our put and read: try again
-      if (!fingerprints.includes(existing.fingerprint as string)) return { kind: 'mismatch' };
+      if (existing.fingerprint !== claim.fingerprint) return { kind: 'mismatch' };
       if (existing.status === 'completed') return { kind: 'replay', response: JSON.parse(existing.response as string) as StoredResponse };
       return { kind: 'in-progress' };
     }

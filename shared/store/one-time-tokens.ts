@@ -74,6 +74,20 @@ export class DynamoOneTimeTokenStore implements OneTimeTokenRepository {
 
 /** The one mapping from a stored token item to the domain's token; the sealed number never leaves through it. */
 function toOneTimeToken(item: Record<string, unknown>): OneTimeToken {
-  const { vault: _vault, entity: _entity, expires_at_iso: expiresAt, consumed_by: _consumedBy, ...rest } = item;
-  return { ...(rest as Omit<OneTimeToken, 'expires_at'>), expires_at: expiresAt as string };
+  const { vault: _vault, entity: _entity, expires_at_iso: expiresAt, consumed_by: _consumedBy, card, echeck, ...rest } = item;
+  return {
+    ...(rest as Omit<OneTimeToken, 'expires_at' | 'card' | 'echeck'>),
+    ...(card ? { card: withoutFingerprint(card) as OneTimeToken['card'] } : {}),
+    ...(echeck ? { echeck: withoutFingerprint(echeck) as OneTimeToken['echeck'] } : {}),
+    expires_at: expiresAt as string,
+  };
+}
+
+/**
+ * Tokens minted before fingerprints were left to paymethods hold one (for the
+ * hour they live): it never leaves the item, so no token answer carries it.
+ */
+function withoutFingerprint(details: unknown): Record<string, unknown> {
+  const { fingerprint: _fingerprint, ...rest } = details as Record<string, unknown>;
+  return rest;
 }

@@ -12,7 +12,7 @@ import { DynamoPaymethodStore } from '#shared/store/paymethods.ts';
 import { once } from './once.ts';
 import { organizationStore } from './organizations.ts';
 
-export { idempotencyStore } from './idempotency.ts';
+export { idempotency } from './idempotency.ts';
 
 export const paymethodStore = /* @__PURE__ */ once(() => new DynamoPaymethodStore(dynamo, config.tableName, config.tableIndexStandIns));
 export const oneTimeTokenStore = /* @__PURE__ */ once(() => new DynamoOneTimeTokenStore(dynamo, config.tableName));
@@ -34,5 +34,5 @@ export const createDeps = () => ({
   organizations: organizationStore(),
   clock,
 });
-export const mintDeps = () => ({ oneTimeTokens: oneTimeTokenStore(), vault: vault(), fingerprinter: fingerprinter(), clock });
+export const mintDeps = () => ({ oneTimeTokens: oneTimeTokenStore(), vault: vault(), clock });
 export const oneTimeTokenReadDeps = () => ({ oneTimeTokens: oneTimeTokenStore(), clock });

@@ -48,15 +48,17 @@ const WRITE = [...READ, 'dynamodb:ConditionCheckItem', 'dynamodb:DeleteItem', 'd
 const TABLE_WRITES = ['dynamodb:BatchWriteItem', 'dynamodb:ConditionCheckItem', 'dynamodb:DeleteItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'];
 
 /** Written out by hand: the test must not derive grants the way the stack does. */
+/** GenerateMac on the request-hash key: the keyed hash of the requests whose Idempotency-Key records a route writes. */
+const REQUEST_HASH = 'kms:GenerateMac';
 const EXPECTED_ACTIONS: Record<string, string[]> = {
   'paymethods-list': READ,
-  'paymethods-create': [...WRITE, 'kms:GenerateDataKey'],
+  'paymethods-create': [...WRITE, 'kms:GenerateDataKey', REQUEST_HASH],
   'paymethods-get': READ,
   'paymethods-update': [...WRITE, 'kms:GenerateDataKey'],
   'paymethods-delete': WRITE,
   'paymethods-charge': [...READ, 'kms:Decrypt'],
-  'documents-create': [...WRITE, 's3:PutObject', 'kms:GenerateDataKey'],
-  'documents-upload-create': [...WRITE, 's3:PutObject', 'kms:GenerateDataKey'],
+  'documents-create': [...WRITE, 's3:PutObject', 'kms:GenerateDataKey', REQUEST_HASH],
+  'documents-upload-create': [...WRITE, 's3:PutObject', 'kms:GenerateDataKey', REQUEST_HASH],
   'documents-file': [...READ, 's3:GetObject', 'kms:Decrypt'],
   'documents-delete': [...WRITE, 's3:DeleteObject'],
   // Declares nothing, but a secret route reads organizations for its tenancy check.
@@ -82,6 +84,8 @@ function envelope(environment: string, code: string) {
 const vaultKeyId = (template: Template) => keyIdByDescription(template, 'account-number data keys');
 const macKeyId = (template: Template) => keyIdByDescription(template, 'secure keys');
 const topicKeyId = (template: Template) => keyIdByDescription(template, 'alarm topic');
+const fingerprintKeyId = (template: Template) => keyIdByDescription(template, 'paymethod fingerprint key');
+const requestHashKeyId = (template: Template) => keyIdByDescription(template, 'Idempotency-Key requests');
 
 function routeFunctionId(template: Template, route: { path: string; method: string }): string {
   return integrationFunctionId(template, findMethod(template, route.path, route.method)!);
@@ -121,22 +125,19 @@ describe('PaymentsApiStack (fixture routes, dev)', () => {
     });
   });
 
-  it('has a rotating vault key, non-rotating HMAC keys for credentials and fingerprints, and a rotating alarm topic key', () => {
+  it('has a rotating vault key, non-rotating HMAC keys for credentials, fingerprints and request hashes, and a rotating alarm topic key', () => {
     // Plus the Account Updater's reports and state machine keys (test/infra/account-updater.test.ts).
-    template.resourceCountIs('AWS::KMS::Key', 6);
+    template.resourceCountIs('AWS::KMS::Key', 7);
     const hmacKeys = Object.values(resourcesOfType(template, 'AWS::KMS::Key')).filter((key) => key.Properties?.KeySpec === 'HMAC_256');
     const descriptions = hmacKeys.map((key) => String(key.Properties?.Description));
-    expect(descriptions).toHaveLength(2);
+    expect(descriptions).toHaveLength(3);
     expect(descriptions.some((description) => description.includes('keyed hash of API secure keys'))).toBe(true);
     expect(descriptions.some((description) => description.includes('paymethod fingerprint key'))).toBe(true);
+    expect(descriptions.some((description) => description.includes('keyed hash of Idempotency-Key requests'))).toBe(true);
     for (const id of [vaultKeyId(template), topicKeyId(template)]) {
       expect(resourcesOfType(template, 'AWS::KMS::Key')[id]!.Properties).toMatchObject({ EnableKeyRotation: true });
     }
-    template.hasResourceProperties('AWS::KMS::Key', {
-      KeySpec: 'HMAC_256',
-      KeyUsage: 'GENERATE_VERIFY_MAC',
-      EnableKeyRotation: false,
-    });
+    for (const key of hmacKeys) expect(key.Properties).toMatchObject({ KeyUsage: 'GENERATE_VERIFY_MAC', EnableKeyRotation: false });
   });
 
   it("backs in each scoped key's policy every KMS action the IAM policies let a role use on it, under the same conditions: KMS ignores an IAM grant the key policy does not back", () => {
@@ -328,6 +329,8 @@ describe('PaymentsApiStack (fixture routes, dev)', () => {
       expect(variables.TABLE_NAME, route.handler).toEqual(accessFor(route).table ? table : undefined);
       expect('DOCUMENTS_BUCKET' in variables, route.handler).toBe(Boolean(route.access.documents));
       expect('VAULT_KEY_ID' in variables, route.handler).toBe(Boolean(route.access.vault));
+      expect(variables.REQUEST_HASH_KEY_ID, route.handler).toEqual(route.access.writes?.includes('idempotency') ? { 'Fn::GetAtt': [requestHashKeyId(template), 'Arn'] } : undefined);
+      expect('FINGERPRINT_KEY_ID' in variables, route.handler).toBe(false);
     }
   });
 
@@ -485,6 +488,25 @@ describe('PaymentsApiStack (the real route table and functions)', () => {
     assertLeastPrivilege(template, routes);
   });
 
+  it('lets only the routes that fingerprint use the fingerprint key, and those that keep Idempotency-Key records the request-hash key', () => {
+    const fingerprintKey = { 'Fn::GetAtt': [fingerprintKeyId(template), 'Arn'] };
+    const requestHashKey = { 'Fn::GetAtt': [requestHashKeyId(template), 'Arn'] };
+    for (const route of routes) {
+      const functionId = routeFunctionId(template, route);
+      const macKeys = roleStatements(template, functionId).filter((statement) => actionsOf([statement]).includes('kms:GenerateMac')).flatMap((statement) => [statement.Resource].flat());
+      const keepsKeys = route.access.writes?.includes('idempotency') === true;
+      expect(macKeys, route.handler).toEqual([...(route.access.fingerprint ? [fingerprintKey] : []), ...(keepsKeys ? [requestHashKey] : [])]);
+      const variables = environmentOf(template, functionId);
+      expect(variables.FINGERPRINT_KEY_ID, route.handler).toEqual(route.access.fingerprint ? fingerprintKey : undefined);
+      expect(variables.REQUEST_HASH_KEY_ID, route.handler).toEqual(keepsKeys ? requestHashKey : undefined);
+    }
+    // The mint and document uploads keep keys and fingerprint nothing: no way to derive a fingerprint key.
+    for (const handler of ['onetimetokens-create', 'documents-create', 'documents-create-upload']) {
+      const route = routes.find((candidate) => candidate.handler === handler)!;
+      expect(JSON.stringify(roleStatements(template, routeFunctionId(template, route))), handler).not.toContain(fingerprintKeyId(template));
+    }
+  });
+
   it('keeps document functions off paymethod items and paymethod functions off documents', () => {
     const writtenPrefixes = (handler: string) => {
       const route = routes.find((candidate) => candidate.handler === handler)!;
@@ -559,6 +581,7 @@ function expectedActions(route: (typeof routes)[number]): string[] {
     ...(access.documents ?? []).flatMap((usage) => documentActions[usage]!),
     ...(access.paypal ? ['secretsmanager:DescribeSecret', 'secretsmanager:GetSecretValue'] : []),
     ...(access.pageBoundaries ? ['dynamodb:BatchWriteItem'] : []),
-    ...(access.fingerprint ? ['kms:GenerateMac'] : []),
+    // Fingerprints, and the keyed hash of the requests whose Idempotency-Key records it writes.
+    ...(access.fingerprint || access.writes?.includes('idempotency') ? ['kms:GenerateMac'] : []),
   ])].sort();
 }

@@ -4,7 +4,7 @@ import { routes } from '#shared/http/routes.ts';
 import { bundlingDefinesFor } from '#infra/bundled-assets.ts';
 import { bundleTokenizeScriptSync } from '../../client/build.ts';
 import { AUTHORIZER_CACHE_TTL_SECONDS } from '#shared/names.ts';
-import { actionsOf, findMethod, integrationFunctionId, resourcesOfType, roleStatements, settings, synthesize } from './template-helpers.ts';
+import { actionsOf, findMethod, integrationFunctionId, keyIdByDescription, resourcesOfType, roleStatements, settings, synthesize } from './template-helpers.ts';
 
 const SYNTH_TIMEOUT_MS = 60_000;
 const MINT = '/v3/organizations/{organization_id}/locations/{location_id}/onetimetokens';
@@ -68,9 +68,13 @@ describe('client-side tokenization in the stack (real route table)', () => {
     expect(JSON.stringify(template.toJSON())).not.toMatch(/Access-Control-/i);
   });
 
-  it('lets the minting function count attempts (table write), seal numbers and fingerprint them, never open them', () => {
+  it('lets the minting function count attempts (table write), seal numbers and hash its Idempotency-Key requests, never open a number', () => {
     const fn = integrationFunctionId(template, findMethod(template, MINT, 'POST')!);
-    expect(actionsOf(roleStatements(template, fn))).toEqual([...LOGS, ...WRITE, 'kms:GenerateDataKey', 'kms:GenerateMac'].sort());
+    // GenerateMac: the keyed request hash, on the request-hash key only (shared/key-grants.ts); the mint computes no fingerprint (docs/vault.md).
+    const statements = roleStatements(template, fn);
+    expect(actionsOf(statements)).toEqual([...LOGS, ...WRITE, 'kms:GenerateDataKey', 'kms:GenerateMac'].sort());
+    const macKeys = statements.filter((statement) => actionsOf([statement]).includes('kms:GenerateMac')).flatMap((statement) => [statement.Resource].flat());
+    expect(macKeys).toEqual([{ 'Fn::GetAtt': [keyIdByDescription(template, 'Idempotency-Key requests'), 'Arn'] }]);
   });
 
   it('serves the library from a public GET whose function touches no data', () => {

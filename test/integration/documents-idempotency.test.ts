@@ -1,4 +1,3 @@
-import { createHash, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BOUNDARY, multipartBody, png, uploadParts } from '../fixtures/documents.ts';
 import { call, PARTNER } from '../support/api.ts';
@@ -61,22 +60,5 @@ describe('documents: Idempotency-Key on both POST routes', () => {
     const other = await uploadWithKey('upload-boundary', 'another receipt', 'third-boundary-5678');
     expect(other.status).toBe(422);
     expect(await stores.objectKeys(merchant.organizationId)).toHaveLength(before + 1);
-  });
-
-  it('replays an upload whose key was stored before multipart boundaries were set aside (fingerprinted on the raw body)', async () => {
-    const { DynamoIdempotencyStore } = await import('#shared/store/idempotency.ts');
-    const { dynamo } = await import('#shared/aws/dynamodb.ts');
-    const { config } = await import('#shared/config.ts');
-    const body = multipartBody(uploadParts({ resource: 'application', resource_id: 'app_1', description: 'legacy' }, { name: 'r.png', contentType: 'image/png', bytes: png }), BOUNDARY);
-    const legacy = createHash('sha256').update('documents-create\n').update(JSON.stringify([['organization_id', merchant.organizationId]])).update('\n').update(body).digest('base64url');
-    const store = new DynamoIdempotencyStore(dynamo, config.tableName);
-    const claim = { scope: merchant.organizationId, key: 'upload-legacy', fingerprint: legacy, owner: randomUUID(), now: new Date(), leaseMs: 9_000, retentionMs: 86_400_000 };
-    expect(await store.claim(claim)).toEqual({ kind: 'claimed' });
-    // The answer that key stored: a real upload's.
-    const answered = await uploadWithKey('upload-answered', 'legacy');
-    expect(answered.status).toBe(201);
-    await store.complete(claim, { statusCode: 201, headers: { Location: answered.headers.get('location')! }, body: answered.body });
-    const retried = await uploadWithKey('upload-legacy', 'legacy');
-    expect([retried.status, retried.body.document_id, retried.headers.get('idempotent-replayed')]).toEqual([201, answered.body.document_id, 'true']);
   });
 });

@@ -8,7 +8,8 @@ import { startLocalRuntime } from '../../local/runtime.ts';
 /**
  * The local runtime refuses a function's DynamoDB, KMS and S3 calls its grants
  * do not allow, as IAM refuses them in AWS: the probe's route may write
- * idempotency records only, seal with the vault key only, and write and read
+ * idempotency records only, seal with the vault key only, hash requests with
+ * the request-hash key (not the fingerprint key), and write and read
  * documents only (not list the bucket, nor delete), and its handler calls through ordinary SDK clients, unaware of any of it.
  */
 const probe: RouteDefinition = {
@@ -47,6 +48,9 @@ describe('DynamoDB grants in the local runtime', () => {
       seal: 'written',
       seal_without_context: 'AccessDeniedException',
       open: 'AccessDeniedException',
+      // Keeping Idempotency-Key records brings the request-hash key, never a way to derive a fingerprint key.
+      mac_request_hash: 'written',
+      mac_fingerprint: 'AccessDeniedException',
       write: 'written',
       write_uploads: 'AccessDenied',
       // Not NoSuchKey: a function that may not list the bucket learns nothing of which keys exist.
@@ -59,6 +63,7 @@ describe('DynamoDB grants in the local runtime', () => {
       ['dynamodb', 'grants-probe', 'PutItem'],
       ['kms', 'grants-probe', 'GenerateDataKey'],
       ['kms', 'grants-probe', 'Decrypt'],
+      ['kms', 'grants-probe', 'GenerateMac'],
       ['s3', 'grants-probe', 'PutObject'],
       ['s3', 'grants-probe', 'DeleteObject'],
     ]);

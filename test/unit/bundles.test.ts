@@ -3,6 +3,7 @@ import { buildFunction, functionNames } from '../../bench/function-bundles.ts';
 import type { FunctionBundle } from '../../bench/function-bundles.ts';
 import type { RouteAccess } from '#shared/http/routes.ts';
 import { routes } from '#shared/http/routes.ts';
+import { hashesRequests } from '#shared/key-grants.ts';
 
 // Built as `cdk synth` builds them (infra/bundling.ts), once per file.
 const built = new Map<string, Promise<FunctionBundle>>();
@@ -15,7 +16,8 @@ function bundleOf(name: string): Promise<FunctionBundle> {
 function clientsFor(access: RouteAccess): string[] {
   return [
     ...(access.table ? ['@aws-sdk/client-dynamodb'] : []),
-    ...(access.vault ? ['@aws-sdk/client-kms'] : []),
+    // The vault, fingerprints, and the keyed hash of Idempotency-Key requests.
+    ...(access.vault || access.fingerprint || hashesRequests(access) ? ['@aws-sdk/client-kms'] : []),
     ...(access.documents ? ['@aws-sdk/client-s3'] : []),
     ...(access.paypal ? ['@aws-sdk/client-secrets-manager'] : []),
   ];

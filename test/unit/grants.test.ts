@@ -141,13 +141,37 @@ describe('key grants', () => {
     expect(keyGrantsAllow(locationless, { action: 'GenerateDataKey', key: 'vault', encryptionContext: { purpose: 'documents' } })).toBe(false);
     expect(keyGrantsAllow(locationless, { action: 'Decrypt', key: 'vault', encryptionContext: purpose })).toBe(false);
     expect(keyGrantsAllow(locationless, { action: 'GenerateMac', key: 'fingerprint', encryptionContext: {} })).toBe(true);
+    expect(keyGrantsAllow(locationless, { action: 'GenerateMac', key: 'requestHash', encryptionContext: {} })).toBe(true);
     expect(keyGrantsAllow(locationless, { action: 'GenerateMac', key: 'credentialMac', encryptionContext: {} })).toBe(false);
   });
 
-  it('give reads and document routes no key at all, and only the authorizer the secure-key MAC', () => {
-    for (const handler of ['paymethods-get', 'paymethods-list-organization', 'documents-create', 'documents-download']) expect(grantsOf(handler), handler).toEqual([]);
+  it('give reads and document reads no key at all, and only the authorizer the secure-key MAC', () => {
+    for (const handler of ['paymethods-get', 'paymethods-list-organization', 'documents-download', 'documents-delete']) expect(grantsOf(handler), handler).toEqual([]);
+    // A document upload keeps Idempotency-Key records: GenerateMac on the request-hash key for their keyed request hash, nothing else.
+    expect(grantsOf('documents-create')).toEqual([{ key: 'requestHash', actions: ['GenerateMac'] }]);
+    // No fingerprint of its own, but request hashes: minting holds the same grant, and nothing that opens a number.
+    expect(grantsOf('onetimetokens-create')).toEqual([{ key: 'vault', actions: ['GenerateDataKey'], encryptionContext: purpose }, { key: 'requestHash', actions: ['GenerateMac'] }]);
     for (const route of routes) expect(grantsOf(route.handler).some((grant) => grant.key === 'credentialMac'), route.handler).toBe(false);
     expect(keyGrantsAllow(keyGrants(AUTHORIZER_ACCESS), { action: 'GenerateMac', key: 'credentialMac', encryptionContext: {} })).toBe(true);
+  });
+
+  it('give the request-hash key to exactly the functions that keep Idempotency-Key records, and the fingerprint key only to those that fingerprint', () => {
+    const mac = (key: 'fingerprint' | 'requestHash') => ({ action: 'GenerateMac', key, encryptionContext: {} });
+    const functions = [
+      ...routes.map((route) => [route.handler, accessFor(route)] as const),
+      ...Object.entries(BACKGROUND_FUNCTION_ACCESS),
+      ['authorizer', AUTHORIZER_ACCESS] as const,
+    ];
+    for (const [name, access] of functions) {
+      const grants = keyGrants(access);
+      expect(keyGrantsAllow(grants, mac('requestHash')), name).toBe(access.writes?.includes('idempotency') === true);
+      expect(keyGrantsAllow(grants, mac('fingerprint')), name).toBe(access.fingerprint === true);
+    }
+    // Keeping Idempotency-Key records alone never opens the fingerprint key: the mint and the document uploads derive no fingerprint key.
+    for (const handler of ['onetimetokens-create', 'documents-create', 'documents-create-upload']) {
+      expect(keyGrantsAllow(grantsOf(handler), mac('requestHash')), handler).toBe(true);
+      expect(keyGrantsAllow(grantsOf(handler), mac('fingerprint')), handler).toBe(false);
+    }
   });
 
   it('refuse a key no grant names (an unknown key too)', () => {

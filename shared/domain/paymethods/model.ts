@@ -65,14 +65,18 @@ export interface Paymethod {
   version: number;
 }
 
-/** A one-time token as it leaves its repository (the sealed number stays inside). */
+/**
+ * A one-time token as it leaves its repository (the sealed number stays
+ * inside). It never has a fingerprint: only a paymethod, which stores the
+ * number, gets one (one-time-tokens.ts says why).
+ */
 export interface OneTimeToken {
   one_time_token: string;
   organization_id: string;
   location_id: string;
   paymethod_type: 'card' | 'echeck';
-  card?: Omit<CardDetails, 'one_time_token' | 'au_code' | 'au_description' | 'au_updated_date'>;
-  echeck?: Omit<EcheckDetails, 'one_time_token'>;
+  card?: Omit<CardDetails, 'one_time_token' | 'au_code' | 'au_description' | 'au_updated_date' | 'fingerprint'>;
+  echeck?: Omit<EcheckDetails, 'one_time_token' | 'fingerprint'>;
   created_at: string;
   expires_at: string;
   consumed_at?: string;

@@ -1,8 +1,7 @@
 import type { IdempotencyCompletion } from '../idempotency.ts';
 import { newToken } from '../ids.ts';
 import type { Vault } from '../vault.ts';
-import { cardDetails, echeckDetails, withFingerprint } from './create.ts';
-import type { Fingerprinter } from './fingerprints.ts';
+import { cardDetails, echeckDetails } from './create.ts';
 import type { OneTimeToken } from './model.ts';
 import type { OneTimeTokenRepository } from './ports.ts';
 import { oneTimeTokenSchema, parseBody } from './validation.ts';
@@ -13,13 +12,18 @@ export const ONE_TIME_TOKEN_LIFETIME_MS = 60 * 60 * 1000;
 export interface MintOneTimeTokenDeps {
   oneTimeTokens: OneTimeTokenRepository;
   vault: Vault;
-  fingerprinter: Fingerprinter;
   clock: () => Date;
 }
 
 /**
  * Mints a single-use token for a full card or echeck under one organization
  * and location. Its number is sealed like a paymethod's, bound to the token.
+ *
+ * No fingerprint: minting stores no paymethod, and anyone may mint (a
+ * publishable key is public), so a fingerprint here would compute the
+ * organization's keyed hash of any number on demand, and with the BIN and
+ * last four rebuild a stored number (docs/vault.md, "Correlation"). The
+ * create that stores the number computes it (create.ts).
  */
 export async function mintOneTimeToken(
   command: { organizationId: string; locationId: string; body: Record<string, unknown>; completion?: IdempotencyCompletion<OneTimeToken> },
@@ -34,12 +38,7 @@ export async function mintOneTimeToken(
     one_time_token: token,
     organization_id: command.organizationId,
     location_id: command.locationId,
-    ...(await withFingerprint(
-      input.instrument === 'card' ? { paymethod_type: 'card' as const, card: cardDetails(input.card) } : { paymethod_type: 'echeck' as const, echeck: echeckDetails(input.echeck) },
-      accountNumber,
-      command.organizationId,
-      deps.fingerprinter,
-    )),
+    ...(input.instrument === 'card' ? { paymethod_type: 'card' as const, card: cardDetails(input.card) } : { paymethod_type: 'echeck' as const, echeck: echeckDetails(input.echeck) }),
     created_at: now.toISOString(),
     expires_at: new Date(now.getTime() + ONE_TIME_TOKEN_LIFETIME_MS).toISOString(),
   };

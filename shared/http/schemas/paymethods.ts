@@ -10,7 +10,8 @@ const fingerprintSchema = z.optional(z.string().check(z.regex(FINGERPRINT_PATTER
   z.meta({
     description:
       'Keyed hash of the account number (echeck: routing and account number): equal for the same account within this organization, '
-      + 'unrelated in any other; at most 64 characters. Absent only on records written before fingerprints and not yet backfilled.',
+      + 'unrelated in any other; at most 64 characters. Computed only for a number the organization stores (never on a one-time token). '
+      + 'Absent only on records written before fingerprints and not yet backfilled.',
   }),
 );
 const fromOneTimeToken = z.optional(z.string()).check(z.meta({ description: 'The one-time token the paymethod was created from.' }));
@@ -86,9 +87,14 @@ export const paymethodReadViewSchema = z.object({
   is_default: z.enum(['true', 'false']).check(z.meta({ description: "Whether this is the customer's default paymethod." })),
 });
 
+/**
+ * No fingerprint: a token stores no paymethod, and a publishable key (public)
+ * mints them, so its answer must not compute the organization's keyed hash of
+ * any number it is sent (docs/vault.md, "Correlation").
+ */
 export const oneTimeTokenViewSchema = z.object({
   one_time_token: z.string().check(z.regex(/^ott_[A-Za-z0-9]+$/)),
   expires_at: z.string().check(z.meta({ format: 'date-time', description: 'ISO 8601; the token lives 60 minutes and can be used once.' })),
-  card: z.optional(z.omit(cardViewSchema, { one_time_token: true, au_code: true, au_description: true, au_updated_date: true })),
-  echeck: z.optional(z.omit(echeckViewSchema, { one_time_token: true })),
+  card: z.optional(z.omit(cardViewSchema, { one_time_token: true, au_code: true, au_description: true, au_updated_date: true, fingerprint: true })),
+  echeck: z.optional(z.omit(echeckViewSchema, { one_time_token: true, fingerprint: true })),
 });
