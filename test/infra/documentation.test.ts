@@ -107,7 +107,7 @@ describe('the web ACL and TLS as docs/operations.md states them', () => {
 
   it('docs/vault.md names the same policy, access mode and log group where it says how 4.2.1 and 6.4.2 are met', () => {
     const vault = readFileSync(new URL('../../docs/vault.md', import.meta.url), 'utf8');
-    const edge = vault.slice(vault.indexOf('## Edge: TLS and web ACL (PCI DSS 4.2.1, 6.4.2)'));
+    const edge = vault.slice(vault.indexOf('## PCI DSS v4.0.1 requirements this service touches'));
     expect(edge).toContain(`security policy \`${API_SECURITY_POLICY}\`, endpoint access mode \`${API_ENDPOINT_ACCESS_MODE}\``);
     expect(edge).toContain(`TLS older than ${MINIMUM_S3_TLS_VERSION}`);
     expect(edge).toContain('`aws-waf-logs-payments-api-<environment>` with the `Authorization` header redacted');
