@@ -29,17 +29,26 @@ module.exports = {
       name: 'domain-knows-no-outer-layer',
       severity: 'error',
       comment:
-        'The domain imports only the domain, shared/names.ts and shared/response-codes.ts (the catalogue its errors name codes from): ' +
-        'adapters, HTTP, wiring, configuration and logging depend on it, never the reverse.',
+        'The domain imports only the domain and, from the platform manifest, the names code and policies agree on and the catalogue ' +
+        'of response codes its errors name: adapters, HTTP, wiring, the function runtime, logging and the rest of the manifest depend on it, never the reverse.',
       from: { path: DOMAIN },
-      to: { path: '^(shared/(http|store|aws|wiring|log|observability|tokenization)/|shared/(config|container|events|function-environment)\\.ts$)' },
+      to: { path: ['^shared/(http|store|aws|wiring|runtime|log|observability|tokenization)/', '^shared/platform/'], pathNot: '^shared/platform/(names|response-codes)\\.ts$' },
     },
     {
       name: 'response-codes-import-nothing',
       severity: 'error',
       comment: 'The catalogue of response codes is read by every layer (domain, HTTP, stack, local runtime, docs): it depends on none.',
-      from: { path: '^shared/response-codes\\.ts$' },
-      to: { path: '^(shared|functions|infra|local|scripts|client|test|bench|node_modules)/' },
+      from: { path: '^shared/platform/response-codes\\.ts$' },
+      to: { path: '^(shared|functions|infra|local|scripts|client|test|bench|node_modules)/', pathNot: '^shared/platform/response-codes\\.ts$' },
+    },
+    {
+      name: 'platform-manifest-imports-only-itself',
+      severity: 'error',
+      comment:
+        'shared/platform is what a function is (route, access, grants, environment, sizing, triggers, item kinds, names, table shape): ' +
+        'the stack, the local runtime and the handlers all read it, so it imports nothing but itself and no package.',
+      from: { path: '^shared/platform/' },
+      to: { path: ['^(functions|infra|local|scripts|client|test|bench|node_modules)/', '^shared/(?!platform/)'] },
     },
     {
       name: 'adapters-know-no-http-or-wiring',
@@ -53,16 +62,14 @@ module.exports = {
       severity: 'error',
       comment: 'shared/store (DynamoDB repositories) and shared/aws (KMS, S3, PayPal adapters) are siblings: neither builds the other.',
       from: { path: '^shared/store/' },
-      // outcome.ts builds nothing: it tells a write that failed from one whose outcome is unknown, for every adapter.
-      to: { path: '^shared/aws/', pathNot: '^shared/aws/outcome\\.ts$' },
+      to: { path: '^shared/aws/' },
     },
     {
       name: 'http-builds-no-adapters',
       severity: 'error',
       comment: 'The HTTP layer gets its adapters from shared/wiring, the one place they are built.',
       from: { path: '^shared/http/' },
-      // deadline.ts builds nothing: the API stack opens the request's deadline, which every adapter's calls then respect.
-      to: { path: ADAPTERS, pathNot: '^shared/aws/deadline\\.ts$' },
+      to: { path: ADAPTERS },
     },
     {
       name: 'wiring-knows-no-http',
@@ -89,11 +96,10 @@ module.exports = {
       name: 'infra-loads-no-runtime-code',
       severity: 'error',
       comment:
-        'The CDK app reads the route table and shared names, never handler code, adapters, the SDK or the local runtime ' +
-        '(paypal-secret.ts is the secret\'s JSON shape, which the stack\'s placeholder and the adapter share; it imports nothing; ' +
-        'deadline.ts holds the request budgets the functions\' timeouts are set above, and imports only node:async_hooks).',
+        'The CDK app reads the platform manifest (shared/platform) and the HTTP edge\'s shapes (envelopes, gateway responses, ' +
+        'the OpenAPI document), never handler code, adapters, the domain, the function runtime, the SDK or the local runtime.',
       from: { path: '^infra/' },
-      to: { path: ['^(functions|local|scripts|test|bench)/', '^shared/(aws|wiring|domain)/', 'node_modules/@aws-sdk/'], pathNot: '^shared/aws/(paypal-secret|deadline)\\.ts$' },
+      to: { path: ['^(functions|local|scripts|test|bench)/', '^shared/(aws|wiring|domain|store|runtime)/', 'node_modules/@aws-sdk/'] },
     },
     {
       name: 'local-runtime-is-not-deployed-code',

@@ -13,12 +13,12 @@ export default tseslint.config(
     },
   },
   {
-    // Configuration is read in one place (shared/config.ts), per function container, so that a
+    // Configuration is read in one place (shared/runtime/config.ts), per function container, so that a
     // handler sees exactly its function's variables locally as in AWS. Layer rules: .dependency-cruiser.cjs.
     files: ['functions/**/*.ts', 'shared/**/*.ts'],
-    ignores: ['shared/container.ts', 'shared/log/**', 'shared/observability/**'],
+    ignores: ['shared/runtime/container.ts', 'shared/log/**', 'shared/observability/**'],
     rules: {
-      'no-restricted-properties': ['error', { object: 'process', property: 'env', message: 'Read configuration through #shared/config.ts.' }],
+      'no-restricted-properties': ['error', { object: 'process', property: 'env', message: 'Read configuration through #shared/runtime/config.ts.' }],
     },
   },
   {

@@ -51,7 +51,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ACCOUNT_UPDATER_FUNCTION_SIZING } from '#shared/function-sizing.ts';
+import { ACCOUNT_UPDATER_FUNCTION_SIZING } from '#shared/platform/function-sizing.ts';
 import type { BatchDeps } from '#shared/domain/account-updater/apply.ts';
 import type { CardChange } from '#shared/domain/account-updater/ports.ts';
 import type { CardDetails } from '#shared/domain/paymethods/model.ts';
@@ -160,7 +160,7 @@ async function newNumberFor(
 /** Child phases: run one step and print its time and this process's peak RSS. */
 async function phase(): Promise<void> {
   // Modules load (and raw writes are prepared) before the clock starts: the phases compare steady rates, not start-up.
-  if (values.phase === 'apply') await Promise.all([import('../local/au-engine.ts'), import('#shared/config.ts'), import('#functions/au-check.ts'), import('#functions/au-chunk.ts'), import('#functions/au-merge.ts')]);
+  if (values.phase === 'apply') await Promise.all([import('../local/au-engine.ts'), import('#shared/runtime/config.ts'), import('#functions/au-check.ts'), import('#functions/au-chunk.ts'), import('#functions/au-merge.ts')]);
   if (values.phase === 'apply' && values['warm-file']) await warmedUp(await applyFile(values['warm-file']), WARM_FILE_ROWS);
   let raw: (() => Promise<number>) | undefined;
   if (values.phase === 'raw' || values.phase === 'raw-mix') {
@@ -204,7 +204,7 @@ async function phase(): Promise<void> {
 
 async function applyFile(file: string): Promise<Record<string, number>> {
   const { applyLocalFile } = await import('../local/au-engine.ts');
-  const { config } = await import('#shared/config.ts');
+  const { config } = await import('#shared/runtime/config.ts');
   const { summary } = await applyLocalFile(file, { organizationId: ORG }, { bucket: config.reportsBucket, functionsDir: FUNCTIONS_DIR, concurrency: 4 });
   return { applied: summary.applied as number, skipped: summary.skipped as number, errors: summary.error_count as number };
 }
@@ -305,7 +305,7 @@ async function watchLiveHeap(): Promise<() => LiveHeap> {
  */
 async function prepareRawWrites(first: number, count: number, mix: boolean): Promise<() => Promise<number>> {
   const { dynamo } = await import('#shared/aws/dynamodb.ts');
-  const { config } = await import('#shared/config.ts');
+  const { config } = await import('#shared/runtime/config.ts');
   const { DynamoPaymethodStore } = await import('#shared/store/paymethods.ts');
   const { batchDeps } = await import('#shared/wiring/account-updater.ts');
   const { NEW_NUMBER_GROUP } = await import('#shared/domain/account-updater/apply.ts');
@@ -448,7 +448,7 @@ async function arithmetic(cpuMsPerRow: number) {
       historyShard: Math.round(worstShard),
       reportByOrganizationShard_gsi10: Math.round(worstShard),
       reportByLocationShard_gsi11_allInOneLocation: Math.round(worstShard),
-      // The list indexes project only keys and immutable members (shared/store/table.ts): an applied row writes none of their entries.
+      // The list indexes project only keys and immutable members (shared/platform/table.ts): an applied row writes none of their entries.
       organizationList_gsi9: 0,
       locationList_gsi8: 0,
     },

@@ -10,7 +10,7 @@ import { build } from 'esbuild';
 import type { Metafile } from 'esbuild';
 import { LAMBDA_BUNDLE_OPTIONS } from '#infra/bundling.ts';
 import { bundlingDefinesFor } from '#infra/bundled-assets.ts';
-import { routes } from '#shared/http/routes.ts';
+import { routes } from '#shared/platform/routes.ts';
 
 const REPO_ROOT = path.resolve(import.meta.dirname, '..');
 

@@ -4,8 +4,8 @@
  * matter more than absolute numbers on a shared, noisy machine.
  */
 import { bundleFigures, coldStart, emptyHandlerBundle, synthesizeBundles } from './bundles.ts';
-import { routes } from '#shared/http/routes.ts';
-import type { RouteDefinition } from '#shared/http/routes.ts';
+import { routes } from '#shared/platform/routes.ts';
+import type { RouteDefinition } from '#shared/platform/routes.ts';
 import { startRuntimeForBench } from './support.ts';
 
 const started = await startRuntimeForBench();

@@ -1,11 +1,12 @@
 import middy from '@middy/core';
 import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent, Context } from 'aws-lambda';
-import { AUTHORIZER_BUDGET_MS, requestClockOf, withRequestDeadline } from '#shared/aws/deadline.ts';
+import { requestClockOf, withRequestDeadline } from '#shared/runtime/deadline.ts';
+import { AUTHORIZER_BUDGET_MS } from '#shared/platform/function-sizing.ts';
 import type { AuthDecision } from '#shared/domain/authentication.ts';
 import { authenticateRequest } from '#shared/domain/authentication.ts';
 import { NotAuthenticated } from '#shared/domain/errors.ts';
-import type { RouteAuth } from '#shared/http/routes.ts';
-import { routes } from '#shared/http/routes.ts';
+import type { RouteAuth } from '#shared/platform/routes.ts';
+import { routes } from '#shared/platform/routes.ts';
 import { injectLambdaContext, logger } from '#shared/log/logger.ts';
 import { recordAuthenticationRefused } from '#shared/observability/metrics.ts';
 import { captureLambdaHandler, tracer } from '#shared/observability/tracer.ts';

@@ -6,7 +6,7 @@ import { injectLambdaContext, logger } from '#shared/log/logger.ts';
 import { recordBusinessMetric } from '#shared/observability/metrics.ts';
 
 /**
- * S3 ObjectCreated under uploads/ (see shared/events.ts): checks the posted
+ * S3 ObjectCreated under uploads/ (see shared/platform/triggers.ts): checks the posted
  * file and marks its document available or rejected. Each record is handled
  * on its own; if any failed the invocation fails, and the asynchronous retry
  * redoes all of them, which is safe because finalizing is idempotent.

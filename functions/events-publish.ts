@@ -7,7 +7,7 @@ import { publishDeps, storedChangeOf } from '#shared/wiring/events.ts';
 
 /**
  * DynamoDB stream of the table (paymethod and document items only, see
- * shared/events.ts) -> domain events on the EventBridge bus. Events the bus
+ * shared/platform/triggers.ts) -> domain events on the EventBridge bus. Events the bus
  * refused are reported as a partial batch failure from the first of them, so
  * the stream delivers that record and the ones after it again; the event ids
  * stay the same, so consumers deduplicate the repeats (docs/events.md).

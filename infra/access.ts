@@ -5,14 +5,14 @@ import type { IKey } from 'aws-cdk-lib/aws-kms';
 import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
-import type { BucketGrant, DocumentUsage, GrantedBucket } from '#shared/bucket-grants.ts';
-import { bucketGrants } from '#shared/bucket-grants.ts';
-import type { DynamoGrant } from '#shared/dynamodb-grants.ts';
-import { dynamodbGrants, leadingKeyPatterns } from '#shared/dynamodb-grants.ts';
-import type { FunctionAccess, FunctionResources } from '#shared/function-environment.ts';
-import type { GrantedKey, KeyGrant } from '#shared/key-grants.ts';
-import { keyGrants } from '#shared/key-grants.ts';
-import { functionEnvironment } from '#shared/function-environment.ts';
+import type { BucketGrant, DocumentUsage, GrantedBucket } from '#shared/platform/bucket-grants.ts';
+import { bucketGrants } from '#shared/platform/bucket-grants.ts';
+import type { DynamoGrant } from '#shared/platform/dynamodb-grants.ts';
+import { dynamodbGrants, leadingKeyPatterns } from '#shared/platform/dynamodb-grants.ts';
+import type { FunctionAccess, FunctionResources } from '#shared/platform/function-environment.ts';
+import type { GrantedKey, KeyGrant } from '#shared/platform/key-grants.ts';
+import { keyGrants } from '#shared/platform/key-grants.ts';
+import { functionEnvironment } from '#shared/platform/function-environment.ts';
 import { grantKeyUsage } from './keys.ts';
 
 /** What route functions may be bound to. */
@@ -46,7 +46,7 @@ const DOCUMENT_KMS_ACTIONS: Record<DocumentUsage, string[]> = {
 
 /**
  * Grants exactly what `access` declares and sets the environment variables that
- * go with it, as shared/function-environment.ts derives them (the local runtime
+ * go with it, as shared/platform/function-environment.ts derives them (the local runtime
  * gives each handler the same).
  */
 export function bindRoute(fn: LambdaFunction, access: FunctionAccess, resources: ServiceResources): void {
@@ -79,7 +79,7 @@ export function bindRoute(fn: LambdaFunction, access: FunctionAccess, resources:
 
 /**
  * The variables `access` calls for, derived as the local runtime derives them
- * (shared/function-environment.ts): every function of the stack gets its
+ * (shared/platform/function-environment.ts): every function of the stack gets its
  * environment here, never by hand.
  */
 export function setFunctionEnvironment(fn: LambdaFunction, access: FunctionAccess, resources: FunctionResources): void {
@@ -87,7 +87,7 @@ export function setFunctionEnvironment(fn: LambdaFunction, access: FunctionAcces
 }
 
 /**
- * Each key grant (shared/key-grants.ts), the same grants the local KMS
+ * Each key grant (shared/platform/key-grants.ts), the same grants the local KMS
  * stand-in enforces, in the role's policy and backed in the key's policy,
  * with its encryption context as a condition.
  */
@@ -109,7 +109,7 @@ export interface GrantableTables {
 }
 
 /**
- * One statement per grant (shared/dynamodb-grants.ts), the same grants the
+ * One statement per grant (shared/platform/dynamodb-grants.ts), the same grants the
  * local runtime enforces: its actions on its table, limited to its item kinds'
  * partition keys where it names them, and Query on each index by name where it
  * includes them.
@@ -134,7 +134,7 @@ export function grantDynamo(fn: LambdaFunction, grants: readonly DynamoGrant[], 
 }
 
 /**
- * The documents bucket's grants for these usages (shared/bucket-grants.ts, the
+ * The documents bucket's grants for these usages (shared/platform/bucket-grants.ts, the
  * same the local runtime enforces), and the vault key usage SSE-KMS needs on
  * the caller's behalf, through S3 only (document access never opens
  * account-number ciphertexts).

@@ -17,14 +17,14 @@ import { accountUpdaterDefinition, RUNS_PREFIX } from '#shared/account-updater/s
 import { Construct } from 'constructs';
 import { join } from 'node:path';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
-import { bucketGrants } from '#shared/bucket-grants.ts';
-import { dynamodbGrants } from '#shared/dynamodb-grants.ts';
-import { BACKGROUND_FUNCTION_ACCESS } from '#shared/function-environment.ts';
-import { keyGrants } from '#shared/key-grants.ts';
-import type { AccountUpdaterFunction } from '#shared/function-sizing.ts';
-import { ACCOUNT_UPDATER_FUNCTION_SIZING } from '#shared/function-sizing.ts';
-import { REPORT_OBJECT_PREFIXES } from '#shared/names.ts';
-import { AU_HISTORY_TABLE_KEY, TTL_ATTRIBUTE } from '#shared/store/table.ts';
+import { bucketGrants } from '#shared/platform/bucket-grants.ts';
+import { dynamodbGrants } from '#shared/platform/dynamodb-grants.ts';
+import { BACKGROUND_FUNCTION_ACCESS } from '#shared/platform/function-environment.ts';
+import { keyGrants } from '#shared/platform/key-grants.ts';
+import type { AccountUpdaterFunction } from '#shared/platform/function-sizing.ts';
+import { ACCOUNT_UPDATER_FUNCTION_SIZING } from '#shared/platform/function-sizing.ts';
+import { REPORT_OBJECT_PREFIXES } from '#shared/platform/names.ts';
+import { AU_HISTORY_TABLE_KEY, TTL_ATTRIBUTE } from '#shared/platform/table.ts';
 import { deadLetterQueue } from './dead-letter-queue.ts';
 import { grantBuckets, grantDynamo, grantKeys, setFunctionEnvironment } from './access.ts';
 import type { EnvironmentSettings } from './environments.ts';
@@ -59,7 +59,7 @@ const OBJECT_READS = ['s3:GetObject', 's3:GetObjectVersion'];
 /**
  * The Account Updater in AWS: the reports bucket; its history table (the
  * applied rows the monthly export reads: no index, no stream; see
- * shared/store/table.ts); a file created under
+ * shared/platform/table.ts); a file created under
  * `au-inbox/` (EventBridge) starts the apply state machine (check, a
  * Distributed Map of batches on the chunk function, merge; definition in
  * shared/account-updater/state-machine.ts, run locally by the same engine);

@@ -8,7 +8,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { openApiDocument, serializeOpenApi } from '#shared/http/openapi.ts';
-import type { RouteDefinition } from '#shared/http/routes.ts';
+import type { RouteDefinition } from '#shared/platform/routes.ts';
 import { bundleTokenizeScriptSync } from '../client/build.ts';
 
 /** The handler whose bundle carries the built library (read as `__TOKENIZE_SCRIPT__`, see shared/tokenization/script.ts). */

@@ -7,9 +7,9 @@ import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { join } from 'node:path';
-import type { StreamTrigger } from '#shared/events.ts';
-import { BACKGROUND_FUNCTION_ACCESS } from '#shared/function-environment.ts';
-import { EVENT_SOURCES } from '#shared/names.ts';
+import type { StreamTrigger } from '#shared/platform/triggers.ts';
+import { BACKGROUND_FUNCTION_ACCESS } from '#shared/platform/function-environment.ts';
+import { EVENT_SOURCES } from '#shared/platform/names.ts';
 import { deadLetterQueue } from './dead-letter-queue.ts';
 import { setFunctionEnvironment } from './access.ts';
 import type { EnvironmentSettings } from './environments.ts';
@@ -29,7 +29,7 @@ const MAX_RECORD_AGE = Duration.hours(24);
 
 /**
  * Domain events (docs/events.md): the custom event bus, the function(s) the
- * table's stream feeds from the stream trigger table (shared/events.ts), and
+ * table's stream feeds from the stream trigger table (shared/platform/triggers.ts), and
  * the dead-letter queue for batches that still fail after their retries. The
  * publisher may read the stream and put events on this bus, nothing else: it
  * never reads the table, so it sees only what a write committed.

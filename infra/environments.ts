@@ -1,7 +1,7 @@
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import * as z from 'zod/mini';
-import { AUTHORIZER_CACHE_TTL_SECONDS } from '#shared/names.ts';
+import { AUTHORIZER_CACHE_TTL_SECONDS } from '#shared/platform/names.ts';
 
 /**
  * Per-environment settings. The values live in cdk.json under the `environments`

@@ -5,7 +5,7 @@ import { NodejsFunction, OutputFormat, SourceMapMode } from 'aws-cdk-lib/aws-lam
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { join } from 'node:path';
-import type { FunctionSizing } from '#shared/function-sizing.ts';
+import type { FunctionSizing } from '#shared/platform/function-sizing.ts';
 import { METRICS_NAMESPACE, SERVICE_NAME } from '#shared/observability/catalog.ts';
 import { LAMBDA_BUNDLE_OPTIONS, LAMBDA_NODE_OPTIONS, SOURCE_MAPS_DIR } from './bundling.ts';
 import type { EnvironmentSettings } from './environments.ts';
@@ -21,7 +21,7 @@ export interface ServiceFunctionProps {
   readonly environment: EnvironmentSettings;
   /** Directory holding package.json (for `#shared/*` imports) and package-lock.json. */
   readonly projectRoot: string;
-  /** Memory and timeout (shared/function-sizing.ts), which the local runtime gives the handler too. */
+  /** Memory and timeout (shared/platform/function-sizing.ts), which the local runtime gives the handler too. */
   readonly sizing: FunctionSizing;
   /** esbuild `define`s (identifier -> JavaScript expression), e.g. a built asset inlined as a string. */
   readonly define?: Record<string, string>;

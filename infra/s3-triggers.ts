@@ -5,7 +5,7 @@ import { LambdaDestination } from 'aws-cdk-lib/aws-s3-notifications';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { join } from 'node:path';
-import type { S3Trigger } from '#shared/events.ts';
+import type { S3Trigger } from '#shared/platform/triggers.ts';
 import { deadLetterQueue } from './dead-letter-queue.ts';
 import { bindRoute } from './access.ts';
 import type { ServiceResources } from './access.ts';

@@ -10,14 +10,14 @@ import type { Construct } from 'constructs';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
-import { PAYPAL_UNSET_CLIENT_ID } from '#shared/aws/paypal-secret.ts';
-import { s3Triggers, streamTriggers } from '#shared/events.ts';
-import type { S3Trigger, StreamTrigger } from '#shared/events.ts';
-import { routes as routeTable } from '#shared/http/routes.ts';
-import type { RouteDefinition } from '#shared/http/routes.ts';
+import { PAYPAL_UNSET_CLIENT_ID } from '#shared/platform/paypal-secret.ts';
+import { s3Triggers, streamTriggers } from '#shared/platform/triggers.ts';
+import type { S3Trigger, StreamTrigger } from '#shared/platform/triggers.ts';
+import { routes as routeTable } from '#shared/platform/routes.ts';
+import type { RouteDefinition } from '#shared/platform/routes.ts';
 import { AUTHORIZER_UNAUTHORIZED_METRIC } from '#shared/observability/catalog.ts';
-import { UPLOAD_OBJECT_PREFIX } from '#shared/names.ts';
-import { TABLE_KEY, TABLE_STREAM_VIEW, TTL_ATTRIBUTE } from '#shared/store/table.ts';
+import { UPLOAD_OBJECT_PREFIX } from '#shared/platform/names.ts';
+import { TABLE_KEY, TABLE_STREAM_VIEW, TTL_ATTRIBUTE } from '#shared/platform/table.ts';
 import { AccountUpdater } from './account-updater.ts';
 import { DomainEvents } from './domain-events.ts';
 import { assertReservedConcurrencyNames, bucketNotificationsLogGroup } from './functions.ts';
@@ -38,9 +38,9 @@ export interface PaymentsApiStackProps extends StackProps {
   readonly routes?: readonly RouteDefinition[];
   /** Default: `<repo>/functions`. */
   readonly functionsDir?: string;
-  /** Default: the S3 trigger table (shared/events.ts). */
+  /** Default: the S3 trigger table (shared/platform/triggers.ts). */
   readonly s3Triggers?: readonly S3Trigger[];
-  /** Default: the stream trigger table (shared/events.ts): the domain event publisher. */
+  /** Default: the stream trigger table (shared/platform/triggers.ts): the domain event publisher. */
   readonly streamTriggers?: readonly StreamTrigger[];
 }
 
@@ -280,7 +280,7 @@ function grantCredentialIssuers(key: Key, environment: EnvironmentSettings): voi
  * grants to every function and cost per request without protecting more; key use
  * still shows in CloudTrail, unlike the AWS owned default. The indexes are the
  * current ones unless an upgrade withholds or retains some (table-indexes.ts); the
- * local runtime creates the current ones from the same list (shared/store/table.ts).
+ * local runtime creates the current ones from the same list (shared/platform/table.ts).
  */
 function createTable(scope: Construct, environment: EnvironmentSettings, indexes: TableIndexes['indexes']): Table {
   const table = new Table(scope, 'Table', {

@@ -1,5 +1,5 @@
-import { GLOBAL_SECONDARY_INDEXES, RETIRED_INDEXES, formatIndexStandIns } from '#shared/store/table.ts';
-import type { IndexDefinition, IndexName, RetiredIndexName } from '#shared/store/table.ts';
+import { GLOBAL_SECONDARY_INDEXES, RETIRED_INDEXES, formatIndexStandIns } from '#shared/platform/table.ts';
+import type { IndexDefinition, IndexName, RetiredIndexName } from '#shared/platform/table.ts';
 
 /**
  * The paymethod table's indexes for one deploy, from three context values an

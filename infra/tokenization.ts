@@ -8,7 +8,7 @@ import type { Duration } from 'aws-cdk-lib';
 import { IdentitySource, RequestAuthorizer } from 'aws-cdk-lib/aws-apigateway';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { Construct } from 'constructs';
-import { AUTHORIZERS } from '#shared/http/routes.ts';
+import { AUTHORIZERS } from '#shared/platform/routes.ts';
 
 /**
  * The authorizer of `publishable-or-secret` routes: the same function as the

@@ -6,7 +6,7 @@ import { ArnFormat, Stack } from 'aws-cdk-lib';
 import type { RemovalPolicy } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { errorEnvelope } from '#shared/http/envelope.ts';
-import type { RouteDefinition } from '#shared/http/routes.ts';
+import type { RouteDefinition } from '#shared/platform/routes.ts';
 
 export interface ApiWebAclProps {
   stage: Stage;

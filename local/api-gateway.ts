@@ -10,12 +10,12 @@ import type {
   APIGatewayRequestAuthorizerEvent,
   Context,
 } from 'aws-lambda';
-import type { FunctionSizing } from '#shared/function-sizing.ts';
-import { API_FUNCTION_SIZING } from '#shared/function-sizing.ts';
+import type { FunctionSizing } from '#shared/platform/function-sizing.ts';
+import { API_FUNCTION_SIZING } from '#shared/platform/function-sizing.ts';
 import { errorEnvelope } from '#shared/http/envelope.ts';
 import type { GatewayResponseKind } from '#shared/http/gateway-responses.ts';
 import { GATEWAY_RESPONSES, METHOD_NOT_ALLOWED } from '#shared/http/gateway-responses.ts';
-import type { HttpMethod, RouteDefinition } from '#shared/http/routes.ts';
+import type { HttpMethod, RouteDefinition } from '#shared/platform/routes.ts';
 import { LOCAL_ACCOUNT_ID, lambdaContext } from './lambda-context.ts';
 import { isLoopbackHost, LOCAL_HOST } from './ports.ts';
 import {
@@ -24,7 +24,7 @@ import {
   API_GATEWAY_MAX_REQUEST_BYTES,
   API_GATEWAY_TIMEOUT_MS,
   LAMBDA_MAX_PAYLOAD_BYTES,
-} from '#shared/http/routes.ts';
+} from '#shared/platform/routes.ts';
 
 /**
  * A local stand-in for API Gateway (REST, v1 proxy integration). It builds the

@@ -9,8 +9,8 @@ import { accountUpdaterDefinition, STATE } from '#shared/account-updater/state-m
 import { s3 } from '#shared/aws/s3.ts';
 import { inboxFile } from '#shared/domain/account-updater/inbox.ts';
 import type { RunFailure } from '#shared/domain/account-updater/merge.ts';
-import type { AccountUpdaterFunction } from '#shared/function-sizing.ts';
-import { ACCOUNT_UPDATER_FUNCTION_SIZING } from '#shared/function-sizing.ts';
+import type { AccountUpdaterFunction } from '#shared/platform/function-sizing.ts';
+import { ACCOUNT_UPDATER_FUNCTION_SIZING } from '#shared/platform/function-sizing.ts';
 import { lambdaContext, LOCAL_ACCOUNT_ID } from './lambda-context.ts';
 
 /**

@@ -5,7 +5,7 @@
  * local/sigv4.ts) by a credential the runtime issued; its signer is the
  * caller. The operator (the runtime, the CLIs) may do anything; in AWS every
  * function has its own role, and a call its role does not allow fails with
- * AccessDeniedException, so what a function's grants (shared/dynamodb-grants.ts,
+ * AccessDeniedException, so what a function's grants (shared/platform/dynamodb-grants.ts,
  * the same data CDK turns into its policy) do not allow is answered as DynamoDB
  * answers it. Everything else passes through unchanged. A handler that writes
  * an item kind its route did not declare then fails in every local test, not
@@ -13,9 +13,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
-import type { DynamoGrant, GrantedTable } from '#shared/dynamodb-grants.ts';
-import { grantsAllow } from '#shared/dynamodb-grants.ts';
-import { TABLE_KEY } from '#shared/store/table.ts';
+import type { DynamoGrant, GrantedTable } from '#shared/platform/dynamodb-grants.ts';
+import { grantsAllow } from '#shared/platform/dynamodb-grants.ts';
+import { TABLE_KEY } from '#shared/platform/table.ts';
 import { REFUSED_CALL } from './function-identity.ts';
 import type { GateServer } from './gate-server.ts';
 import { relay, startGateServer } from './gate-server.ts';

@@ -2,7 +2,7 @@
  * Local stand-in for Lambda's DynamoDB stream event source mapping: reads
  * DynamoDB Local's stream of the table with the ordinary Streams API
  * (DescribeStream, GetShardIterator, GetRecords) and invokes the handlers of
- * the same stream trigger table CDK reads (shared/events.ts), with the same
+ * the same stream trigger table CDK reads (shared/platform/triggers.ts), with the same
  * record shape Lambda delivers. Per shard, records are delivered in order;
  * a shard's children are read once it is closed and drained (shard
  * rollover); any number of shards is read side by side. A handler that throws
@@ -15,7 +15,7 @@ import { pathToFileURL } from 'node:url';
 import { DescribeStreamCommand, DynamoDBStreamsClient, GetRecordsCommand, GetShardIteratorCommand } from '@aws-sdk/client-dynamodb-streams';
 import type { _Record as SdkRecord, Shard, ShardIteratorType } from '@aws-sdk/client-dynamodb-streams';
 import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import type { StreamTrigger } from '#shared/events.ts';
+import type { StreamTrigger } from '#shared/platform/triggers.ts';
 import { lambdaContext } from './lambda-context.ts';
 import { localCredentials } from './ports.ts';
 

@@ -2,7 +2,7 @@
  * Which function made a call, for the local stand-ins of IAM's checks (the
  * DynamoDB and S3 gates, the KMS stand-in). In AWS a call carries the
  * credentials of its function's role; here every function runs in the
- * runtime's one process, each in its own container (shared/container.ts)
+ * runtime's one process, each in its own container (shared/runtime/container.ts)
  * whose environment holds a signing credential of its own
  * (local/signing-credentials.ts), and the SDK signs each call with the
  * credential of the container it runs in (shared/aws/client-config.ts). So an

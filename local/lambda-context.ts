@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Context } from 'aws-lambda';
-import type { FunctionSizing } from '#shared/function-sizing.ts';
+import type { FunctionSizing } from '#shared/platform/function-sizing.ts';
 
 export const LOCAL_ACCOUNT_ID = '000000000000';
 

@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CreateTableCommand, DescribeTableCommand, UpdateTableCommand, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
 import type { CreateTableCommandInput, DynamoDBClient, KeySchemaElement } from '@aws-sdk/client-dynamodb';
-import type { IndexDefinition } from '#shared/store/table.ts';
-import { AU_HISTORY_TABLE_KEY, GLOBAL_SECONDARY_INDEXES, RETIRED_INDEXES, TABLE_KEY, TABLE_STREAM_VIEW, TTL_ATTRIBUTE } from '#shared/store/table.ts';
+import type { IndexDefinition } from '#shared/platform/table.ts';
+import { AU_HISTORY_TABLE_KEY, GLOBAL_SECONDARY_INDEXES, RETIRED_INDEXES, TABLE_KEY, TABLE_STREAM_VIEW, TTL_ATTRIBUTE } from '#shared/platform/table.ts';
 
 const STREAM = { StreamEnabled: true, StreamViewType: TABLE_STREAM_VIEW } as const;
 

@@ -4,13 +4,13 @@ import { pathToFileURL } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Context, S3Event, S3EventRecord } from 'aws-lambda';
 import type S3rver from 's3rver';
-import type { S3Trigger } from '#shared/events.ts';
+import type { S3Trigger } from '#shared/platform/triggers.ts';
 import { lambdaContext } from './lambda-context.ts';
 
 /**
  * Local stand-in for S3 bucket notifications to Lambda: s3rver's `event`
  * records are matched against the same trigger table CDK reads
- * (shared/events.ts) and delivered like an asynchronous invocation, retried
+ * (shared/platform/triggers.ts) and delivered like an asynchronous invocation, retried
  * twice on failure, as Lambda does.
  */
 

@@ -4,7 +4,7 @@
  * credential the runtime issued (local/signing-credentials.ts), and a form
  * upload (POST) carries a signed policy it keeps to (local/s3-post-policy.ts).
  * The signer is the caller: the operator (the runtime, the CLIs) may do
- * anything, and a function only what its bucket grants (shared/bucket-grants.ts,
+ * anything, and a function only what its bucket grants (shared/platform/bucket-grants.ts,
  * the same data CDK turns into its policy) allow, whether it calls itself or
  * hands out a presigned URL or form. What is refused is answered as S3 answers
  * it; a read of a missing key by a function that may not list the whole
@@ -14,8 +14,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
-import type { BucketGrant, GrantedBucket, RequestedS3Action } from '#shared/bucket-grants.ts';
-import { bucketGrantsAllow, mayListWholeBucket } from '#shared/bucket-grants.ts';
+import type { BucketGrant, GrantedBucket, RequestedS3Action } from '#shared/platform/bucket-grants.ts';
+import { bucketGrantsAllow, mayListWholeBucket } from '#shared/platform/bucket-grants.ts';
 import { REFUSED_CALL } from './function-identity.ts';
 import type { GateServer, PassOn } from './gate-server.ts';
 import { relay, startGateServer } from './gate-server.ts';

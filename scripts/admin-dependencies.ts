@@ -1,7 +1,7 @@
 import { KmsSecretHasher } from '#shared/aws/credential-hasher.ts';
 import { dynamo } from '#shared/aws/dynamodb.ts';
 import { kms } from '#shared/aws/kms.ts';
-import { config } from '#shared/config.ts';
+import { config } from '#shared/runtime/config.ts';
 import { DynamoCredentialStore } from '#shared/store/credentials.ts';
 import { DynamoOrganizationStore } from '#shared/store/organizations.ts';
 import { DynamoPublishableKeyStore } from '#shared/store/publishable-keys.ts';

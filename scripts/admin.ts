@@ -72,7 +72,7 @@ await runCli(
       await applyTarget(parsed.values.stack);
       const { DynamoDBClient } = await import('@aws-sdk/client-dynamodb');
       const { indexStatus, waitForIndexes } = await import('./index-status.ts');
-      const { config } = await import('#shared/config.ts');
+      const { config } = await import('#shared/runtime/config.ts');
       const client = new DynamoDBClient({});
       const status = parsed.values.wait
         ? await waitForIndexes(client, config.tableName, { intervalMs: INDEX_STATUS_INTERVAL_MS, onPending: (pending) => process.stderr.write(`${JSON.stringify(pending)}\n`) })

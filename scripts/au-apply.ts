@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { isOrganizationId } from '#shared/domain/ids.ts';
 import { InvalidRequest } from '#shared/domain/errors.ts';
-import { codeOfKind } from '#shared/response-codes.ts';
+import { codeOfKind } from '#shared/platform/response-codes.ts';
 import { runCli, UsageError } from './cli.ts';
 import { applyTarget } from './target.ts';
 
@@ -47,7 +47,7 @@ await runCli(async () => {
   process.env.LOG_LEVEL ??= 'WARN';
   // Imported after the target is applied: these modules build their AWS clients from it.
   const { applyLocalFile } = await import('../local/au-engine.ts');
-  const { config } = await import('#shared/config.ts');
+  const { config } = await import('#shared/runtime/config.ts');
   const { summary, errorsFile } = await applyLocalFile(filePath, organizationId ? { organizationId } : {}, { bucket: config.reportsBucket, functionsDir: FUNCTIONS_DIR, concurrency: Number(process.env.AU_WORKERS ?? 4), ...(process.env.AU_DEBUG ? { log: (line: Record<string, unknown>) => process.stderr.write(`${JSON.stringify(line)}\n`) } : {}) });
   if (typeof summary.error === 'string') throw new InvalidRequest([{ field: 'file', message: String(summary.message) }], codeOfKind(summary.error, 'invalid'));
   const { errors_key: _key, ...printed } = summary;

@@ -9,7 +9,7 @@ import { createHash, createHmac } from 'node:crypto';
 import type { Hash, Hmac } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SignatureV4 } from '@smithy/signature-v4';
-import { AUTHORIZER_BUDGET_MS } from '#shared/aws/deadline.ts';
+import { AUTHORIZER_BUDGET_MS } from '#shared/platform/function-sizing.ts';
 import { ADMIN_FLUSH_PATH } from '../local/runtime-file.ts';
 import { appliedTarget } from './target.ts';
 

@@ -28,7 +28,7 @@ await runCli(async () => {
 
   await applyTarget(parsed.values.stack);
   const { dynamo } = await import('#shared/aws/dynamodb.ts');
-  const { config } = await import('#shared/config.ts');
+  const { config } = await import('#shared/runtime/config.ts');
   const { migratePaymethodListKeys } = await import('#shared/store/list-index-migration.ts');
   return migratePaymethodListKeys(dynamo, config.tableName, { segments, itemsPerSecond });
 });

@@ -1,7 +1,7 @@
 /**
  * npm run openapi: writes the OpenAPI document (shared/http/openapi.ts) to
  * docs/openapi.json and the error-code table (shared/http/error-codes-doc.ts,
- * from the catalogue shared/response-codes.ts) to docs/error-codes.md. Unit
+ * from the catalogue shared/platform/response-codes.ts) to docs/error-codes.md. Unit
  * tests fail while a committed file differs from what the code generates.
  */
 import { writeFile } from 'node:fs/promises';

@@ -2,11 +2,11 @@
  * `admin set-paypal-credentials --client-id <id> [--stack <name>]`: stores
  * PayPal's REST client credentials in the PaypalCredentials secret the
  * functions read (the stack's, or the local runtime's in its Secrets Manager
- * stand-in), in their shape (shared/aws/paypal-secret.ts). The client secret
+ * stand-in), in their shape (shared/platform/paypal-secret.ts). The client secret
  * comes from standard input, never from the command line (ps, shell history).
  */
 import type { Readable } from 'node:stream';
-import { parsePaypalSecret } from '#shared/aws/paypal-secret.ts';
+import { parsePaypalSecret } from '#shared/platform/paypal-secret.ts';
 import { UsageError } from './cli.ts';
 
 export interface SecretWriter {

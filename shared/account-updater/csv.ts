@@ -135,7 +135,7 @@ async function* decoded(source: AsyncIterable<Uint8Array | string>): AsyncGenera
   if (rest) yield rest;
 }
 
-/** The codes of a whole-file refusal (shared/response-codes.ts, surface account-updater). */
+/** The codes of a whole-file refusal (shared/platform/response-codes.ts, surface account-updater). */
 export type FileRefusalCode = 'EMPTY_FILE' | 'BAD_HEADER' | 'BAD_ENCODING' | 'MALFORMED_CSV';
 
 function refuse(code: FileRefusalCode, message: string): never {

@@ -12,7 +12,7 @@
  * Nothing here imports handler or CDK code; the function ARNs and the bucket
  * are parameters.
  */
-import { REPORT_OBJECT_PREFIXES } from '#shared/names.ts';
+import { REPORT_OBJECT_PREFIXES } from '#shared/platform/names.ts';
 
 /** Rows per batch (a range of the file): one chunk invocation applies them in one to two seconds in AWS (8 conditional writes in flight). */
 export const BATCH_ROWS = 1_000;

@@ -1,14 +1,14 @@
 import type { AwsCredentialIdentity, AwsCredentialIdentityProvider, MetadataBearer, MiddlewareStack } from '@smithy/types';
-import { currentContainer } from '#shared/container.ts';
+import { currentContainer } from '#shared/runtime/container.ts';
 import { tracer } from '#shared/observability/tracer.ts';
-import { DeadlineExceeded, remainingMs } from './deadline.ts';
-import { EARLIER_ATTEMPT_MAY_HAVE_APPLIED, attemptMayHaveBeenApplied } from './outcome.ts';
+import { DeadlineExceeded, remainingMs } from '../runtime/deadline.ts';
+import { EARLIER_ATTEMPT_MAY_HAVE_APPLIED, attemptMayHaveBeenApplied } from '../runtime/outcome.ts';
 
 /**
  * Timeouts and retries of one AWS client. Each attempt is bounded by
  * `connectionTimeoutMs` to connect and `socketTimeoutMs` of silence (and
  * `requestTimeoutMs` in all); `maxAttempts` counts the first try. The request
- * deadline (deadline.ts) bounds the sum, so these only need to keep one stall
+ * deadline (shared/runtime/deadline.ts) bounds the sum, so these only need to keep one stall
  * from eating the whole budget and leave room for one retry.
  */
 export interface CallBudget {
@@ -122,7 +122,7 @@ export function withoutSdkLogger<T extends { middlewareStack: unknown }>(client:
  * runs after the retry middleware, so an attempt (first or retry) past the
  * deadline is never sent, and one still waiting at the deadline is given up.
  * It also marks a failure whose earlier attempt may have been applied
- * (outcome.ts), since the SDK only reports the last attempt's error.
+ * (shared/runtime/outcome.ts), since the SDK only reports the last attempt's error.
  */
 export function applyRequestDeadline<T extends { middlewareStack: unknown }>(client: T, dependency: string): T {
   (client.middlewareStack as MiddlewareStack<object, MetadataBearer>).add(

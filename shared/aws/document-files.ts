@@ -5,7 +5,7 @@ import { createPresignedPost } from '@aws-sdk/s3-presigned-post';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { DocumentFiles, StoredFileFacts } from '#shared/domain/documents/ports.ts';
 import { OutcomeUnknown } from '#shared/domain/errors.ts';
-import { mayHaveBeenApplied } from './outcome.ts';
+import { mayHaveBeenApplied } from '../runtime/outcome.ts';
 
 /**
  * Document files in S3. In AWS every write names SSE-KMS with the vault key

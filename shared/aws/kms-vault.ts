@@ -3,7 +3,7 @@ import { DecryptCommand, GenerateDataKeyCommand } from '@aws-sdk/client-kms';
 import type { KMSClient } from '@aws-sdk/client-kms';
 import type { SealedSecret, Vault, VaultBinding } from '#shared/domain/vault.ts';
 import { UnreadableSecret } from '#shared/domain/vault.ts';
-import { VAULT_ENCRYPTION_PURPOSE } from '#shared/names.ts';
+import { VAULT_ENCRYPTION_PURPOSE } from '#shared/platform/names.ts';
 
 /**
  * Envelope encryption with KMS (the scheme is described in docs/vault.md).

@@ -1,9 +1,9 @@
 import { InvalidRequest, Unavailable } from '#shared/domain/errors.ts';
-import type { PaypalCredentialSource } from '#shared/config.ts';
+import type { PaypalCredentialSource } from '#shared/platform/function-environment.ts';
 import type { BillingAgreements } from '#shared/domain/paymethods/ports.ts';
 import { SECRETS_MANAGER_BUDGET, awsClient } from './client-config.ts';
-import { remainingMs } from './deadline.ts';
-import { parsePaypalSecret } from './paypal-secret.ts';
+import { remainingMs } from '../runtime/deadline.ts';
+import { parsePaypalSecret } from '../platform/paypal-secret.ts';
 
 export interface PaypalClientCredentials {
   clientId: string;

@@ -41,7 +41,7 @@ export interface CredentialListing {
   last_used_at: string | null;
 }
 
-/** last_used_at is written at most this often per credential; with AUTHORIZER_CACHE_TTL_SECONDS (shared/names.ts), how far it may lag. */
+/** last_used_at is written at most this often per credential; with AUTHORIZER_CACHE_TTL_SECONDS (shared/platform/names.ts), how far it may lag. */
 export const LAST_USED_RESOLUTION_MS = 30_000;
 
 /**

@@ -1,10 +1,10 @@
 /**
  * Typed domain errors. They carry no HTTP: shared/http/errors.ts is the one
  * place that turns them into statuses and the contract's error envelope. Each
- * carries a code from the catalogue (shared/response-codes.ts), typed so that a
+ * carries a code from the catalogue (shared/platform/response-codes.ts), typed so that a
  * class only takes the codes of its own kind.
  */
-import type { CodeOfKind, ErrorKind, ResponseCode } from '#shared/response-codes.ts';
+import type { CodeOfKind, ErrorKind, ResponseCode } from '#shared/platform/response-codes.ts';
 
 export interface FieldIssue {
   /** Dotted path of the failing member, e.g. `card.account_number`; empty for the whole body. */

@@ -6,8 +6,8 @@ import { organizationStore } from '#shared/wiring/organizations.ts';
 import { mintRateLimiter } from '#shared/wiring/tokenization.ts';
 import type { ApiMiddleware, ApiRouteHandler } from './api-stack.ts';
 import { apiMiddlewareStack } from './api-stack.ts';
-import type { RouteDefinition } from './routes.ts';
-import { routeNamed } from './routes.ts';
+import type { RouteDefinition } from '../platform/routes.ts';
+import { routeNamed } from '../platform/routes.ts';
 
 export type { ApiRouteHandler } from './api-stack.ts';
 export { toProxyResult } from './api-stack.ts';

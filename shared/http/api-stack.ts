@@ -4,14 +4,14 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-l
 import { injectLambdaContext, logger } from '#shared/log/logger.ts';
 import { recordRequest } from '#shared/observability/metrics.ts';
 import { captureLambdaHandler, tracer } from '#shared/observability/tracer.ts';
-import { requestClockOf, withRequestDeadline } from '#shared/aws/deadline.ts';
+import { requestClockOf, withRequestDeadline } from '#shared/runtime/deadline.ts';
 import { failedAuthenticationThrottle } from './auth-throttle.ts';
 import { corsHeadersForPublishable } from './cors.ts';
 import { classifyError, errorResponse, internalErrorResponse } from './errors.ts';
 import type { ApiRequest } from './request.ts';
 import { buildApiRequest, queryParameterCheck } from './request.ts';
 import type { ApiResponse } from './response.ts';
-import type { RouteDefinition } from './routes.ts';
+import type { RouteDefinition } from '../platform/routes.ts';
 
 /*
  * The middleware stack of every API route, without storage: public routes
@@ -35,7 +35,7 @@ export type ApiMiddleware = MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyR
  * caller) -> tenancy (authenticated routes) -> the route's use case -> the error mapper, registered
  * last so it sees every failure (and so the metrics see the status it chose).
  * An address over its failed-authentication budget is answered 429 before its
- * request is read. Everything runs under the request deadline (shared/aws/deadline.ts),
+ * request is read. Everything runs under the request deadline (shared/runtime/deadline.ts),
  * counted from the request's arrival at API Gateway, so the authorizer's time and a
  * cold start come out of it too: every dependency call stops at it, and the answer
  * (503 at worst) leaves within 10 s whatever a dependency does.

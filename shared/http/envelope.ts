@@ -1,7 +1,7 @@
-import { config } from '#shared/config.ts';
+import { config } from '#shared/runtime/config.ts';
 import type { FieldIssue } from '#shared/domain/errors.ts';
 import { formatIssue } from '#shared/domain/errors.ts';
-import type { ResponseCode } from '#shared/response-codes.ts';
+import type { ResponseCode } from '#shared/platform/response-codes.ts';
 
 export type SuccessDescription = 'Create Successful.' | 'Get Successful.' | 'Update Successful.' | 'Delete Successful.';
 

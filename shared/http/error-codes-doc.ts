@@ -1,15 +1,15 @@
 /**
- * docs/error-codes.md, generated from the catalogue (shared/response-codes.ts)
+ * docs/error-codes.md, generated from the catalogue (shared/platform/response-codes.ts)
  * and the routes that can answer each code (errorCodes in openapi.ts), by
  * `npm run openapi`. A unit test fails while the committed file differs.
  */
-import type { CodeSurface, ResponseCode } from '#shared/response-codes.ts';
-import { ALL_RESPONSE_CODES, CODE_DETAILS, KIND_OF_CODE, statusOf } from '#shared/response-codes.ts';
+import type { CodeSurface, ResponseCode } from '#shared/platform/response-codes.ts';
+import { ALL_RESPONSE_CODES, CODE_DETAILS, KIND_OF_CODE, statusOf } from '#shared/platform/response-codes.ts';
 import { errorCodes } from './openapi.ts';
 import type { RouteSchemas } from './route-schemas.ts';
 import { routeSchemas } from './route-schemas.ts';
-import type { RouteDefinition } from './routes.ts';
-import { routes as routeTable } from './routes.ts';
+import type { RouteDefinition } from '../platform/routes.ts';
+import { routes as routeTable } from '../platform/routes.ts';
 
 /** Which operations (by handler name) can answer each code. */
 function answeredBy(routes: readonly RouteDefinition[], schemas: Readonly<Record<string, RouteSchemas>>): Map<ResponseCode, string[]> {
@@ -41,7 +41,7 @@ export function errorCodesMarkdown(routes: readonly RouteDefinition[] = routeTab
   const lines = [
     '# Error codes',
     '',
-    '<!-- Generated from shared/response-codes.ts by `npm run openapi`: edit the catalogue, not this file (a unit test fails while the two differ). -->',
+    '<!-- Generated from shared/platform/response-codes.ts by `npm run openapi`: edit the catalogue, not this file (a unit test fails while the two differ). -->',
     '',
     'Every error answer carries the error envelope (`response.response_code`, `response.response_desc`, `response.errors`) and',
     '`X-Request-Id`. `response_code` is one of the codes below; a code always comes with the same status. The OpenAPI document',

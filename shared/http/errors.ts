@@ -1,6 +1,6 @@
 import type { DomainError } from '#shared/domain/errors.ts';
 import { DomainError as DomainErrorClass, Throttled, Unavailable } from '#shared/domain/errors.ts';
-import { statusOf } from '#shared/response-codes.ts';
+import { statusOf } from '#shared/platform/response-codes.ts';
 import { errorEnvelope } from './envelope.ts';
 import { AUTH_REALM } from './gateway-responses.ts';
 import type { ApiResponse } from './response.ts';

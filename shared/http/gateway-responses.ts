@@ -3,8 +3,8 @@
  * responses in AWS and by the local runtime's emulator. One table, so the two
  * environments answer alike.
  */
-import type { ResponseCode } from '#shared/response-codes.ts';
-import { statusOf } from '#shared/response-codes.ts';
+import type { ResponseCode } from '#shared/platform/response-codes.ts';
+import { statusOf } from '#shared/platform/response-codes.ts';
 
 export type GatewayResponseKind =
   | 'UNAUTHORIZED'
@@ -29,7 +29,7 @@ export interface GatewayResponseSpec {
   headers?: Readonly<Record<string, string>>;
 }
 
-/** A gateway answer: its status is its code's (shared/response-codes.ts). */
+/** A gateway answer: its status is its code's (shared/platform/response-codes.ts). */
 function answer(code: ResponseCode, message: string, headers?: Readonly<Record<string, string>>): GatewayResponseSpec {
   return { statusCode: statusOf(code), code, message, ...(headers ? { headers } : {}) };
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { REQUEST_BUDGET_MS } from '#shared/aws/deadline.ts';
+import { REQUEST_BUDGET_MS } from '#shared/platform/function-sizing.ts';
 import { Conflict, InvalidRequest, OutcomeUnknown, Unprocessable } from '#shared/domain/errors.ts';
 import type { DomainError } from '#shared/domain/errors.ts';
 import type { IdempotencyClaim, IdempotencyCompletion, IdempotencyDeps, IdempotencyStore, StoredResponse } from '#shared/domain/idempotency.ts';

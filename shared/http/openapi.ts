@@ -1,6 +1,6 @@
 /**
  * The API as an OpenAPI 3.1 document, generated from the route table
- * (routes.ts) and the schemas the code uses (route-schemas.ts). Pure: no AWS
+ * (shared/platform/routes.ts) and the schemas the code uses (route-schemas.ts). Pure: no AWS
  * SDK, no I/O, so the openapi-get function builds it at cold start and
  * `npm run openapi` writes the same document to docs/openapi.json.
  *
@@ -8,7 +8,7 @@
  * routes, path parameters with their prefixes, the list query parameters,
  * Idempotency-Key on POSTs, and the error answers with their response codes
  * (see errorCodes; codes, statuses and meanings come from the catalogue,
- * shared/response-codes.ts). Answer schemas are closed: a member the document
+ * shared/platform/response-codes.ts). Answer schemas are closed: a member the document
  * does not name fails validation.
  *
  * The document names a templated server (a deployed stack); the one served at
@@ -21,12 +21,12 @@ import { AUTH_REALM, METHOD_NOT_ALLOWED, RETRY_AFTER_SECONDS } from './gateway-r
 import type { FilterSpec } from './list-query.ts';
 import { CURSOR_PATTERN, DEFAULT_PAGE_SIZE, FILTER_PARAMETER, MAX_PAGE_INDEX, MAX_PAGE_SIZE } from './list-query.ts';
 import { PATH_SEGMENT_PATTERN } from './request.ts';
-import type { ErrorStatus, ResponseCode } from '#shared/response-codes.ts';
-import { ALL_RESPONSE_CODES, CODE_DETAILS, statusOf } from '#shared/response-codes.ts';
+import type { ErrorStatus, ResponseCode } from '#shared/platform/response-codes.ts';
+import { ALL_RESPONSE_CODES, CODE_DETAILS, statusOf } from '#shared/platform/response-codes.ts';
 import type { RequestBody, RouteSchemas, SuccessResponse } from './route-schemas.ts';
 import { requestSchemas, responseSchemas, routeSchemas } from './route-schemas.ts';
-import type { RouteDefinition } from './routes.ts';
-import { pathParameterSpec, routes as routeTable } from './routes.ts';
+import type { RouteDefinition } from '../platform/routes.ts';
+import { pathParameterSpec, routes as routeTable } from '../platform/routes.ts';
 
 export type JsonObject = { [key: string]: unknown };
 

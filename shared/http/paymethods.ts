@@ -5,7 +5,7 @@ import type { PaymethodAddress } from '#shared/domain/paymethods/read.ts';
 import { FINGERPRINT_PATTERN } from '#shared/domain/paymethods/fingerprints.ts';
 import { PAYMETHOD_TYPES } from '#shared/domain/paymethods/rules.ts';
 import { stripUndefined } from '#shared/domain/objects.ts';
-import { routeNamed } from './routes.ts';
+import { routeNamed } from '../platform/routes.ts';
 import type { FilterSpec, ListQuery } from './list-query.ts';
 import { listLinks, listResponse } from './list-query.ts';
 import type { ApiRequest } from './request.ts';

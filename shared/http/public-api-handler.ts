@@ -1,6 +1,6 @@
 import type { ApiRouteHandler } from './api-stack.ts';
 import { apiMiddlewareStack } from './api-stack.ts';
-import { routeNamed } from './routes.ts';
+import { routeNamed } from '../platform/routes.ts';
 
 /**
  * A public route (`auth: 'none'`): the shared middleware stack without the

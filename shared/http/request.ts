@@ -1,13 +1,13 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import { config } from '#shared/config.ts';
+import { config } from '#shared/runtime/config.ts';
 import { requireOrganizationNamed } from '#shared/domain/credentials.ts';
 import { InvalidRequest, NotAuthenticated, NotFound, TooLarge, UnsupportedMediaType } from '#shared/domain/errors.ts';
 import type { PublishableScope } from '#shared/domain/publishable-keys.ts';
 import type { Caller } from '#shared/domain/tenancy.ts';
 import { organizationHeaderValues } from './organization-headers.ts';
 import { emptyRecord, isSafeText, mediaTypeOf, parseJsonObject, UNSAFE_TEXT_RULE, unknownQueryParameterIssues } from './hostile-input.ts';
-import type { RouteDefinition } from './routes.ts';
-import { pathParameterSpec } from './routes.ts';
+import type { RouteDefinition } from '../platform/routes.ts';
+import { pathParameterSpec } from '../platform/routes.ts';
 
 /** What a handler sees of an HTTP request: no API Gateway types past this point. */
 export interface ApiRequest {
@@ -35,7 +35,7 @@ export interface ApiRequest {
   readonly baseUrl: string;
 }
 
-/** What any path parameter may hold after its prefix; anything else is 404. Lengths are per parameter (routes.ts PATH_PARAMETERS). */
+/** What any path parameter may hold after its prefix; anything else is 404. Lengths are per parameter (shared/platform/routes.ts PATH_PARAMETERS). */
 export const PATH_SEGMENT_PATTERN = /^[A-Za-z0-9_-]+$/;
 
 export function buildApiRequest(event: APIGatewayProxyEvent, route: RouteDefinition): ApiRequest {

@@ -31,7 +31,7 @@ import {
   vendorViewSchema,
 } from './schemas/paymethods.ts';
 import { deletedEnvelopeSchema, recordEnvelopeSchema, selfLinksSchema } from './schemas/response.ts';
-import type { ResponseCode } from '#shared/response-codes.ts';
+import type { ResponseCode } from '#shared/platform/response-codes.ts';
 
 
 export type RequestBody =

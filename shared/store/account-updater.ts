@@ -5,7 +5,7 @@ import { backoff, batchGet, MAX_BATCH_ATTEMPTS } from './batch.ts';
 import { AU_SHARDS, auHistoryPartition, auShards, keys, withoutKeys } from './keys.ts';
 import { mergeSorted } from './merge-sorted.ts';
 import { itemsOf } from './partition.ts';
-import { TTL_ATTRIBUTE } from './table.ts';
+import { TTL_ATTRIBUTE } from '../platform/table.ts';
 import { isConditionFailure } from './write-conflicts.ts';
 
 /** History and month markers are kept about 13 months, then DynamoDB's TTL removes them. */
@@ -14,7 +14,7 @@ type Item = Record<string, unknown>;
 
 /** Where the history lives. */
 export interface HistoryTables {
-  /** The history table (shared/store/table.ts): every write goes here. */
+  /** The history table (shared/platform/table.ts): every write goes here. */
   history: string;
   /**
    * The paymethod table, where history and month markers were written before

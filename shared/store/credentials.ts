@@ -6,7 +6,7 @@ import { Conflict } from '#shared/domain/errors.ts';
 import { keys, withoutKeys } from './keys.ts';
 import { batchGet } from './batch.ts';
 import { allItemsOf } from './partition.ts';
-import { TTL_ATTRIBUTE } from './table.ts';
+import { TTL_ATTRIBUTE } from '../platform/table.ts';
 import { isConditionFailure } from './write-conflicts.ts';
 
 const ORGANIZATION_INDEX = 'gsi2';

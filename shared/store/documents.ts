@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { commitWrite } from '#shared/aws/outcome.ts';
+import { commitWrite } from '#shared/runtime/outcome.ts';
 import type { IdempotencyCompletion } from '#shared/domain/idempotency.ts';
 import type { AvailableDocument, StoredDocument } from '#shared/domain/documents/document.ts';
 import type { DocumentListQuery, DocumentPage, DocumentRepository } from '#shared/domain/documents/ports.ts';

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { ITEM_PARTITION_PREFIXES } from '../item-kinds.ts';
-import { GLOBAL_SECONDARY_INDEXES, TTL_ATTRIBUTE } from './table.ts';
-import type { IndexName } from './table.ts';
+import { ITEM_PARTITION_PREFIXES } from '../platform/item-kinds.ts';
+import { GLOBAL_SECONDARY_INDEXES, TTL_ATTRIBUTE } from '../platform/table.ts';
+import type { IndexName } from '../platform/table.ts';
 
 /** The only items list functions may write (their IAM grant is conditioned on this key prefix). */
 export const PAGE_BOUNDARY_KEY_PREFIX = ITEM_PARTITION_PREFIXES.pageBoundary;
@@ -33,7 +33,7 @@ export const keys = {
   /**
    * Newest-first orderings: ISO timestamps sort as text; the token breaks ties.
    * The organization and location lists live in their own indexes (gsi9,
-   * gsi8) that hold only keys and immutable members (table.ts), because their
+   * gsi8) that hold only keys and immutable members (shared/platform/table.ts), because their
    * partitions take one organization's whole card base.
    */
   paymethodByOrganization: (organizationId: string, createdAt: string, token: string) => ({ gsi9pk: `ORG#${organizationId}#MTH`, gsi9sk: `${createdAt}#${token}` }),

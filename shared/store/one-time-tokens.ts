@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { commitWrite } from '#shared/aws/outcome.ts';
+import { commitWrite } from '#shared/runtime/outcome.ts';
 import type { IdempotencyCompletion } from '#shared/domain/idempotency.ts';
 import type { OneTimeToken } from '#shared/domain/paymethods/model.ts';
 import type { OneTimeTokenRepository } from '#shared/domain/paymethods/ports.ts';
@@ -9,7 +9,7 @@ import type { SealedSecret } from '#shared/domain/vault.ts';
 import { idempotencyCompletionWrite, idempotencyKeyLost } from './idempotency.ts';
 import { keys, withoutKeys } from './keys.ts';
 import { cancellationReasons } from './write-conflicts.ts';
-import { TTL_ATTRIBUTE } from './table.ts';
+import { TTL_ATTRIBUTE } from '../platform/table.ts';
 
 /**
  * One-time tokens live in the table until DynamoDB's TTL removes them (which

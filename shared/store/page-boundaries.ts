@@ -1,7 +1,7 @@
 import { BatchWriteCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { keys } from './keys.ts';
-import { TTL_ATTRIBUTE } from './table.ts';
+import { TTL_ATTRIBUTE } from '../platform/table.ts';
 
 /**
  * Paging a newest-first list by a bare `page_index` (no cursor) without

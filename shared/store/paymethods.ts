@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient, QueryCommandInput, TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
-import { commitWrite } from '#shared/aws/outcome.ts';
+import { commitWrite } from '#shared/runtime/outcome.ts';
 import type { CardChange, CardUpdates, StoredCard, UpdateSource } from '#shared/domain/account-updater/ports.ts';
 import { Conflict } from '#shared/domain/errors.ts';
 import type { IdempotencyCompletion } from '#shared/domain/idempotency.ts';
@@ -19,8 +19,8 @@ import type { PagedList } from './page-boundaries.ts';
 import { PageBoundaries, collect } from './page-boundaries.ts';
 import { AU_SOURCE_ATTRIBUTE, PAYMETHOD_ENTITY, SECRET_ATTRIBUTE, paymethodFromItem } from './records.ts';
 import { cancellationReasons, isConditionFailure } from './write-conflicts.ts';
-import type { IndexName, IndexStandIns, RetiredIndexName } from './table.ts';
-import { GLOBAL_SECONDARY_INDEXES, indexProjection, parseIndexStandIns, RETIRED_INDEXES, TABLE_KEY } from './table.ts';
+import type { IndexName, IndexStandIns, RetiredIndexName } from '../platform/table.ts';
+import { GLOBAL_SECONDARY_INDEXES, indexProjection, parseIndexStandIns, RETIRED_INDEXES, TABLE_KEY } from '../platform/table.ts';
 
 type Item = Record<string, unknown>;
 type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
@@ -229,7 +229,7 @@ export class DynamoPaymethodStore implements PaymethodRepository, CardUpdates {
    * @param indexStandInsSetting retired indexes to read in place of successors
    * the table does not have or cannot serve yet (still being filled), as
    * TABLE_INDEX_STAND_INS names them: only while
-   * a deployed stack is upgraded (table.ts `RETIRED_INDEXES`). The plan, and
+   * a deployed stack is upgraded (shared/platform/table.ts `RETIRED_INDEXES`). The plan, and
    * so every cursor, keeps the successor's name.
    */
   constructor(

@@ -5,7 +5,7 @@ import type { MintRateLimiter, PublishableKey, PublishableKeyStore } from '#shar
 import { keys, withoutKeys } from './keys.ts';
 import { allItemsOf } from './partition.ts';
 import { isConditionFailure } from './write-conflicts.ts';
-import { TTL_ATTRIBUTE } from './table.ts';
+import { TTL_ATTRIBUTE } from '../platform/table.ts';
 
 const LOCATION_INDEX = 'gsi1';
 const ORGANIZATION_INDEX = 'gsi2';

@@ -4,7 +4,7 @@ import { KmsFingerprinter } from '#shared/aws/kms-fingerprints.ts';
 import { KmsVault } from '#shared/aws/kms-vault.ts';
 import { S3BatchResults, S3ReportWriter } from '#shared/aws/reports.ts';
 import { s3 } from '#shared/aws/s3.ts';
-import { config } from '#shared/config.ts';
+import { config } from '#shared/runtime/config.ts';
 import type { BatchDeps } from '#shared/domain/account-updater/apply.ts';
 import { DynamoAccountUpdaterStore } from '#shared/store/account-updater.ts';
 import { DynamoPaymethodStore } from '#shared/store/paymethods.ts';

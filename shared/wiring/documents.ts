@@ -1,7 +1,7 @@
 import { S3DocumentFiles } from '#shared/aws/document-files.ts';
 import { dynamo } from '#shared/aws/dynamodb.ts';
 import { s3 } from '#shared/aws/s3.ts';
-import { config } from '#shared/config.ts';
+import { config } from '#shared/runtime/config.ts';
 import type { DocumentDeps, DocumentFiles } from '#shared/domain/documents/ports.ts';
 import { DynamoDocumentRepository } from '#shared/store/documents.ts';
 import { once } from './once.ts';

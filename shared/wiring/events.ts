@@ -1,6 +1,6 @@
 import { eventBridge } from '#shared/aws/eventbridge.ts';
 import { EventBridgeBus } from '#shared/aws/event-bus.ts';
-import { config } from '#shared/config.ts';
+import { config } from '#shared/runtime/config.ts';
 import type { EventBus } from '#shared/domain/events/publish.ts';
 import { once } from './once.ts';
 

@@ -2,7 +2,7 @@ import { dynamo } from '#shared/aws/dynamodb.ts';
 import { kms } from '#shared/aws/kms.ts';
 import { KmsFingerprinter } from '#shared/aws/kms-fingerprints.ts';
 import { KmsVault } from '#shared/aws/kms-vault.ts';
-import { config } from '#shared/config.ts';
+import { config } from '#shared/runtime/config.ts';
 import { DynamoFingerprintBackfillStore } from '#shared/store/fingerprint-backfill.ts';
 
 /** The fingerprint backfill's adapters (scripts/backfill-fingerprints.ts applies its target first). */

@@ -1,4 +1,4 @@
-import { currentContainer } from '#shared/container.ts';
+import { currentContainer } from '#shared/runtime/container.ts';
 
 /**
  * The one way adapters are built: once per function container, on first use,

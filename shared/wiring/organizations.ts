@@ -1,5 +1,5 @@
 import { dynamo } from '#shared/aws/dynamodb.ts';
-import { config } from '#shared/config.ts';
+import { config } from '#shared/runtime/config.ts';
 import type { OrganizationStore } from '#shared/domain/tenancy.ts';
 import { CachedOrganizationStore, DynamoOrganizationStore } from '#shared/store/organizations.ts';
 import { once } from './once.ts';

@@ -3,7 +3,7 @@ import { kms } from '#shared/aws/kms.ts';
 import { KmsFingerprinter } from '#shared/aws/kms-fingerprints.ts';
 import { KmsVault } from '#shared/aws/kms-vault.ts';
 import { PaypalBillingAgreements, paypalCredentials } from '#shared/aws/paypal.ts';
-import { config } from '#shared/config.ts';
+import { config } from '#shared/runtime/config.ts';
 import type { Fingerprinter } from '#shared/domain/paymethods/fingerprints.ts';
 import type { BillingAgreements } from '#shared/domain/paymethods/ports.ts';
 import type { Vault } from '#shared/domain/vault.ts';

@@ -1,5 +1,5 @@
 import { dynamo } from '#shared/aws/dynamodb.ts';
-import { config } from '#shared/config.ts';
+import { config } from '#shared/runtime/config.ts';
 import type { MintRateLimiter, PublishableKeyStore } from '#shared/domain/publishable-keys.ts';
 import { CachedLocationKeys, DynamoMintRateLimiter, DynamoPublishableKeyStore } from '#shared/store/publishable-keys.ts';
 import { once } from './once.ts';

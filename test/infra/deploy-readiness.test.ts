@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ACCOUNT_SETTINGS_STACK_NAME, ApiGatewayAccountSettingsStack } from '#infra/account-settings.ts';
 import { definePaymentsApp } from '#infra/payments-app.ts';
-import { PAYPAL_UNSET_CLIENT_ID, parsePaypalSecret } from '#shared/aws/paypal-secret.ts';
+import { PAYPAL_UNSET_CLIENT_ID, parsePaypalSecret } from '#shared/platform/paypal-secret.ts';
 import { fixtureRoutes } from './fixtures/routes.ts';
 import { resourcesOfType } from './template-helpers.ts';
 

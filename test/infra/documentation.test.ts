@@ -5,8 +5,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ANSWER_MARGIN_MS, ANSWER_WITHIN_MS, API_FUNCTION_TIMEOUT_SECONDS, AUTHORIZER_BUDGET_MS, REQUEST_BUDGET_MS } from '#shared/aws/deadline.ts';
-import { API_GATEWAY_TIMEOUT_MS, routes } from '#shared/http/routes.ts';
+import { ANSWER_MARGIN_MS, ANSWER_WITHIN_MS, API_FUNCTION_TIMEOUT_SECONDS, AUTHORIZER_BUDGET_MS, REQUEST_BUDGET_MS } from '#shared/platform/function-sizing.ts';
+import { API_GATEWAY_TIMEOUT_MS, routes } from '#shared/platform/routes.ts';
 import { fileURLToPath } from 'node:url';
 import { API_ENDPOINT_ACCESS_MODE, API_SECURITY_POLICY } from '#infra/api.ts';
 import { DEFAULT_WEB_ACL, MINIMUM_S3_TLS_VERSION } from '#infra/environments.ts';

@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DomainEvents } from '#infra/domain-events.ts';
-import { streamTriggers } from '#shared/events.ts';
+import { streamTriggers } from '#shared/platform/triggers.ts';
 import { actionsOf, environmentOf, resourcesOfType, roleStatements, settings, synthesize } from './template-helpers.ts';
 
 const functionsDir = fileURLToPath(new URL('./fixtures/functions', import.meta.url));

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LAMBDA_BUNDLE_OPTIONS, NODE_MAJOR } from '#infra/bundling.ts';
 import { LAMBDA_RUNTIME } from '#infra/functions.ts';
-import { ACCOUNT_UPDATER_FUNCTION_SIZING } from '#shared/function-sizing.ts';
+import { ACCOUNT_UPDATER_FUNCTION_SIZING } from '#shared/platform/function-sizing.ts';
 import { lambdaHeapFlags } from '../../local/lambda-context.ts';
 
 const repoRoot = path.resolve(import.meta.dirname, '../..');

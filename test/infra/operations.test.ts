@@ -1,5 +1,5 @@
-import { s3Triggers, streamTriggers } from '#shared/events.ts';
-import { GLOBAL_SECONDARY_INDEXES } from '#shared/store/table.ts';
+import { s3Triggers, streamTriggers } from '#shared/platform/triggers.ts';
+import { GLOBAL_SECONDARY_INDEXES } from '#shared/platform/table.ts';
 import { Match } from 'aws-cdk-lib/assertions';
 import type { Template } from 'aws-cdk-lib/assertions';
 import { readFileSync } from 'node:fs';

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { PaymentsApiStack } from '#infra/stack.ts';
 import { tableIndexes } from '#infra/table-indexes.ts';
-import { GLOBAL_SECONDARY_INDEXES, RETIRED_INDEXES } from '#shared/store/table.ts';
+import { GLOBAL_SECONDARY_INDEXES, RETIRED_INDEXES } from '#shared/platform/table.ts';
 import { fixtureRoutes } from './fixtures/routes.ts';
 import { settings } from './template-helpers.ts';
 

@@ -1,9 +1,9 @@
 import type { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { routes } from '#shared/http/routes.ts';
+import { routes } from '#shared/platform/routes.ts';
 import { bundlingDefinesFor } from '#infra/bundled-assets.ts';
 import { bundleTokenizeScriptSync } from '../../client/build.ts';
-import { AUTHORIZER_CACHE_TTL_SECONDS } from '#shared/names.ts';
+import { AUTHORIZER_CACHE_TTL_SECONDS } from '#shared/platform/names.ts';
 import { actionsOf, findMethod, integrationFunctionId, keyIdByDescription, resourcesOfType, roleStatements, settings, synthesize } from './template-helpers.ts';
 
 const SYNTH_TIMEOUT_MS = 60_000;
@@ -70,7 +70,7 @@ describe('client-side tokenization in the stack (real route table)', () => {
 
   it('lets the minting function count attempts (table write), seal numbers and hash its Idempotency-Key requests, never open a number', () => {
     const fn = integrationFunctionId(template, findMethod(template, MINT, 'POST')!);
-    // GenerateMac: the keyed request hash, on the request-hash key only (shared/key-grants.ts); the mint computes no fingerprint (docs/vault.md).
+    // GenerateMac: the keyed request hash, on the request-hash key only (shared/platform/key-grants.ts); the mint computes no fingerprint (docs/vault.md).
     const statements = roleStatements(template, fn);
     expect(actionsOf(statements)).toEqual([...LOGS, ...WRITE, 'kms:GenerateDataKey', 'kms:GenerateMac'].sort());
     const macKeys = statements.filter((statement) => actionsOf([statement]).includes('kms:GenerateMac')).flatMap((statement) => [statement.Resource].flat());

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { API_ENDPOINT_ACCESS_MODE, API_SECURITY_POLICY } from '#infra/api.ts';
 import { DEFAULT_WEB_ACL, environmentSettings, MINIMUM_S3_TLS_VERSION } from '#infra/environments.ts';
 import { BODY_RULES_EXCEPT_UPLOADS, COUNTED_ONLY, uploadPathPattern, WAF_REDACTED_HEADERS } from '#infra/waf.ts';
-import { routes } from '#shared/http/routes.ts';
+import { routes } from '#shared/platform/routes.ts';
 import { fixtureRoutes } from './fixtures/routes.ts';
 import { resourcesOfType, settings, synthesize } from './template-helpers.ts';
 

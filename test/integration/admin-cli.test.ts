@@ -47,7 +47,7 @@ describe('admin CLI against the running local service', () => {
   });
 
   it('reports the table\'s indexes, every one readable, and waits for nothing when all are', async () => {
-    const { GLOBAL_SECONDARY_INDEXES } = await import('#shared/store/table.ts');
+    const { GLOBAL_SECONDARY_INDEXES } = await import('#shared/platform/table.ts');
     for (const args of [['index-status'], ['index-status', '--wait']]) {
       const answer = await admin(...args);
       expect(answer.code, answer.stderr).toBe(0);

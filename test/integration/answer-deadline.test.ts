@@ -2,7 +2,7 @@
  * The whole answer within the contract's 10 s, with one dependency stalled at
  * a time, through the API Gateway emulator: the authorizer (uncached, so it
  * runs for every request) and the route's function share one request deadline
- * counted from the request's arrival (shared/aws/deadline.ts). A loopback
+ * counted from the request's arrival (shared/runtime/deadline.ts). A loopback
  * fault proxy (support/fault-proxy.ts) holds the stalled calls open and
  * silent; the SDK's own timeouts, retries and the deadline decide.
  *
@@ -18,8 +18,8 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ANSWER_WITHIN_MS } from '#shared/aws/deadline.ts';
-import { routes } from '#shared/http/routes.ts';
+import { ANSWER_WITHIN_MS } from '#shared/platform/function-sizing.ts';
+import { routes } from '#shared/platform/routes.ts';
 import type { ApiGatewayEmulator } from '#local/api-gateway.ts';
 import { startApiGatewayEmulator } from '#local/api-gateway.ts';
 import { BOUNDARY, multipartBody, png, uploadParts } from '../fixtures/documents.ts';

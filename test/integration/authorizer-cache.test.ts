@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiGatewayEmulator, ApiGatewayEmulatorOptions } from '../../local/api-gateway.ts';
 import { startApiGatewayEmulator } from '../../local/api-gateway.ts';
 import { FAILED_AUTHENTICATION_LIMIT } from '#shared/domain/authentication.ts';
-import { AUTHORIZER_CACHE_TTL_SECONDS } from '#shared/names.ts';
+import { AUTHORIZER_CACHE_TTL_SECONDS } from '#shared/platform/names.ts';
 import type { Identity } from '../support/api.ts';
 import { authHeaders, UNRELATED, useRuntimeEnvironment } from '../support/api.ts';
 import { npmScript } from '../support/cli.ts';
@@ -66,7 +66,7 @@ describe('authorizer cache', () => {
       const { revokeCredential } = await import('#shared/domain/credentials.ts');
       const { DynamoCredentialStore } = await import('#shared/store/credentials.ts');
       const { dynamo } = await import('#shared/aws/dynamodb.ts');
-      const { config } = await import('#shared/config.ts');
+      const { config } = await import('#shared/runtime/config.ts');
       await revokeCredential(identity.accessId, new DynamoCredentialStore(dynamo, config.tableName));
       slow.flushAuthorizerCache();
       expect(await inFlight).toBe(200); // admitted before the revocation

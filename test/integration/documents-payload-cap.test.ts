@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LAMBDA_MAX_PAYLOAD_BYTES } from '#shared/http/routes.ts';
+import { LAMBDA_MAX_PAYLOAD_BYTES } from '#shared/platform/routes.ts';
 import { BOUNDARY, multipartBody, uploadParts } from '../fixtures/documents.ts';
 import type { Identity } from '../support/api.ts';
 import { runtimeStores, upload } from '../support/documents.ts';

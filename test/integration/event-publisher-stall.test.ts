@@ -10,7 +10,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EVENTBRIDGE_BUDGET } from '#shared/aws/client-config.ts';
 import type { DomainEvent } from '#shared/domain/events/domain-events.ts';
-import { EVENT_SOURCES } from '#shared/names.ts';
+import { EVENT_SOURCES } from '#shared/platform/names.ts';
 import { useRuntimeEnvironment } from '../support/api.ts';
 import type { FaultProxy } from '../support/fault-proxy.ts';
 import { startFaultProxy } from '../support/fault-proxy.ts';

@@ -177,7 +177,7 @@ describe('Account Updater new numbers', () => {
   async function entryMembers(record: Paymethod): Promise<string[]> {
     const { GetCommand } = await import('@aws-sdk/lib-dynamodb');
     const { dynamo } = await import('#shared/aws/dynamodb.ts');
-    const { config } = await import('#shared/config.ts');
+    const { config } = await import('#shared/runtime/config.ts');
     const { keys } = await import('#shared/store/keys.ts');
     const scope = record.customer_token ? `CST#${record.customer_token}` : `LOC#${record.location_id}`;
     const { Item } = await dynamo.send(new GetCommand({ TableName: config.tableName, Key: keys.duplicateScope(record.organization_id, scope, record.card!.fingerprint!), ConsistentRead: true }));
@@ -195,7 +195,7 @@ describe('Account Updater new numbers', () => {
   /** The repository over the runtime's table, `around` each request its client sends. */
   async function storeAround(around: (command: object, send: () => Promise<unknown>) => Promise<unknown>) {
     const { dynamo } = await import('#shared/aws/dynamodb.ts');
-    const { config } = await import('#shared/config.ts');
+    const { config } = await import('#shared/runtime/config.ts');
     const { DynamoPaymethodStore } = await import('#shared/store/paymethods.ts');
     const client = { send: (command: Parameters<typeof dynamo.send>[0]) => around(command, () => dynamo.send(command)) } as unknown as typeof dynamo;
     return new DynamoPaymethodStore(client, config.tableName);

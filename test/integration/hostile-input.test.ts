@@ -4,8 +4,8 @@ import { BOUNDARY, multipartBody, png, uploadParts } from '../fixtures/documents
 import type { ApiAnswer } from '../support/api.ts';
 import { MERCHANT, authHeaders, baseUrl, call } from '../support/api.ts';
 import { CARD, customerPath, locationPath, unique } from '../support/paymethods.ts';
-import type { RouteDefinition } from '#shared/http/routes.ts';
-import { PATH_PARAMETER_PREFIXES, routes } from '#shared/http/routes.ts';
+import type { RouteDefinition } from '#shared/platform/routes.ts';
+import { PATH_PARAMETER_PREFIXES, routes } from '#shared/platform/routes.ts';
 
 /**
  * Hostile input against the running local runtime (the API Gateway emulator

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { routes } from '#shared/http/routes.ts';
+import { routes } from '#shared/platform/routes.ts';
 import { jpeg, txt } from '../fixtures/documents.ts';
 import type { ApiAnswer, Identity } from '../support/api.ts';
 import { baseUrl, call } from '../support/api.ts';

@@ -1,10 +1,10 @@
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RouteDefinition } from '#shared/http/routes.ts';
+import type { RouteDefinition } from '#shared/platform/routes.ts';
 import type { ApiGatewayEmulator } from '../../local/api-gateway.ts';
 import { startApiGatewayEmulator } from '../../local/api-gateway.ts';
 import { functionAccesses, functionContainers } from '../../local/runtime.ts';
-import { runInContainer } from '#shared/container.ts';
+import { runInContainer } from '#shared/runtime/container.ts';
 
 /**
  * Each handler runs with exactly the variables CDK would give its function,

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RouteDefinition } from '#shared/http/routes.ts';
+import type { RouteDefinition } from '#shared/platform/routes.ts';
 import { REFUSED_CALL } from '../../local/function-identity.ts';
 import type { LocalRuntime } from '../../local/runtime.ts';
 import { startLocalRuntime } from '../../local/runtime.ts';

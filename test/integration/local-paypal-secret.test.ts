@@ -6,7 +6,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLIENTS_PATH } from '#local/paypal-standin.ts';
 import { readRuntimeFile } from '#local/runtime-file.ts';
-import { PAYPAL_UNSET_CLIENT_ID } from '#shared/aws/paypal-secret.ts';
+import { PAYPAL_UNSET_CLIENT_ID } from '#shared/platform/paypal-secret.ts';
 import { MERCHANT, authHeaders } from '../support/api.ts';
 import { followRuntime } from '../support/local-process.ts';
 import { PAYPAL, locationPath, unique } from '../support/paymethods.ts';

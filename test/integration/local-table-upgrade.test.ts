@@ -1,7 +1,7 @@
 import { DeleteTableCommand, DescribeTableCommand, DynamoDBClient, PutItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
-import { GLOBAL_SECONDARY_INDEXES, RETIRED_INDEXES } from '#shared/store/table.ts';
+import { GLOBAL_SECONDARY_INDEXES, RETIRED_INDEXES } from '#shared/platform/table.ts';
 import { ensureTable } from '../../local/provision.ts';
 import { useRuntimeEnvironment } from '../support/api.ts';
 import { createTableWithIndexes } from '../support/tables.ts';

@@ -7,7 +7,7 @@ import type { ApiAnswer } from '../support/api.ts';
 import { OpenApiContract } from '../support/openapi-contract.ts';
 import { documentsPath, upload } from '../support/documents.ts';
 import { CARD, ECHECK, PAYPAL, customerPath, locationPath, unique } from '../support/paymethods.ts';
-import { PATH_PARAMETER_PREFIXES, routes } from '#shared/http/routes.ts';
+import { PATH_PARAMETER_PREFIXES, routes } from '#shared/platform/routes.ts';
 
 type Json = Record<string, unknown>;
 interface Operation {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { PathParameterName, RouteDefinition } from '#shared/http/routes.ts';
-import { PATH_PARAMETERS, routes } from '#shared/http/routes.ts';
+import type { PathParameterName, RouteDefinition } from '#shared/platform/routes.ts';
+import { PATH_PARAMETERS, routes } from '#shared/platform/routes.ts';
 import { MERCHANT, call } from '../support/api.ts';
 import { unique } from '../support/paymethods.ts';
 

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Paymethod } from '#shared/domain/paymethods/model.ts';
 import type { PaymethodQuery } from '#shared/domain/paymethods/ports.ts';
 import type * as Store from '#shared/store/paymethods.ts';
-import { GLOBAL_SECONDARY_INDEXES, RETIRED_INDEXES } from '#shared/store/table.ts';
+import { GLOBAL_SECONDARY_INDEXES, RETIRED_INDEXES } from '#shared/platform/table.ts';
 import { useRuntimeEnvironment } from '../support/api.ts';
 import { capacityRecordingClient } from '../support/consumed-capacity.ts';
 import { createTableWithIndexes } from '../support/tables.ts';

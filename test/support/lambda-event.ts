@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { lambdaContext as localLambdaContext } from '#local/lambda-context.ts';
-import { API_FUNCTION_SIZING } from '#shared/function-sizing.ts';
+import { API_FUNCTION_SIZING } from '#shared/platform/function-sizing.ts';
 
 export type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 

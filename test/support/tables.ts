@@ -1,6 +1,6 @@
 import { CreateTableCommand } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import type { IndexDefinition } from '#shared/store/table.ts';
+import type { IndexDefinition } from '#shared/platform/table.ts';
 import { recordsTableDefinition } from '../../local/provision.ts';
 
 /**

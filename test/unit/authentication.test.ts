@@ -8,7 +8,7 @@ import { KmsSecretHasher } from '#shared/aws/credential-hasher.ts';
 import { authenticateRequest, FAILED_AUTHENTICATION_LIMIT, FAILED_AUTHENTICATION_WINDOW_SECONDS, throttledUntil } from '#shared/domain/authentication.ts';
 import type { CredentialStore, StoredCredential } from '#shared/domain/credentials.ts';
 import { LAST_USED_RESOLUTION_MS, listCredentials, requireOrganizationNamed, revokeCredential } from '#shared/domain/credentials.ts';
-import { AUTHORIZER_CACHE_TTL_SECONDS } from '#shared/names.ts';
+import { AUTHORIZER_CACHE_TTL_SECONDS } from '#shared/platform/names.ts';
 import { NotAuthenticated, NotFound } from '#shared/domain/errors.ts';
 
 const basic = (id: string, key: string) => `Basic ${Buffer.from(`${id}:${key}`).toString('base64')}`;

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { buildFunction, functionNames } from '../../bench/function-bundles.ts';
 import type { FunctionBundle } from '../../bench/function-bundles.ts';
-import type { RouteAccess } from '#shared/http/routes.ts';
-import { routes } from '#shared/http/routes.ts';
-import { hashesRequests } from '#shared/key-grants.ts';
+import type { RouteAccess } from '#shared/platform/routes.ts';
+import { routes } from '#shared/platform/routes.ts';
+import { hashesRequests } from '#shared/platform/key-grants.ts';
 
 // Built as `cdk synth` builds them (infra/bundling.ts), once per file.
 const built = new Map<string, Promise<FunctionBundle>>();

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { awsClient, DYNAMODB_BUDGET } from '#shared/aws/client-config.ts';
-import { functionContainer, runInContainer } from '#shared/container.ts';
+import { functionContainer, runInContainer } from '#shared/runtime/container.ts';
 
 /** The access key id of each request the SDK sends, as its Authorization header names it. */
 const signers: string[] = [];

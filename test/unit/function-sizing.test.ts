@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { s3Triggers, streamTriggers } from '#shared/events.ts';
-import { BACKGROUND_FUNCTION_ACCESS } from '#shared/function-environment.ts';
-import type { FunctionSizing } from '#shared/function-sizing.ts';
-import { ACCOUNT_UPDATER_FUNCTION_SIZING, API_FUNCTION_SIZING } from '#shared/function-sizing.ts';
+import { s3Triggers, streamTriggers } from '#shared/platform/triggers.ts';
+import { BACKGROUND_FUNCTION_ACCESS } from '#shared/platform/function-environment.ts';
+import type { FunctionSizing } from '#shared/platform/function-sizing.ts';
+import { ACCOUNT_UPDATER_FUNCTION_SIZING, API_FUNCTION_SIZING } from '#shared/platform/function-sizing.ts';
 import { lambdaContext } from '../../local/lambda-context.ts';
 
 const triggerSizing = (handler: string): FunctionSizing => [...s3Triggers, ...streamTriggers].find((trigger) => trigger.handler === handler)!.sizing;

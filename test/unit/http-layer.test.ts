@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { InvalidRequest, NotAuthenticated, Throttled, Unavailable } from '#shared/domain/errors.ts';
 import { failedAuthenticationThrottle } from '#shared/http/auth-throttle.ts';
 import { buildApiRequest } from '#shared/http/request.ts';
-import { routes } from '#shared/http/routes.ts';
+import { routes } from '#shared/platform/routes.ts';
 import { errorEnvelope } from '#shared/http/envelope.ts';
 import { classifyError, errorResponse } from '#shared/http/errors.ts';
 import { parseJsonObject } from '#shared/http/hostile-input.ts';

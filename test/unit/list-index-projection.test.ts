@@ -6,8 +6,8 @@ import { LEGACY_PAYMETHOD_LIST_KEY_ATTRIBUTES } from '#shared/store/keys.ts';
 import { DynamoPaymethodStore, answersPlan, paymethodItem, paymethodItemKeys, planQuery } from '#shared/store/paymethods.ts';
 import type { PaymethodQuery } from '#shared/domain/paymethods/ports.ts';
 import { encodeCursor, queryFingerprint } from '#shared/store/cursor.ts';
-import { GLOBAL_SECONDARY_INDEXES, RETIRED_INDEXES, indexProjection, parseIndexStandIns } from '#shared/store/table.ts';
-import type { IndexName, RetiredIndexName } from '#shared/store/table.ts';
+import { GLOBAL_SECONDARY_INDEXES, RETIRED_INDEXES, indexProjection, parseIndexStandIns } from '#shared/platform/table.ts';
+import type { IndexName, RetiredIndexName } from '#shared/platform/table.ts';
 
 /**
  * The organization and location lists must never carry what the Account

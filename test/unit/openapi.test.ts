@@ -7,12 +7,12 @@ import { describe, expect, it } from 'vitest';
 import type { JsonObject } from '#shared/http/openapi.ts';
 import { openApiDocument, routesWithoutSchemas, serializeOpenApi } from '#shared/http/openapi.ts';
 import { requestSchemas, responseSchemas, routeSchemas } from '#shared/http/route-schemas.ts';
-import type { RouteDefinition } from '#shared/http/routes.ts';
-import { PATH_PARAMETER_PREFIXES, routes } from '#shared/http/routes.ts';
+import type { RouteDefinition } from '#shared/platform/routes.ts';
+import { PATH_PARAMETER_PREFIXES, routes } from '#shared/platform/routes.ts';
 import { assertCommittedOpenApiIsCurrent, bundlingDefinesFor } from '#infra/bundled-assets.ts';
 import { servedOpenApi } from '#shared/http/openapi-served.ts';
-import type { ResponseCode } from '#shared/response-codes.ts';
-import { ALL_RESPONSE_CODES, CODE_DETAILS, isResponseCode, statusOf } from '#shared/response-codes.ts';
+import type { ResponseCode } from '#shared/platform/response-codes.ts';
+import { ALL_RESPONSE_CODES, CODE_DETAILS, isResponseCode, statusOf } from '#shared/platform/response-codes.ts';
 import { OpenApiContract } from '../support/openapi-contract.ts';
 import { openApiProblems } from '../support/openapi-structure.ts';
 
@@ -321,6 +321,6 @@ describe('OpenAPI document', () => {
     const generator = await inputsOf('../../shared/http/openapi.ts');
     expect(generator.filter((input) => /node_modules\/(@aws-sdk|@smithy|@aws-lambda-powertools|@middy)\//.test(input))).toEqual([]);
     expect(generator.filter((input) => /(^|\/)(functions|shared\/(aws|store|wiring))\//.test(input))).toEqual([]);
-    expect(await inputsOf('../../shared/http/routes.ts')).toEqual(['shared/http/routes.ts']);
+    expect(await inputsOf('../../shared/platform/routes.ts')).toEqual(['shared/platform/routes.ts']);
   });
 });

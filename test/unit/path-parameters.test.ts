@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { PathParameterName } from '#shared/http/routes.ts';
-import { PATH_PARAMETERS, routes } from '#shared/http/routes.ts';
+import type { PathParameterName } from '#shared/platform/routes.ts';
+import { PATH_PARAMETERS, routes } from '#shared/platform/routes.ts';
 import { isPathParameter } from '#shared/http/request.ts';
 
 describe('path parameters', () => {

@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { setPaypalCredentials } from '../../scripts/paypal-credentials.ts';
 import { UsageError } from '../../scripts/cli.ts';
-import { parsePaypalSecret } from '#shared/aws/paypal-secret.ts';
+import { parsePaypalSecret } from '#shared/platform/paypal-secret.ts';
 
 const SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:PaypalCredentials-abc';
 

@@ -2,9 +2,9 @@ import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-sec
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it } from 'vitest';
 import { paypalCredentials } from '#shared/aws/paypal.ts';
-import { PAYPAL_UNSET_CLIENT_ID } from '#shared/aws/paypal-secret.ts';
-import { config } from '#shared/config.ts';
-import { functionContainer, runInContainer } from '#shared/container.ts';
+import { PAYPAL_UNSET_CLIENT_ID } from '#shared/platform/paypal-secret.ts';
+import { config } from '#shared/runtime/config.ts';
+import { functionContainer, runInContainer } from '#shared/runtime/container.ts';
 import { Unavailable } from '#shared/domain/errors.ts';
 
 const secretArn = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:PaypalCredentials-abc';

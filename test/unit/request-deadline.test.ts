@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ANSWER_MARGIN_MS, AUTHORIZER_BUDGET_MS, REQUEST_BUDGET_MS, remainingMs, requestClockOf, requestDeadline, withRequestDeadline } from '#shared/aws/deadline.ts';
+import { remainingMs, requestClockOf, requestDeadline, withRequestDeadline } from '#shared/runtime/deadline.ts';
+import { ANSWER_MARGIN_MS, AUTHORIZER_BUDGET_MS, REQUEST_BUDGET_MS } from '#shared/platform/function-sizing.ts';
 
 const NOW = 1_800_000_000_000;
 

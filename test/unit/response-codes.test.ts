@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { errorCodesMarkdown } from '#shared/http/error-codes-doc.ts';
 import { GATEWAY_RESPONSES, METHOD_NOT_ALLOWED } from '#shared/http/gateway-responses.ts';
-import { ALL_RESPONSE_CODES, CODE_DETAILS, statusOf } from '#shared/response-codes.ts';
+import { ALL_RESPONSE_CODES, CODE_DETAILS, statusOf } from '#shared/platform/response-codes.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const read = (file: string) => readFileSync(path.join(ROOT, file), 'utf8');
@@ -16,9 +16,9 @@ function sourceFiles(dir: string): string[] {
   });
 }
 
-describe('the catalogue of response codes (shared/response-codes.ts)', () => {
+describe('the catalogue of response codes (shared/platform/response-codes.ts)', () => {
   it('is committed as docs/error-codes.md exactly as the code generates it', () => {
-    expect(read('docs/error-codes.md'), 'docs/error-codes.md is out of date with shared/response-codes.ts or the routes: run `npm run openapi` and commit the result').toBe(errorCodesMarkdown());
+    expect(read('docs/error-codes.md'), 'docs/error-codes.md is out of date with shared/platform/response-codes.ts or the routes: run `npm run openapi` and commit the result').toBe(errorCodesMarkdown());
   });
 
   it('is linked from the README\'s API decisions', () => {
@@ -38,7 +38,7 @@ describe('the catalogue of response codes (shared/response-codes.ts)', () => {
   it('names only codes the code raises: each one appears outside the catalogue', () => {
     const sources = ['shared', 'functions', 'local', 'scripts', 'infra']
       .flatMap(sourceFiles)
-      .filter((file) => file !== 'shared/response-codes.ts')
+      .filter((file) => file !== 'shared/platform/response-codes.ts')
       .map(read)
       .join('\n');
     expect(ALL_RESPONSE_CODES.filter((code) => !sources.includes(`'${code}'`)), 'codes nothing raises: remove them from the catalogue').toEqual([]);

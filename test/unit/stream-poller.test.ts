@@ -5,7 +5,7 @@ import type { _Record as StreamRecord, Shard } from '@aws-sdk/client-dynamodb-st
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startStreamPoller } from '#local/dynamodb-streams.ts';
-import type { StreamTrigger } from '#shared/events.ts';
+import type { StreamTrigger } from '#shared/platform/triggers.ts';
 import { recorder } from '../fixtures/functions/stream-recorder.ts';
 
 /**

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { DeadlineExceeded, remainingMs, withRequestDeadline } from '#shared/aws/deadline.ts';
-import { EARLIER_ATTEMPT_MAY_HAVE_APPLIED, commitWrite, mayHaveBeenApplied } from '#shared/aws/outcome.ts';
+import { DeadlineExceeded, remainingMs, withRequestDeadline } from '#shared/runtime/deadline.ts';
+import { EARLIER_ATTEMPT_MAY_HAVE_APPLIED, commitWrite, mayHaveBeenApplied } from '#shared/runtime/outcome.ts';
 import { OutcomeUnknown } from '#shared/domain/errors.ts';
 import { classifyError, errorResponse } from '#shared/http/errors.ts';
 

@@ -1,4 +1,4 @@
-import { REPORT_OBJECT_PREFIXES } from '#shared/names.ts';
+import { REPORT_OBJECT_PREFIXES } from '#shared/platform/names.ts';
 import { isOrganizationId } from '../ids.ts';
 
 export const INBOX_PREFIX = REPORT_OBJECT_PREFIXES.inbox;

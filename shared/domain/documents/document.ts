@@ -2,7 +2,7 @@
  * The document aggregate: what is stored and the limits the contract fixes.
  * No AWS and no HTTP here; what clients see is shared/http/documents.ts.
  */
-import { DOCUMENT_OBJECT_PREFIX, UPLOAD_OBJECT_PREFIX } from '#shared/names.ts';
+import { DOCUMENT_OBJECT_PREFIX, UPLOAD_OBJECT_PREFIX } from '#shared/platform/names.ts';
 
 export const DOCUMENT_TYPES = ['jpeg', 'png', 'tiff', 'txt', 'bmp', 'wav', 'mp3'] as const;
 export type DocumentType = (typeof DOCUMENT_TYPES)[number];

@@ -6,7 +6,7 @@
  * EventBridge or HTTP: the record views are handed in, so an event's detail
  * is exactly what GET answers (docs/events.md).
  */
-import { EVENT_SOURCES } from '#shared/names.ts';
+import { EVENT_SOURCES } from '#shared/platform/names.ts';
 import type { StoredDocument } from '../documents/document.ts';
 import type { Paymethod } from '../paymethods/model.ts';
 

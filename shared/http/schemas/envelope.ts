@@ -1,7 +1,7 @@
 /** The shapes of the envelopes (shared/http/envelope.ts), for the OpenAPI document and the tests. */
 import * as z from 'zod/mini';
-import type { ResponseCode } from '#shared/response-codes.ts';
-import { ALL_RESPONSE_CODES, CODE_DETAILS } from '#shared/response-codes.ts';
+import type { ResponseCode } from '#shared/platform/response-codes.ts';
+import { ALL_RESPONSE_CODES, CODE_DETAILS } from '#shared/platform/response-codes.ts';
 import type { ErrorEnvelope, SuccessDescription } from '../envelope.ts';
 
 /** The codes an HTTP answer can carry (the catalogue's `api` surface). */

@@ -5,9 +5,9 @@
  * same triggers. Like the route table, nothing here imports handler code.
  */
 import type { FunctionSizing } from './function-sizing.ts';
-import type { RouteAccess } from './http/routes.ts';
+import type { RouteAccess } from './routes.ts';
 import { UPLOAD_OBJECT_PREFIX } from './names.ts';
-import { EVENT_ITEM_KEYS } from './store/keys.ts';
+import { ITEM_PARTITION_PREFIXES } from './item-kinds.ts';
 
 export interface S3Trigger {
   /** Kebab-case name of the handler module in `functions/` and of the Lambda function. */
@@ -55,7 +55,7 @@ export interface StreamTrigger {
 export const streamTriggers: readonly StreamTrigger[] = [
   {
     handler: 'events-publish',
-    keyPrefixes: [EVENT_ITEM_KEYS.paymethod.pkPrefix, EVENT_ITEM_KEYS.document.pkPrefix],
+    keyPrefixes: [ITEM_PARTITION_PREFIXES.paymethod, ITEM_PARTITION_PREFIXES.document],
     // 100 records make at most 10 PutEvents calls; the window stays well inside the 5 s delivery target.
     batchSize: 100,
     maxBatchingWindowSeconds: 1,

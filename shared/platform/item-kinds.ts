@@ -2,7 +2,7 @@
  * The table partition-key prefix of each kind of item shared/store/keys.ts
  * builds. A function that writes the table declares the kinds it writes, and
  * its grant allows writes under these prefixes only (IAM's
- * `dynamodb:LeadingKeys`, shared/dynamodb-grants.ts). No prefix starts
+ * `dynamodb:LeadingKeys`, shared/platform/dynamodb-grants.ts). No prefix starts
  * another, so a grant for one kind never reaches another. Imports nothing:
  * the route table, the stack and the store all read it.
  */

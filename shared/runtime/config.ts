@@ -1,36 +1,18 @@
 import type { Environment } from './container.ts';
 import { currentContainer } from './container.ts';
+import type { PaypalCredentialSource } from '#shared/platform/function-environment.ts';
+import { ENVIRONMENT_VARIABLES } from '#shared/platform/function-environment.ts';
 
 /**
  * Runtime configuration: the one module that reads a function's environment,
  * once per function container (see container.ts). CDK sets the variables on
  * each function from its route's declared access, and the local runtime gives
- * each handler the same (shared/function-environment.ts builds both); service
+ * each handler the same (shared/platform/function-environment.ts builds both); service
  * endpoints come from the SDK's own AWS_ENDPOINT_URL_<SERVICE> variables, so
  * the handlers never know where they run. A required value is checked when a
  * handler first needs it, so a function whose route lacks the grant fails
  * loudly, locally as in AWS.
  */
-
-/** The variable names code, CDK and the local runtime agree on. */
-export const ENVIRONMENT_VARIABLES = {
-  environmentName: 'ENVIRONMENT_NAME',
-  tableName: 'TABLE_NAME',
-  tableIndexStandIns: 'TABLE_INDEX_STAND_INS',
-  auHistoryTableName: 'AU_HISTORY_TABLE_NAME',
-  documentsBucket: 'DOCUMENTS_BUCKET',
-  documentsKmsKeyId: 'DOCUMENTS_KMS_KEY_ID',
-  reportsBucket: 'REPORTS_BUCKET',
-  eventBusName: 'EVENT_BUS_NAME',
-  vaultKeyId: 'VAULT_KEY_ID',
-  credentialMacKeyId: 'CREDENTIAL_MAC_KEY_ID',
-  fingerprintKeyId: 'FINGERPRINT_KEY_ID',
-  requestHashKeyId: 'REQUEST_HASH_KEY_ID',
-  paypalApiUrl: 'PAYPAL_API_URL',
-  paypalSecretArn: 'PAYPAL_SECRET_ARN',
-  publicBaseUrl: 'PUBLIC_BASE_URL',
-  s3ForcePathStyle: 'S3_FORCE_PATH_STYLE',
-} as const;
 
 type Setting = keyof typeof ENVIRONMENT_VARIABLES;
 type Settings = Readonly<Record<Setting, string | undefined>>;
@@ -53,11 +35,6 @@ function required(setting: Setting): string {
   const value = settings()[setting];
   if (value === undefined) throw new Error(`Missing required environment variable ${ENVIRONMENT_VARIABLES[setting]}`);
   return value;
-}
-
-/** Where PayPal client credentials come from: a Secrets Manager secret, JSON {client_id, client_secret} (shared/aws/paypal-secret.ts). */
-export interface PaypalCredentialSource {
-  secretArn: string;
 }
 
 export const config = {

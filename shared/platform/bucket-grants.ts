@@ -6,7 +6,7 @@
  * first in AWS. The KMS use S3 makes on a function's behalf (SSE-KMS) is
  * granted beside these, in infra/. Nothing here imports the AWS SDK or CDK.
  */
-import type { RouteAccess } from './http/routes.ts';
+import type { RouteAccess } from './routes.ts';
 import { DOCUMENT_OBJECT_PREFIX, UPLOAD_OBJECT_PREFIX } from './names.ts';
 
 /** Object actions, and ListBucket on the bucket itself. HeadObject is GetObject; a version's read is GetObjectVersion. */
@@ -47,7 +47,7 @@ export const DOCUMENT_USAGE_GRANTS: Readonly<Record<DocumentUsage, readonly Buck
   ],
 };
 
-/** The part of a function's declared access (shared/function-environment.ts) its bucket grants follow from. */
+/** The part of a function's declared access (shared/platform/function-environment.ts) its bucket grants follow from. */
 export interface BucketAccess {
   readonly documents?: readonly DocumentUsage[];
   /** Grants of its own (the Account Updater's functions in the reports bucket). */

@@ -5,7 +5,7 @@
  * also needs its entry in route-schemas.ts (bodies, filters, answers), then
  * `npm run openapi` to regenerate docs/openapi.json.
  */
-import type { ItemKind } from '../item-kinds.ts';
+import type { ItemKind } from './item-kinds.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'OPTIONS';
 
@@ -41,7 +41,7 @@ export const AUTHORIZERS: Readonly<Record<Exclude<RouteAuth, 'none'>, { readonly
 export interface RouteAccess {
   /** Single table: `read` grants GetItem/Query/BatchGetItem, `write` adds Put/Update/Delete/TransactWrite on the items of `writes`. */
   table?: 'read' | 'write';
-  /** The kinds of items a `write` function writes: its write grant covers their partition keys only (shared/dynamodb-grants.ts). */
+  /** The kinds of items a `write` function writes: its write grant covers their partition keys only (shared/platform/dynamodb-grants.ts). */
   writes?: readonly ItemKind[];
   /** Vault key usages for account numbers. A route that only reads never decrypts. */
   vault?: ReadonlyArray<'encrypt' | 'decrypt'>;

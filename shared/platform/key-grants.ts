@@ -21,7 +21,7 @@ export interface KeyGrant {
   readonly encryptionContext?: Readonly<Record<string, string>>;
 }
 
-/** The part of a function's declared access (shared/function-environment.ts) its key grants follow from. */
+/** The part of a function's declared access (shared/platform/function-environment.ts) its key grants follow from. */
 export interface KeyAccess {
   readonly vault?: ReadonlyArray<'encrypt' | 'decrypt'>;
   readonly fingerprint?: boolean;

@@ -4,14 +4,37 @@
  * both use, so a handler that reads a variable its route did not declare fails
  * locally exactly as it would in AWS. Nothing here imports the AWS SDK or CDK.
  */
-import type { PaypalCredentialSource } from './config.ts';
 import type { BucketGrant } from './bucket-grants.ts';
 import type { DynamoGrant } from './dynamodb-grants.ts';
 import { hashesRequests } from './key-grants.ts';
 import { TABLE_READ_ACTIONS } from './dynamodb-grants.ts';
 import { REPORT_OBJECT_PREFIXES as REPORTS } from './names.ts';
-import { ENVIRONMENT_VARIABLES as NAMES } from './config.ts';
-import type { RouteAccess, RouteDefinition } from './http/routes.ts';
+import type { RouteAccess, RouteDefinition } from './routes.ts';
+
+/** The variable names code, CDK and the local runtime agree on. */
+export const ENVIRONMENT_VARIABLES = {
+  environmentName: 'ENVIRONMENT_NAME',
+  tableName: 'TABLE_NAME',
+  tableIndexStandIns: 'TABLE_INDEX_STAND_INS',
+  auHistoryTableName: 'AU_HISTORY_TABLE_NAME',
+  documentsBucket: 'DOCUMENTS_BUCKET',
+  documentsKmsKeyId: 'DOCUMENTS_KMS_KEY_ID',
+  reportsBucket: 'REPORTS_BUCKET',
+  eventBusName: 'EVENT_BUS_NAME',
+  vaultKeyId: 'VAULT_KEY_ID',
+  credentialMacKeyId: 'CREDENTIAL_MAC_KEY_ID',
+  fingerprintKeyId: 'FINGERPRINT_KEY_ID',
+  requestHashKeyId: 'REQUEST_HASH_KEY_ID',
+  paypalApiUrl: 'PAYPAL_API_URL',
+  paypalSecretArn: 'PAYPAL_SECRET_ARN',
+  publicBaseUrl: 'PUBLIC_BASE_URL',
+  s3ForcePathStyle: 'S3_FORCE_PATH_STYLE',
+} as const;
+
+/** Where PayPal client credentials come from: a Secrets Manager secret, JSON {client_id, client_secret} (paypal-secret.ts). */
+export interface PaypalCredentialSource {
+  secretArn: string;
+}
 
 /** What a function may touch: a route's declared access, or the request authorizer's. */
 export interface FunctionAccess extends RouteAccess {
@@ -23,11 +46,11 @@ export interface FunctionAccess extends RouteAccess {
   auHistory?: 'read' | 'write';
   /** Publishes domain events to the event bus. */
   events?: boolean;
-  /** Bucket grants of its own, besides those its `documents` usages imply (shared/bucket-grants.ts). */
+  /** Bucket grants of its own, besides those its `documents` usages imply (shared/platform/bucket-grants.ts). */
   s3?: readonly BucketGrant[];
   /**
    * DynamoDB grants of its own, in place of those `table` implies
-   * (shared/dynamodb-grants.ts): for functions whose actions are narrower than
+   * (shared/platform/dynamodb-grants.ts): for functions whose actions are narrower than
    * a route's read or write, or that use the history table.
    */
   dynamodb?: readonly DynamoGrant[];
@@ -68,7 +91,7 @@ export const BACKGROUND_FUNCTION_ACCESS: Readonly<Record<string, FunctionAccess>
   'au-chunk': {
     table: 'write',
     auHistory: 'write',
-    // Sealing a new number and opening the card's, only under the vault's own encryption context (shared/key-grants.ts).
+    // Sealing a new number and opening the card's, only under the vault's own encryption context (shared/platform/key-grants.ts).
     vault: ['encrypt', 'decrypt'],
     // A new number gets a new fingerprint (it joins that fingerprint's duplicate-scope entry in the row's transaction).
     fingerprint: true,
@@ -145,23 +168,23 @@ export function functionEnvironment(access: FunctionAccess, resources: FunctionR
     if (value === undefined) throw new Error(`${what} access needs a resource the caller did not name`);
     return value;
   };
-  if (access.table) environment[NAMES.tableName] = needs(resources.tableName, 'table');
-  if (access.table && resources.tableIndexStandIns) environment[NAMES.tableIndexStandIns] = resources.tableIndexStandIns;
-  if (access.auHistory) environment[NAMES.auHistoryTableName] = needs(resources.auHistoryTableName, 'auHistory');
-  if (access.vault?.length) environment[NAMES.vaultKeyId] = needs(resources.vaultKeyId, 'vault');
-  if (access.fingerprint) environment[NAMES.fingerprintKeyId] = needs(resources.fingerprintKeyId, 'fingerprint');
-  if (hashesRequests(access)) environment[NAMES.requestHashKeyId] = needs(resources.requestHashKeyId, 'requestHash');
-  if (access.credentialMac) environment[NAMES.credentialMacKeyId] = needs(resources.credentialMacKeyId, 'credentialMac');
+  if (access.table) environment[ENVIRONMENT_VARIABLES.tableName] = needs(resources.tableName, 'table');
+  if (access.table && resources.tableIndexStandIns) environment[ENVIRONMENT_VARIABLES.tableIndexStandIns] = resources.tableIndexStandIns;
+  if (access.auHistory) environment[ENVIRONMENT_VARIABLES.auHistoryTableName] = needs(resources.auHistoryTableName, 'auHistory');
+  if (access.vault?.length) environment[ENVIRONMENT_VARIABLES.vaultKeyId] = needs(resources.vaultKeyId, 'vault');
+  if (access.fingerprint) environment[ENVIRONMENT_VARIABLES.fingerprintKeyId] = needs(resources.fingerprintKeyId, 'fingerprint');
+  if (hashesRequests(access)) environment[ENVIRONMENT_VARIABLES.requestHashKeyId] = needs(resources.requestHashKeyId, 'requestHash');
+  if (access.credentialMac) environment[ENVIRONMENT_VARIABLES.credentialMacKeyId] = needs(resources.credentialMacKeyId, 'credentialMac');
   if (access.paypal) {
     const { apiUrl, credentials } = needs(resources.paypal, 'paypal');
-    environment[NAMES.paypalApiUrl] = apiUrl;
-    environment[NAMES.paypalSecretArn] = credentials.secretArn;
+    environment[ENVIRONMENT_VARIABLES.paypalApiUrl] = apiUrl;
+    environment[ENVIRONMENT_VARIABLES.paypalSecretArn] = credentials.secretArn;
   }
   if (access.documents?.length) {
-    environment[NAMES.documentsBucket] = needs(resources.documentsBucket, 'documents');
-    environment[NAMES.documentsKmsKeyId] = needs(resources.documentsKmsKeyId, 'documents');
+    environment[ENVIRONMENT_VARIABLES.documentsBucket] = needs(resources.documentsBucket, 'documents');
+    environment[ENVIRONMENT_VARIABLES.documentsKmsKeyId] = needs(resources.documentsKmsKeyId, 'documents');
   }
-  if (access.reports) environment[NAMES.reportsBucket] = needs(resources.reportsBucket, 'reports');
-  if (access.events) environment[NAMES.eventBusName] = needs(resources.eventBusName, 'events');
+  if (access.reports) environment[ENVIRONMENT_VARIABLES.reportsBucket] = needs(resources.reportsBucket, 'reports');
+  if (access.events) environment[ENVIRONMENT_VARIABLES.eventBusName] = needs(resources.eventBusName, 'events');
   return environment;
 }

@@ -22,7 +22,7 @@ export interface DynamoGrant {
   readonly items?: readonly ItemKind[];
 }
 
-/** The part of a function's declared access (shared/function-environment.ts) its grants follow from. */
+/** The part of a function's declared access (shared/platform/function-environment.ts) its grants follow from. */
 export interface TableAccess {
   readonly table?: 'read' | 'write';
   readonly writes?: readonly ItemKind[];
