@@ -1,5 +1,14 @@
-import { paymethodListHandler } from '#shared/http/paymethod-list-handler.ts';
-import { ORGANIZATION_LIST_FILTERS } from '#shared/http/paymethods.ts';
+import { listPaymethods } from '#shared/domain/paymethods/read.ts';
+import { apiHandler } from '#shared/http/api-handler.ts';
+import { parseListQuery } from '#shared/http/list-query.ts';
+import { ORGANIZATION_LIST_FILTERS, paymethodList, paymethodQuery } from '#shared/http/paymethods.ts';
+import { readDeps } from '#shared/wiring/paymethods.ts';
+
+const NAME = 'paymethods-list-organization';
 
 /** GET /v3/organizations/{organization_id}/paymethods, including the Account Updater report (start/end_au_updated_date). */
-export const handler = paymethodListHandler('paymethods-list-organization', ORGANIZATION_LIST_FILTERS);
+export const handler = apiHandler(NAME, async (request) => {
+  const list = parseListQuery(request.query, { filters: ORGANIZATION_LIST_FILTERS });
+  const page = await listPaymethods(paymethodQuery(request.pathParameters, list.filters), list, readDeps());
+  return paymethodList(page, list, request, { routeName: NAME, resourceSpecific: list.filters });
+});

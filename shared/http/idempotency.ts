@@ -5,7 +5,9 @@ import type { DomainError } from '#shared/domain/errors.ts';
 import type { IdempotencyClaim, IdempotencyCompletion, IdempotencyDeps, IdempotencyStore, StoredResponse } from '#shared/domain/idempotency.ts';
 import { codePointLength } from '#shared/domain/paymethods/rules.ts';
 import { logger } from '#shared/log/logger.ts';
+import { idempotency } from '#shared/wiring/idempotency.ts';
 import type { ApiRouteHandler } from './api-handler.ts';
+import { apiHandler } from './api-handler.ts';
 import { classifyError, errorResponse } from './errors.ts';
 import { multipartBoundary } from './multipart-boundary.ts';
 import type { ApiRequest } from './request.ts';
@@ -104,6 +106,15 @@ export function idempotent(routeName: string, run: IdempotentRouteHandler, deps:
     await quietly('complete', store().complete(claim, response));
     return response;
   };
+}
+
+/**
+ * A create route (its table entry writes `idempotency` items): the API
+ * handler of every route, around the Idempotency-Key semantics of
+ * `idempotent`, keeping its keys in the service's idempotency store.
+ */
+export function idempotentApiHandler(routeName: string, run: IdempotentRouteHandler) {
+  return apiHandler(routeName, idempotent(routeName, run, idempotency));
 }
 
 /**

@@ -2,6 +2,7 @@ import type * as z from 'zod/mini';
 import type { OneTimeToken, Paymethod, PaymethodType } from '#shared/domain/paymethods/model.ts';
 import type { Page, PaymethodQuery } from '#shared/domain/paymethods/ports.ts';
 import type { PaymethodAddress } from '#shared/domain/paymethods/read.ts';
+import type { CreateForm, CreatePaymethodCommand } from '#shared/domain/paymethods/create.ts';
 import { FINGERPRINT_PATTERN } from '#shared/domain/paymethods/fingerprints.ts';
 import { PAYMETHOD_TYPES } from '#shared/domain/paymethods/rules.ts';
 import { stripUndefined } from '#shared/domain/objects.ts';
@@ -9,7 +10,9 @@ import { routeNamed } from '../platform/routes.ts';
 import type { FilterSpec, ListQuery } from './list-query.ts';
 import { listLinks, listResponse } from './list-query.ts';
 import type { ApiRequest } from './request.ts';
+import { pathParams } from './request.ts';
 import type { ApiResponse } from './response.ts';
+import { created } from './response.ts';
 import type { oneTimeTokenViewSchema, paymethodReadViewSchema, paymethodWriteViewSchema } from './schemas/paymethods.ts';
 
 /**
@@ -81,19 +84,26 @@ export function oneTimeTokenView(token: OneTimeToken): z.output<typeof oneTimeTo
   return stripUndefined({ one_time_token: token.one_time_token, expires_at: token.expires_at, card: token.card, echeck: token.echeck });
 }
 
-/** The list envelope; `links.next` keeps the caller's filters and page size and adds page_index+1 and the cursor. */
+/**
+ * The list envelope of the route `routeName`; `links.next` keeps the caller's
+ * filters and page size and adds page_index+1 and the cursor.
+ * `resourceSpecific` is what `search_criteria` echoes: the filters, and on the
+ * customer list its path's location and customer too, as the spec shows.
+ */
 export function paymethodList(
   page: Page<Paymethod>,
   list: ListQuery<string>,
-  context: { baseUrl: string; path: string; query: Readonly<Record<string, readonly string[]>>; homeOrganizationId: string; resourceSpecific: Readonly<Partial<Record<string, string>>> },
+  request: Pick<ApiRequest, 'baseUrl' | 'pathParameters' | 'query' | 'caller'>,
+  echo: { routeName: string; resourceSpecific: Readonly<Partial<Record<string, string>>> },
 ): ApiResponse {
+  const next = page.nextCursor ? { pageIndex: list.pageIndex + 1, cursor: page.nextCursor } : undefined;
   return listResponse({
-    results: page.items.map((paymethod) => ({ ...paymethodReadView(paymethod), links: paymethodLinks(context.baseUrl, paymethod) })),
+    results: page.items.map((paymethod) => ({ ...paymethodReadView(paymethod), links: paymethodLinks(request.baseUrl, paymethod) })),
     pageSize: list.pageSize,
     pageIndex: list.pageIndex,
-    homeOrganizationId: context.homeOrganizationId,
-    resourceSpecific: context.resourceSpecific,
-    links: listLinks(`${context.baseUrl}${context.path}`, context.query, page.nextCursor ? { pageIndex: list.pageIndex + 1, cursor: page.nextCursor } : undefined),
+    homeOrganizationId: request.caller!.organizationId,
+    resourceSpecific: echo.resourceSpecific,
+    links: listLinks(`${request.baseUrl}${pathOf(echo.routeName, request.pathParameters)}`, request.query, next),
   });
 }
 
@@ -121,12 +131,12 @@ const FINGERPRINT: FilterSpec = {
 export const LOCATION_LIST_FILTERS: Readonly<Record<string, FilterSpec>> = { customer_token: CUSTOMER_TOKEN, ...CUSTOMER_LIST_FILTERS, fingerprint: FINGERPRINT };
 export const ORGANIZATION_LIST_FILTERS: Readonly<Record<string, FilterSpec>> = { location_id: LOCATION_ID, ...LOCATION_LIST_FILTERS };
 
-/** Path scope plus parsed filters -> the repository's query. */
-export function paymethodQuery(scope: { organizationId: string; locationId?: string; customerToken?: string }, filters: Partial<Record<string, string>>): PaymethodQuery {
+/** The list route's path (organization, and location and customer where it names them) plus parsed filters -> the repository's query. */
+export function paymethodQuery(path: Readonly<Record<string, string>>, filters: Partial<Record<string, string>>): PaymethodQuery {
   return stripUndefined({
-    organizationId: scope.organizationId,
-    locationId: scope.locationId ?? filters.location_id,
-    customerToken: scope.customerToken ?? filters.customer_token,
+    organizationId: path.organization_id!,
+    locationId: path.location_id ?? filters.location_id,
+    customerToken: path.customer_token ?? filters.customer_token,
     customerId: filters.customer_id,
     paymethodType: filters.paymethod_type as PaymethodType | undefined,
     fingerprint: filters.fingerprint,
@@ -135,7 +145,23 @@ export function paymethodQuery(scope: { organizationId: string; locationId?: str
   });
 }
 
-/** The request's own path (`/v3/...`), rebuilt from its route template. */
+/**
+ * The create routes differ only in their path, and so in the form the use
+ * case validates: customer path, clientless location path, locationless
+ * (organization_id in the body).
+ */
+export function paymethodCreateCommand(form: CreateForm, request: ApiRequest): CreatePaymethodCommand {
+  const base = { caller: request.caller!, customerToken: request.pathParameters.customer_token, body: request.body ?? {} };
+  if (form === 'locationless') return { ...base, form };
+  const { organization_id: organizationId, location_id: locationId } = pathParams(request, 'organization_id', 'location_id');
+  return { ...base, form, organizationId, locationId };
+}
+
+/** A create's answer, also what an Idempotency-Key replays: 201 with the record and its links. */
+export function paymethodCreated(request: Pick<ApiRequest, 'baseUrl'>) {
+  return (paymethod: Paymethod): ApiResponse => created(paymethodWriteView(paymethod), paymethodLinks(request.baseUrl, paymethod));
+}
+
 /**
  * The paymethod a record route's path names: at a location
  * (`.../locations/{location_id}/paymethods/{paymethod_token}`), or at the
@@ -148,6 +174,7 @@ export function paymethodAddressOf(request: Pick<ApiRequest, 'pathParameters'>):
   return { organizationId, ...(locationId !== undefined ? { locationId } : {}), paymethodToken };
 }
 
+/** The request's own path (`/v3/...`), rebuilt from its route template. */
 export function pathOf(handlerName: string, parameters: Readonly<Record<string, string>>): string {
   return routeNamed(handlerName).path.replace(/\{(\w+)\}/g, (_match, name: string) => encodeURIComponent(parameters[name] ?? ''));
 }

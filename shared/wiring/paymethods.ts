@@ -12,8 +12,6 @@ import { DynamoPaymethodStore } from '#shared/store/paymethods.ts';
 import { once } from './once.ts';
 import { organizationStore } from './organizations.ts';
 
-export { idempotency } from './idempotency.ts';
-
 export const paymethodStore = /* @__PURE__ */ once(() => new DynamoPaymethodStore(dynamo, config.tableName, config.tableIndexStandIns));
 export const oneTimeTokenStore = /* @__PURE__ */ once(() => new DynamoOneTimeTokenStore(dynamo, config.tableName));
 export const vault = /* @__PURE__ */ once((): Vault => new KmsVault(kms, config.vaultKeyId));
