@@ -88,9 +88,9 @@ module.exports = {
     {
       name: 'handlers-are-wiring',
       severity: 'error',
-      comment: 'Handlers run in Lambda: no CDK, no local runtime, no scripts or tests; repositories come from shared/wiring.',
+      comment: 'Handlers run in Lambda: no CDK, no local runtime, no scripts or tests; repositories and AWS adapters come from shared/wiring.',
       from: { path: '^functions/' },
-      to: { path: [OUTER, '^shared/store/'] },
+      to: { path: [OUTER, ADAPTERS] },
     },
     {
       name: 'infra-loads-no-runtime-code',

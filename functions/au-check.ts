@@ -2,8 +2,6 @@ import middy from '@middy/core';
 import { checkUpdateFile } from '#shared/account-updater/csv.ts';
 import type { RunInput } from '#shared/account-updater/state-machine.ts';
 import { rangesKeyOf } from '#shared/account-updater/state-machine.ts';
-import { currentVersionOf, putJson, s3ObjectSource } from '#shared/aws/reports.ts';
-import { s3 } from '#shared/aws/s3.ts';
 import { errorsKeyOf, inboxFile } from '#shared/domain/account-updater/inbox.ts';
 import { InvalidRequest } from '#shared/domain/errors.ts';
 import { injectLambdaContext, logger } from '#shared/log/logger.ts';
@@ -39,25 +37,26 @@ export const handler = middy<CheckEvent, { run: RunInput } | { refused: string }
       return { refused: 'NOT_AN_INBOX_FILE' };
     }
     // S3 and EventBridge deliver at least once: a second execution for the same upload ends here, writing nothing.
-    if (event.sequencer !== undefined && !(await checkDeps().files.claimDelivery(event.key, event.sequencer, event.run_id))) {
+    const { files, objects } = checkDeps();
+    if (event.sequencer !== undefined && !(await files.claimDelivery(event.key, event.sequencer, event.run_id))) {
       logger.info('Account Updater upload already taken by another run; this one ends', { key: event.key });
       return { refused: 'DUPLICATE_DELIVERY' };
     }
     try {
-      const versionId = event.version_id ?? (await currentVersionOf(s3, event.bucket, event.key));
-      const { ranges, ...checked } = await checkUpdateFile(s3ObjectSource(s3, event.bucket, event.key, versionId));
+      const versionId = event.version_id ?? (await objects.currentVersion(event.bucket, event.key));
+      const { ranges, ...checked } = await checkUpdateFile(objects.source(event.bucket, event.key, versionId));
       // The map's items: byte ranges and line numbers only (a retried check writes the same object again).
       const rangesKey = rangesKeyOf(event.run_id);
-      await putJson(s3, event.bucket, rangesKey, ranges);
+      await objects.putJson(event.bucket, rangesKey, ranges);
       const scope = inbox.organizationId ? { organization_id: inbox.organizationId } : {};
       const appliedAt = new Date(event.started_at).toISOString();
       // Recorded only for a file that passed the check: a refused file was never applied.
-      const firstAppliedAt = await checkDeps().files.firstApplied(checked.file_id, appliedAt);
+      const firstAppliedAt = await files.firstApplied(checked.file_id, appliedAt);
       const run: RunInput = { bucket: event.bucket, key: event.key, ranges_key: rangesKey, version_id: versionId, run_id: event.run_id, applied_at: appliedAt, first_applied_at: firstAppliedAt, ...checked, ...scope, result_key: inbox.resultKey, errors_key: errorsKeyOf(inbox.resultKey) };
       return { run };
     } catch (error) {
       if (!(error instanceof InvalidRequest)) throw error;
-      await putJson(s3, event.bucket, inbox.resultKey, { error: error.code, message: error.issues[0]?.message ?? error.message });
+      await objects.putJson(event.bucket, inbox.resultKey, { error: error.code, message: error.issues[0]?.message ?? error.message });
       logger.info('Account Updater file refused', { key: event.key, refused: error.code });
       return { refused: error.code };
     }

@@ -1,8 +1,6 @@
 import middy from '@middy/core';
 import { readUpdateRange } from '#shared/account-updater/csv.ts';
 import type { BatchEvent } from '#shared/account-updater/state-machine.ts';
-import { s3ByteRange } from '#shared/aws/reports.ts';
-import { s3 } from '#shared/aws/s3.ts';
 import { applyBatch } from '#shared/domain/account-updater/apply.ts';
 import type { SourceRow } from '#shared/domain/account-updater/rows.ts';
 import { injectLambdaContext, logger } from '#shared/log/logger.ts';
@@ -21,7 +19,7 @@ export const handler = middy<BatchEvent, { first_line: number; last_line: number
   .handler(async ({ range, run }) => {
     const deps = batchDeps();
     const rows: SourceRow[] = [];
-    for await (const row of readUpdateRange(s3ByteRange(s3, run.bucket, run.key, run.version_id, range), range)) rows.push(row);
+    for await (const row of readUpdateRange(deps.objects.byteRange(run.bucket, run.key, run.version_id, range), range)) rows.push(row);
     const result = await applyBatch(rows, run, deps);
     await deps.results.put(run.run_id, result);
     return { first_line: result.first_line, last_line: result.last_line, applied: result.applied, skipped: result.skipped, errors: result.errors.length };

@@ -1,7 +1,5 @@
 import middy from '@middy/core';
 import type { MergeEvent } from '#shared/account-updater/state-machine.ts';
-import { putJson } from '#shared/aws/reports.ts';
-import { s3 } from '#shared/aws/s3.ts';
 import { mergeRun } from '#shared/domain/account-updater/merge.ts';
 import { injectLambdaContext, logger } from '#shared/log/logger.ts';
 import { mergeDeps } from '#shared/wiring/account-updater.ts';
@@ -17,8 +15,9 @@ export const handler = middy<MergeEvent, { result_key: string; applied: number; 
   .use(injectLambdaContext(logger, { resetKeys: true }))
   .handler(async ({ run, failure: mapFailure }) => {
     const failure = mapFailure && { error: mapFailure.Error, ...(typeof mapFailure.Cause === 'string' ? { cause: mapFailure.Cause } : {}) };
-    const summary = await mergeRun({ run_id: run.run_id, records: run.records, errors_key: run.errors_key, ...(failure ? { failure } : {}) }, mergeDeps());
-    await putJson(s3, run.bucket, run.result_key, summary);
+    const deps = mergeDeps();
+    const summary = await mergeRun({ run_id: run.run_id, records: run.records, errors_key: run.errors_key, ...(failure ? { failure } : {}) }, deps);
+    await deps.objects.putJson(run.bucket, run.result_key, summary);
     const logged = { key: run.key, result_key: run.result_key, applied: summary.applied, skipped: summary.skipped, errors: summary.error_count };
     if (failure) logger.error('Account Updater run failed; its summary says what was applied', { ...logged, failure });
     else logger.info('Account Updater file processed', logged);

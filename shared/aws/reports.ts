@@ -36,34 +36,43 @@ async function* encoded(body: AsyncIterable<string>): AsyncGenerator<Buffer> {
 export const NULL_VERSION = 'null';
 
 /**
- * The version of an object that is current now. A run reads this one
- * version throughout, so an object replaced under the same key while the run
- * is under way gives its batches no other bytes than the check step read.
+ * The objects of one Account Updater run in the bucket its event names: the
+ * uploaded file (read in one version throughout), its ranges, its summary.
  */
-export async function currentVersionOf(s3: S3Client, bucket: string, key: string): Promise<string> {
-  const { VersionId } = await s3.send(new HeadObjectCommand({ Bucket: bucket, Key: key }));
-  return VersionId ?? NULL_VERSION;
-}
+export class S3RunObjects {
+  constructor(private readonly s3: S3Client) {}
 
-/** One version of an object as an update file source: each pass is a fresh GET streamed from the start. */
-export function s3ObjectSource(s3: S3Client, bucket: string, key: string, versionId: string): UpdateFileSource {
-  return async function* () {
-    const { Body } = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key, VersionId: versionId }));
+  /**
+   * The version of an object that is current now. A run reads this one
+   * version throughout, so an object replaced under the same key while the run
+   * is under way gives its batches no other bytes than the check step read.
+   */
+  async currentVersion(bucket: string, key: string): Promise<string> {
+    const { VersionId } = await this.s3.send(new HeadObjectCommand({ Bucket: bucket, Key: key }));
+    return VersionId ?? NULL_VERSION;
+  }
+
+  /** One version of an object as an update file source: each pass is a fresh GET streamed from the start. */
+  source(bucket: string, key: string, versionId: string): UpdateFileSource {
+    const s3 = this.s3;
+    return async function* () {
+      const { Body } = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key, VersionId: versionId }));
+      if (!Body) return;
+      yield* Body as AsyncIterable<Uint8Array>;
+    };
+  }
+
+  /** The bytes `start` to `end` (exclusive) of one version of an object, streamed: a batch's lines of the update file. */
+  async *byteRange(bucket: string, key: string, versionId: string, range: { start: number; end: number }): AsyncGenerator<Uint8Array> {
+    if (range.end <= range.start) return;
+    const { Body } = await this.s3.send(new GetObjectCommand({ Bucket: bucket, Key: key, VersionId: versionId, Range: `bytes=${range.start}-${range.end - 1}` }));
     if (!Body) return;
     yield* Body as AsyncIterable<Uint8Array>;
-  };
-}
+  }
 
-/** The bytes `start` to `end` (exclusive) of one version of an object, streamed: a batch's lines of the update file. */
-export async function* s3ByteRange(s3: S3Client, bucket: string, key: string, versionId: string, range: { start: number; end: number }): AsyncGenerator<Uint8Array> {
-  if (range.end <= range.start) return;
-  const { Body } = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key, VersionId: versionId, Range: `bytes=${range.start}-${range.end - 1}` }));
-  if (!Body) return;
-  yield* Body as AsyncIterable<Uint8Array>;
-}
-
-export async function putJson(s3: S3Client, bucket: string, key: string, value: unknown): Promise<void> {
-  await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: `${JSON.stringify(value, null, 2)}\n`, ContentType: 'application/json' }));
+  async putJson(bucket: string, key: string, value: unknown): Promise<void> {
+    await this.s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: `${JSON.stringify(value, null, 2)}\n`, ContentType: 'application/json' }));
+  }
 }
 
 /**

@@ -1,38 +1,36 @@
 import { dynamo } from '#shared/aws/dynamodb.ts';
-import { kms } from '#shared/aws/kms.ts';
-import { KmsFingerprinter } from '#shared/aws/kms-fingerprints.ts';
-import { KmsVault } from '#shared/aws/kms-vault.ts';
-import { S3BatchResults, S3ReportWriter } from '#shared/aws/reports.ts';
+import { S3BatchResults, S3ReportWriter, S3RunObjects } from '#shared/aws/reports.ts';
 import { s3 } from '#shared/aws/s3.ts';
 import { config } from '#shared/runtime/config.ts';
 import type { BatchDeps } from '#shared/domain/account-updater/apply.ts';
 import { DynamoAccountUpdaterStore } from '#shared/store/account-updater.ts';
-import { DynamoPaymethodStore } from '#shared/store/paymethods.ts';
+import { fingerprinter, paymethodStore, vault } from './card-data.ts';
 import { once } from './once.ts';
 
 /**
  * The Account Updater's adapters, shared by its Lambda functions, the local
  * engine and the CLIs (which apply their target's environment before
  * importing this). Built on first use: the export and the merge never build
- * the vault, so they need no key grant.
+ * the vault, so they need no key grant. The card data adapters are the
+ * paymethod routes' own (card-data.ts).
  */
 const historyLog = /* @__PURE__ */ once(() => new DynamoAccountUpdaterStore(dynamo, { history: config.auHistoryTableName }));
 const history = /* @__PURE__ */ once(() => new DynamoAccountUpdaterStore(dynamo, { history: config.auHistoryTableName, legacy: config.tableName }));
-const cards = /* @__PURE__ */ once(() => new DynamoPaymethodStore(dynamo, config.tableName, config.tableIndexStandIns));
-const vault = /* @__PURE__ */ once(() => new KmsVault(kms, config.vaultKeyId));
-const fingerprinter = /* @__PURE__ */ once(() => new KmsFingerprinter(kms, config.fingerprintKeyId));
 const batchResults = /* @__PURE__ */ once(() => new S3BatchResults(s3, config.reportsBucket));
 const reports = /* @__PURE__ */ once(() => new S3ReportWriter(s3, config.reportsBucket));
+/** The run's own objects, in the bucket its event names: the uploaded file, its ranges, its summary. */
+const runObjects = /* @__PURE__ */ once(() => new S3RunObjects(s3));
 
 export const clock = (): Date => new Date();
 
-export const batchDeps = (): BatchDeps & { results: S3BatchResults } => ({
-  cards: cards(),
+export const batchDeps = (): BatchDeps & { results: S3BatchResults; objects: S3RunObjects } => ({
+  cards: paymethodStore(),
   log: historyLog(),
   vault: vault(),
   fingerprinter: fingerprinter(),
   results: batchResults(),
+  objects: runObjects(),
 });
-export const checkDeps = () => ({ files: historyLog() });
-export const mergeDeps = () => ({ results: batchResults(), reports: reports() });
+export const checkDeps = () => ({ files: historyLog(), objects: runObjects() });
+export const mergeDeps = () => ({ results: batchResults(), reports: reports(), objects: runObjects() });
 export const exportDeps = () => ({ history: history(), reports: reports() });

@@ -1,21 +1,13 @@
 import { dynamo } from '#shared/aws/dynamodb.ts';
-import { kms } from '#shared/aws/kms.ts';
-import { KmsFingerprinter } from '#shared/aws/kms-fingerprints.ts';
-import { KmsVault } from '#shared/aws/kms-vault.ts';
 import { PaypalBillingAgreements, paypalCredentials } from '#shared/aws/paypal.ts';
 import { config } from '#shared/runtime/config.ts';
-import type { Fingerprinter } from '#shared/domain/paymethods/fingerprints.ts';
 import type { BillingAgreements } from '#shared/domain/paymethods/ports.ts';
-import type { Vault } from '#shared/domain/vault.ts';
 import { DynamoOneTimeTokenStore } from '#shared/store/one-time-tokens.ts';
-import { DynamoPaymethodStore } from '#shared/store/paymethods.ts';
+import { fingerprinter, paymethodStore, vault } from './card-data.ts';
 import { once } from './once.ts';
 import { organizationStore } from './organizations.ts';
 
-export const paymethodStore = /* @__PURE__ */ once(() => new DynamoPaymethodStore(dynamo, config.tableName, config.tableIndexStandIns));
 export const oneTimeTokenStore = /* @__PURE__ */ once(() => new DynamoOneTimeTokenStore(dynamo, config.tableName));
-export const vault = /* @__PURE__ */ once((): Vault => new KmsVault(kms, config.vaultKeyId));
-export const fingerprinter = /* @__PURE__ */ once((): Fingerprinter => new KmsFingerprinter(kms, config.fingerprintKeyId));
 export const billingAgreements = /* @__PURE__ */ once(
   (): BillingAgreements => new PaypalBillingAgreements({ apiUrl: config.paypalApiUrl, credentials: paypalCredentials(config.paypalCredentials) }),
 );

@@ -26,7 +26,7 @@ async function backfill(...args: string[]): Promise<Progress> {
 
 /** Writes a card or echeck the way the service did before fingerprints: through the repository, with no fingerprint. */
 async function writeTheOldWay(kind: 'card' | 'echeck', location: string, customer: string): Promise<string> {
-  const { paymethodStore, vault } = await import('#shared/wiring/paymethods.ts');
+  const { paymethodStore, vault } = await import('#shared/wiring/card-data.ts');
   const token = unique('mth_');
   const now = new Date();
   const details =
@@ -137,7 +137,7 @@ describe('Account Updater new numbers', () => {
     const token = await writeTheOldWay('card', loc, cst);
     const other = await post(`${locationPath(ORG, unique('loc_'))}/paymethods`, { card: { ...CARD, card_type: 'mast', account_number: OTHER_CARD_NUMBER } }, { as });
     const newFingerprint = fingerprintOf(other.body)!;
-    const { paymethodStore, vault } = await import('#shared/wiring/paymethods.ts');
+    const { paymethodStore, vault } = await import('#shared/wiring/card-data.ts');
     const store = paymethodStore();
     const appliedAt = new Date().toISOString();
     const original = (await store.findCards([token])).get(token)!;
@@ -162,7 +162,7 @@ describe('Account Updater new numbers', () => {
 
   /** A new number for the card as it is now, as a file's row brings it, and the card it leaves (its old fingerprint). */
   async function renumber(token: string, number: string) {
-    const { paymethodStore, vault } = await import('#shared/wiring/paymethods.ts');
+    const { paymethodStore, vault } = await import('#shared/wiring/card-data.ts');
     const { fingerprinter } = await import('#shared/wiring/account-updater.ts').then((module) => module.batchDeps());
     const { paymethod } = (await paymethodStore().findCards([token])).get(token)!;
     const appliedAt = new Date().toISOString();
@@ -251,7 +251,7 @@ describe('Account Updater new numbers', () => {
   it('cost a refused flagged create no more than two reads however many paymethods hold the number', async () => {
     useRuntimeEnvironment();
     const { BatchGetCommand, GetCommand } = await import('@aws-sdk/lib-dynamodb');
-    const { paymethodStore } = await import('#shared/wiring/paymethods.ts');
+    const { paymethodStore } = await import('#shared/wiring/card-data.ts');
     // 30 paymethods without a customer at one location, all the same card (created without the flag: all allowed).
     const first = await post(`${locationPath(ORG, unique('loc_'))}/paymethods`, { card: CARD }, { as });
     const like = (await paymethodStore().get(String(first.body.paymethod_token)))!;
@@ -276,7 +276,7 @@ describe('Account Updater new numbers', () => {
     useRuntimeEnvironment();
     const { TransactWriteCommand } = await import('@aws-sdk/lib-dynamodb');
     const { keys } = await import('#shared/store/keys.ts');
-    const { paymethodStore } = await import('#shared/wiring/paymethods.ts');
+    const { paymethodStore } = await import('#shared/wiring/card-data.ts');
     const { token, before } = await formerHolder();
     // Right before each of the first two releases, the merchant edits the former holder (a label: not its number).
     let edits = 0;
@@ -323,7 +323,7 @@ describe('Account Updater new numbers', () => {
     for (const index of [2, 19]) expectError(await post(`${locationPath(ORG, loc)}/paymethods`, { card: { ...CARD, account_number: newNumbers[index] }, fail_on_duplicate: true }), 409);
 
     // One call with a card read before it changed: that change is a conflict, the other commits.
-    const { paymethodStore, vault } = await import('#shared/wiring/paymethods.ts');
+    const { paymethodStore, vault } = await import('#shared/wiring/card-data.ts');
     const { fingerprinter } = await import('#shared/wiring/account-updater.ts').then((module) => module.batchDeps());
     const found = await paymethodStore().findCards([tokens[2]!, tokens[3]!]);
     const change = async (token: string, number: string, version: number) => {
