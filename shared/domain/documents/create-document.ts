@@ -6,7 +6,7 @@ import type { AvailableDocument } from './document.ts';
 import { documentObjectKey } from './document.ts';
 import { checkFile, detectType, mediaTypeOf } from './file-type.ts';
 import type { DocumentDeps } from './ports.ts';
-import { checkUploadMetadata, normalizeFileName, resourceOf } from './validation.ts';
+import { normalizeFileName, parseUploadMetadata, resourceOf } from './validation.ts';
 
 export interface UploadedFile {
   /** File name as the client sent it (a path is stripped here). */
@@ -38,7 +38,7 @@ export interface CreateDocumentInput {
  * answer names.
  */
 export async function createDocument(input: CreateDocumentInput, deps: DocumentDeps): Promise<AvailableDocument> {
-  const metadata = checkUploadMetadata(input.metadata);
+  const metadata = parseUploadMetadata(input.metadata);
   const fileName = normalizeFileName(input.file.name, 'file');
   const checked = checkFile(
     {

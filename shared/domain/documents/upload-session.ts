@@ -3,15 +3,15 @@
  * go straight to S3 through a presigned POST, and an S3 event finalizes them
  * with the same checks a single-request upload gets.
  */
-import { formatIssue, InvalidRequest } from '../errors.ts';
+import { formatIssue } from '../errors.ts';
 import type { IdempotencyCompletion } from '../idempotency.ts';
 import { completionOf } from '../idempotency.ts';
 import { newToken } from '../ids.ts';
 import type { AvailableDocument, DocumentType, StoredDocument } from './document.ts';
 import { MAX_FILE_BYTES, checkedUploadObjectKey, parseUploadObjectKey, uploadObjectKey } from './document.ts';
-import { NEUTRAL_CONTENT_TYPES, SNIFF_BYTES, TextScan, checkFile, checkFileName, sniffBinaryType, typeOfExtension } from './file-type.ts';
+import { NEUTRAL_CONTENT_TYPES, SNIFF_BYTES, TextScan, checkFile, sniffBinaryType, typeOfExtension } from './file-type.ts';
 import type { DocumentDeps, DocumentFiles } from './ports.ts';
-import { checkUploadSessionRequest, normalizeFileName, resourceOf } from './validation.ts';
+import { parseUploadSessionRequest } from './validation.ts';
 
 /** How long the presigned POST accepts a file. */
 export const UPLOAD_WINDOW_SECONDS = 15 * 60;
@@ -30,18 +30,7 @@ export async function createUploadSession(
   input: { organizationId: string; body: unknown; completion?: IdempotencyCompletion<UploadSession> },
   deps: DocumentDeps,
 ): Promise<UploadSession> {
-  const checked = checkUploadSessionRequest(input.body);
-  const issues = [...checked.issues];
-  let fileName = '';
-  // Every failing field is named: the file name's own rules run whatever else failed, unless its shape did.
-  const rawFileName = (input.body as { file_name?: unknown } | null)?.file_name;
-  if (typeof rawFileName === 'string' && !issues.some((issue) => issue.field === 'file_name')) {
-    const normalized = normalizeFileName(rawFileName, 'file_name');
-    fileName = normalized.name;
-    issues.push(...normalized.issues);
-    if (normalized.issues.length === 0) issues.push(...checkFileName(fileName, checked.value?.resource ?? resourceOf(input.body), 'file_name'));
-  }
-  if (!checked.value || issues.length > 0) throw new InvalidRequest(issues);
+  const request = parseUploadSessionRequest(input.body);
 
   const now = deps.clock?.() ?? new Date();
   const documentId = newToken('doc_');
@@ -51,10 +40,10 @@ export async function createUploadSession(
   const document: StoredDocument = {
     document_id: documentId,
     organization_id: input.organizationId,
-    resource: checked.value.resource,
-    resource_id: checked.value.resource_id,
-    ...(checked.value.description !== undefined ? { description: checked.value.description } : {}),
-    file: fileName,
+    resource: request.resource,
+    resource_id: request.resource_id,
+    ...(request.description !== undefined ? { description: request.description } : {}),
+    file: request.file_name,
     status: 'pending',
     upload_key: uploadKey,
     upload_expires_at: expiresAt.toISOString(),

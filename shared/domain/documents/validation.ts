@@ -1,5 +1,9 @@
 import * as z from 'zod/mini';
 import type { FieldIssue } from '../errors.ts';
+import { InvalidRequest } from '../errors.ts';
+import type { Parsed, RefinementCtx } from '../validation.ts';
+import { acrossMembers, failed, parseWith } from '../validation.ts';
+import { checkFileName } from './file-type.ts';
 import type { DocumentResource } from './document.ts';
 import {
   DOCUMENT_RESOURCES,
@@ -29,7 +33,7 @@ const descriptionField = z.optional(
 
 const PREFIX_ALTERNATIVES = Object.values(RESOURCE_ID_PREFIXES).map((prefix) => prefix.slice(0, -1)).join('|');
 
-/** Checked by resourceIdIssues below; stated here for the schema. */
+/** resource_id's prefix depends on resource: stated here for the schema, enforced by resourceIdRule. */
 const resourceIdField = requiredString().check(
   z.meta({
     pattern: `^(${PREFIX_ALTERNATIVES})_[A-Za-z0-9_-]+$`,
@@ -40,60 +44,73 @@ const resourceIdField = requiredString().check(
 
 const RESOURCE_ID_REST = /^[A-Za-z0-9_-]+$/;
 
-/**
- * resource_id must carry the prefix of its resource. Checked on the raw input
- * beside the schema (not as a refinement, which zod skips when another member
- * already failed), so every failing member is reported at once.
- */
-function resourceIdIssues(input: unknown): FieldIssue[] {
-  const { resource, resource_id: id } = (input && typeof input === 'object' ? input : {}) as Record<string, unknown>;
-  const prefix = RESOURCE_ID_PREFIXES[DOCUMENT_RESOURCES.find((known) => known === resource) as DocumentResource];
-  if (!prefix || typeof id !== 'string') return [];
+type DocumentMembers = { resource?: unknown; resource_id?: unknown; file_name?: unknown };
+
+/** resource_id must carry the prefix of its resource (when both are otherwise valid). */
+function resourceIdRule(value: DocumentMembers, ctx: RefinementCtx): void {
+  const resource = resourceOf(value);
+  const id = value.resource_id;
+  if (!resource || typeof id !== 'string') return;
+  const prefix = RESOURCE_ID_PREFIXES[resource];
+  const issue = (message: string) => ctx.addIssue({ code: 'custom', path: ['resource_id'], message });
   if (!id.startsWith(prefix) || id.length === prefix.length || !RESOURCE_ID_REST.test(id.slice(prefix.length))) {
-    return [{ field: 'resource_id', message: `must be ${prefix} followed by letters, digits, _ or - for resource ${String(resource)}` }];
+    issue(`must be ${prefix} followed by letters, digits, _ or - for resource ${resource}`);
+  } else if (id.length > MAX_RESOURCE_ID_LENGTH) {
+    issue(`must be at most ${MAX_RESOURCE_ID_LENGTH} characters`);
   }
-  if (id.length > MAX_RESOURCE_ID_LENGTH) return [{ field: 'resource_id', message: `must be at most ${MAX_RESOURCE_ID_LENGTH} characters` }];
-  return [];
+}
+
+/** A session's file name, once its shape passed: the name's own rules, then (when they pass) its extension against the resource. */
+function fileNameRule(value: DocumentMembers, ctx: RefinementCtx): void {
+  if (typeof value.file_name !== 'string' || failed(ctx, 'file_name')) return;
+  const normalized = normalizeFileName(value.file_name, 'file_name');
+  const issues = normalized.issues.length > 0 ? normalized.issues : checkFileName(normalized.name, resourceOf(value), 'file_name');
+  for (const { field, message } of issues) ctx.addIssue({ code: 'custom', path: [field], message });
 }
 
 /** The JSON part of a multipart upload. */
 export const uploadMetadataSchema = z
   .strictObject({ resource: resourceField, resource_id: resourceIdField, description: descriptionField })
-  .check(z.meta({ description: 'The JSON part of an upload. Members whose value is null are treated as absent; unknown members are refused.' }));
+  .check(
+    acrossMembers(resourceIdRule),
+    z.meta({ description: 'The JSON part of an upload. Members whose value is null are treated as absent; unknown members are refused.' }),
+  );
 
-/** The body that opens an upload session. */
-export const uploadSessionSchema = z
-  .strictObject({
-    resource: resourceField,
-    resource_id: resourceIdField,
-    description: descriptionField,
-    file_name: requiredString().check(
-      z.meta({
-        description: `Name of the file to upload; any path (/ or \\) is removed, and what remains is at most ${MAX_FILE_NAME_CODE_POINTS} characters. Its extension must name a document type allowed for the resource.`,
+/** The body that opens an upload session; `file_name` comes out without its path. */
+export const uploadSessionSchema = z.pipe(
+  z
+    .strictObject({
+      resource: resourceField,
+      resource_id: resourceIdField,
+      description: descriptionField,
+      file_name: requiredString().check(
+        z.meta({
+          description: `Name of the file to upload; any path (/ or \\) is removed, and what remains is at most ${MAX_FILE_NAME_CODE_POINTS} characters. Its extension must name a document type allowed for the resource.`,
+        }),
+      ),
+    })
+    .check(
+      acrossMembers((value, ctx) => {
+        resourceIdRule(value, ctx);
+        fileNameRule(value, ctx);
       }),
+      z.meta({ description: 'Members whose value is null are treated as absent; unknown members are refused.' }),
     ),
-  })
-  .check(z.meta({ description: 'Members whose value is null are treated as absent; unknown members are refused.' }));
+  z.transform((value) => ({ ...value, file_name: normalizeFileName(value.file_name, 'file_name').name })),
+);
 
-export type UploadMetadata = z.infer<typeof uploadMetadataSchema>;
-export type UploadSessionRequest = z.infer<typeof uploadSessionSchema>;
+export type UploadMetadata = z.output<typeof uploadMetadataSchema>;
+export type UploadSessionRequest = z.output<typeof uploadSessionSchema>;
 
-/** Every issue of the input, and the parsed value when there is none. */
-export type Checked<T> = { value: T; issues: [] } | { value: undefined; issues: FieldIssue[] };
+/** The JSON part of an upload, with every issue (the file's own are added to them by the use case). */
+export const parseUploadMetadata = (input: unknown): Parsed<UploadMetadata> => parseWith(uploadMetadataSchema, input);
 
-function check<T>(schema: z.ZodMiniType<T>, input: unknown): Checked<T> {
-  const result = schema.safeParse(input);
-  const issues = [...(result.success ? [] : result.error.issues.flatMap(toFieldIssues)), ...resourceIdIssues(input)];
-  return result.success && issues.length === 0 ? { value: result.data, issues: [] } : { value: undefined, issues };
+/** The body of a session, or 400 naming every failing field. */
+export function parseUploadSessionRequest(input: unknown): UploadSessionRequest {
+  const parsed = parseWith(uploadSessionSchema, input);
+  if (parsed.value === undefined) throw new InvalidRequest(parsed.issues);
+  return parsed.value;
 }
-
-function toFieldIssues(issue: z.core.$ZodIssue): FieldIssue[] {
-  if (issue.code === 'unrecognized_keys') return issue.keys.map((key) => ({ field: key, message: 'is not a known member' }));
-  return [{ field: issue.path.map(String).join('.'), message: issue.message }];
-}
-
-export const checkUploadMetadata = (input: unknown): Checked<UploadMetadata> => check(uploadMetadataSchema, input);
-export const checkUploadSessionRequest = (input: unknown): Checked<UploadSessionRequest> => check(uploadSessionSchema, input);
 
 /**
  * The name stored as `file`: whatever follows the last `/` or `\`, so a
@@ -113,7 +130,7 @@ export function normalizeFileName(raw: string, field: string): { name: string; i
   return { name, issues };
 }
 
-/** The resource named by otherwise invalid metadata, so file rules that depend on it still report. */
+/** The resource named by otherwise invalid metadata, so rules that depend on it still report. */
 export function resourceOf(metadata: unknown): DocumentResource | undefined {
   const resource = (metadata as { resource?: unknown } | null)?.resource;
   return DOCUMENT_RESOURCES.find((known) => known === resource);

@@ -1,7 +1,8 @@
 import * as z from 'zod/mini';
 import { InvalidRequest } from '../errors.ts';
 import { ORGANIZATION_ID_PATTERN } from '../ids.ts';
-import { issuesFromZod } from '../validation.ts';
+import type { RefinementCtx as Ctx } from '../validation.ts';
+import { acrossMembers, ALWAYS, failed, parseWith } from '../validation.ts';
 import type { CardType } from './model.ts';
 import {
   ACCOUNT_TYPES,
@@ -32,8 +33,6 @@ import {
 
 const STRING = { error: 'must be a string' } as const;
 const OBJECT = { error: 'must be an object' } as const;
-/** Form rules run even when a member failed, so one answer lists every failing field. */
-const ALWAYS = { when: () => true } as const;
 
 /** Lengths count code points; so do JSON Schema's minLength and maxLength. */
 function text(max: number, min = 1) {
@@ -196,25 +195,6 @@ type Present<T, K extends keyof T> = T & { [P in K]-?: Exclude<T[P], undefined> 
 
 function hasAll<T extends object, K extends keyof T>(value: T, members: readonly K[]): value is Present<T, K> {
   return members.every((member) => value[member] !== undefined);
-}
-
-type Ctx = z.core.$RefinementCtx;
-
-/** True when the member (or something inside it) already failed: derived checks stay quiet. */
-function failed(ctx: Ctx, member: string): boolean {
-  return ctx.issues.some((issue) => issue.path?.[0] === member);
-}
-
-/**
- * A rule across an object's members. Like every rule here it runs even when
- * a member failed (so one answer names every problem), but not when the value
- * is no object at all: "must be an object" says it all, and a string has no
- * members to call missing.
- */
-function acrossMembers<T extends object>(rule: (value: T, ctx: Ctx) => void) {
-  return z.superRefine((value: T, ctx: Ctx) => {
-    if (typeof value === 'object' && value !== null && !Array.isArray(value)) rule(value, ctx);
-  }, ALWAYS);
 }
 
 function requireAll<T extends object>(value: T, members: ReadonlyArray<keyof T & string>, ctx: Ctx): void {
@@ -473,9 +453,9 @@ export type PaymethodUpdate = z.output<typeof updateBodySchema>;
 export function parseBody<Schema extends z.ZodMiniType>(schema: Schema, body: unknown, now: Date): z.output<Schema> {
   parseTime = now;
   try {
-    const result = schema.safeParse(body);
-    if (!result.success) throw new InvalidRequest(issuesFromZod(result.error));
-    return result.data;
+    const parsed = parseWith(schema, body);
+    if (parsed.value === undefined) throw new InvalidRequest(parsed.issues);
+    return parsed.value;
   } finally {
     parseTime = undefined;
   }
