@@ -53,7 +53,7 @@ export function unknownQueryParameterIssues(query: Readonly<Record<string, reado
   return Object.keys(query)
     .filter((name) => !known.has(name))
     .slice(0, MAX_ISSUES)
-    .map((name) => ({ field: name, message: 'is not a known query parameter' }));
+    .map((name) => ({ field: name, message: 'is not a recognized query parameter' }));
 }
 
 /**

@@ -87,11 +87,11 @@ export function parseListQuery<Name extends string>(query: Readonly<Record<strin
   for (const term of terms) {
     const filterSpec = Object.hasOwn(spec.filters, term.name) ? (spec.filters as Record<string, FilterSpec>)[term.name] : undefined;
     if (!filterSpec) {
-      issues.push(issue(FILTER_PARAMETER, `${term.name} is not a known filter (known: ${Object.keys(spec.filters).join(', ')})`));
+      issues.push(issue(FILTER_PARAMETER, `${term.name} is not a recognized filter (recognized: ${Object.keys(spec.filters).join(', ')})`));
       continue;
     }
     if (seen.has(term.name)) {
-      issues.push(issue(term.name, 'is given more than once'));
+      issues.push(issue(term.name, 'must be given once'));
       continue;
     }
     seen.add(term.name);
