@@ -45,7 +45,7 @@ function command(environment: NodeJS.ProcessEnv = process.env, argv: readonly st
   return [...variables, ...script, ...(args.length > 0 && environment.npm_lifecycle_event ? ['--', ...args] : args)].join(' ');
 }
 
-export function describeRun(figures: unknown, now = new Date()): BenchRun {
+function describeRun(figures: unknown, now = new Date()): BenchRun {
   return {
     command: command(),
     commit: git('rev-parse', 'HEAD'),

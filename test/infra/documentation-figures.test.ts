@@ -14,6 +14,7 @@ import { describe, expect, it } from 'vitest';
 import { recordRun } from '../../bench/results.ts';
 import type { BenchRun } from '../../bench/results.ts';
 import { DEFAULT_EXPORT_SCHEDULE, STATE_MACHINE_DATA_KEY_REUSE_SECONDS } from '#infra/account-updater.ts';
+import { NODE_MAJOR } from '#infra/bundling.ts';
 import { PREFLIGHT_MAX_AGE_SECONDS } from '#shared/http/cors.ts';
 import { MAX_JSON_DEPTH } from '#shared/http/hostile-input.ts';
 import { IDEMPOTENCY_LEASE_MS } from '#shared/http/idempotency.ts';
@@ -51,6 +52,11 @@ describe('the README as a front door', () => {
     expect(readme.split('\n').length).toBeLessThanOrEqual(300);
     expect(readme).toContain('\nnpm install && npm start ');
     expect(readme).toContain('\nnpm ci && npm test ');
+  });
+
+  it('names the Node.js major the functions run on', () => {
+    expect(flat(readme)).toContain(`The project pins Node.js ${NODE_MAJOR}, the major Lambda runs`);
+    expect(readme).toContain(`(one Lambda per route: Node ${NODE_MAJOR}, arm64`);
   });
 
   it('links every guide in docs/, so each has a reader', () => {
@@ -194,7 +200,7 @@ describe('docs/account-updater.md', () => {
 describe('docs/events.md', () => {
   it("states the publisher's memory and timeout", () => {
     const [publisher] = streamTriggers;
-    expect(doc('events')).toContain(`| \`events-publish\` | Node 24, arm64, ${publisher!.sizing.memoryMb} MB, ${publisher!.sizing.timeoutSeconds} s;`);
+    expect(doc('events')).toContain(`| \`events-publish\` | Node ${NODE_MAJOR}, arm64, ${publisher!.sizing.memoryMb} MB, ${publisher!.sizing.timeoutSeconds} s;`);
   });
 });
 
