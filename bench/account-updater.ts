@@ -58,6 +58,7 @@ import type { CardDetails } from '#shared/domain/paymethods/model.ts';
 import type { SealedSecret } from '#shared/domain/vault.ts';
 import { lambdaHeapFlags } from '../local/lambda-context.ts';
 import { eventsFilePath } from '../local/runtime-file.ts';
+import { recordRun } from './results.ts';
 import { median, REPO_ROOT, startRuntimeForBench } from './support.ts';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 100_000);
@@ -740,6 +741,7 @@ async function main(): Promise<void> {
       awsArithmetic: await arithmetic(applyLarge.cpuMs / ROWS),
     };
     console.log(JSON.stringify(report, null, 2));
+    recordRun('account-updater', report);
   } finally {
     await rm(dir, { recursive: true, force: true });
     // `npm start` does not always pass a signal on to the runtime it started: stop the runtime itself too.

@@ -17,6 +17,7 @@ import { parseArgs } from 'node:util';
 import { LAMBDA_NODE_OPTIONS } from '#infra/bundling.ts';
 import { buildFloor, buildFunction, functionNames, writeBundle } from './function-bundles.ts';
 import type { FunctionBundle } from './function-bundles.ts';
+import { recordRun } from './results.ts';
 import { median } from './support.ts';
 
 const { values: options } = parseArgs({ options: { runs: { type: 'string', default: process.env.BENCH_RUNS ?? '15' }, only: { type: 'string' } } });
@@ -102,6 +103,19 @@ try {
   console.log(line(header));
   for (const row of rows) console.log(line(row));
   console.log(`\n! = above ${LIMIT}x the floor`);
+  recordRun('cold-start', {
+    runs,
+    nodeOptions: LAMBDA_NODE_OPTIONS ?? null,
+    limit: LIMIT,
+    functions: pairs.map(({ fn, floor, fnMs, floorMs }) => ({
+      function: fn.name,
+      bytes: fn.bytes,
+      floorBytes: floor.bytes,
+      medianImportMs: median(fnMs),
+      floorMedianImportMs: median(floorMs),
+      sdkClients: fn.sdkClients,
+    })),
+  });
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

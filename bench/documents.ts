@@ -16,16 +16,13 @@ import { DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { startLocalRuntime } from '../local/runtime.ts';
 import { BOUNDARY, multipartBody, uploadParts } from '../test/fixtures/documents.ts';
+import { recordRun } from './results.ts';
+import { median } from './support.ts';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 15);
 const ORG = 'org_bench';
 const credentials = { api_access_id: 'bench-id', api_secure_key: 'bench-key' };
 
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? (sorted[middle] as number) : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
-};
 const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 
 const runtime = await startLocalRuntime({ port: 0, seed: { organizations: [{ organization_id: ORG, credentials: [credentials] }] } });
@@ -87,6 +84,7 @@ try {
     latency_ms: { runs: RUNS, upload_through_local_runtime_median: Math.round(median(throughApi)), bare_s3_put_plus_dynamodb_put_median: Math.round(median(bare)) },
   };
   console.log(JSON.stringify(results, null, 2));
+  recordRun('documents', results);
   console.log(
     `\nlargest single-request file ${size} bytes (${mib(size)}): handler peak RSS +${mib(memory.peak_rss_increase_bytes)} (${results.memory.peak_rss_ratio}x), ` +
       `array buffers +${mib(memory.peak_array_buffers_increase_bytes)} (${results.memory.peak_array_buffers_ratio}x); ` +

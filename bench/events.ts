@@ -13,6 +13,7 @@
 import { open } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startLocalRuntime } from '#local/runtime.ts';
+import { recordRun } from './results.ts';
 import { median } from './support.ts';
 
 const CHANGES = Number(process.env.BENCH_CHANGES ?? 60);
@@ -95,11 +96,13 @@ try {
 
 const sorted = [...delays].sort((a, b) => a - b);
 const p99 = sorted[Math.min(sorted.length - 1, Math.ceil(sorted.length * 0.99) - 1)] as number;
-console.log(JSON.stringify({
+const figures = {
   changes: delays.length,
   change_to_event_line_ms: { median: round(median(delays)), p99: round(p99), min: round(sorted[0] as number), max: round(sorted.at(-1) as number) },
   events_written: seen.length,
-}, null, 2));
+};
+console.log(JSON.stringify(figures, null, 2));
+recordRun('events', figures);
 process.exit(0);
 
 function round(value: number): number {

@@ -15,6 +15,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { GenerateDataKeyCommand, KMSClient } from '@aws-sdk/client-kms';
 import { BatchGetCommand, DynamoDBDocumentClient, GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { startLocalRuntime } from '#local/runtime.ts';
+import { recordRun } from './results.ts';
 
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 40);
 const ORG = 'org_bench';
@@ -106,23 +107,19 @@ try {
   const listBare = await timed(() => pageKeys());
   const consumed = await pageKeys('TOTAL');
 
-  console.log(
-    JSON.stringify(
-      {
-        iterations: ITERATIONS,
-        median_latency: {
-          create: { api: ms(createApi), bare_dynamodb_getitem_plus_transactwrite: ms(createBare), bare_kms_generate_data_key: ms(generateDataKey) },
-          get: { api: ms(getApi), bare_dynamodb_getitem: ms(getBare) },
-          list_page_50: { api: ms(listApi), bare_dynamodb_query_limit_51_plus_batchget_50: ms(listBare), results: page.number_results },
-        },
-        kms_calls_first_creates: { creates: ITERATIONS + 1, calls: coldKmsCalls },
-        kms_calls: { creates, calls: warmKmsCalls, per_create: (Object.values(warmKmsCalls).reduce((sum, count) => sum + count, 0) / creates).toFixed(3) },
-        list_page_50_read_capacity: { consumed_rcu: consumed.rcu, index_entries_read: consumed.entries, items_read: consumed.items },
-      },
-      null,
-      2,
-    ),
-  );
+  const figures = {
+    iterations: ITERATIONS,
+    median_latency: {
+      create: { api: ms(createApi), bare_dynamodb_getitem_plus_transactwrite: ms(createBare), bare_kms_generate_data_key: ms(generateDataKey) },
+      get: { api: ms(getApi), bare_dynamodb_getitem: ms(getBare) },
+      list_page_50: { api: ms(listApi), bare_dynamodb_query_limit_51_plus_batchget_50: ms(listBare), results: page.number_results },
+    },
+    kms_calls_first_creates: { creates: ITERATIONS + 1, calls: coldKmsCalls },
+    kms_calls: { creates, calls: warmKmsCalls, per_create: (Object.values(warmKmsCalls).reduce((sum, count) => sum + count, 0) / creates).toFixed(3) },
+    list_page_50_read_capacity: { consumed_rcu: consumed.rcu, index_entries_read: consumed.entries, items_read: consumed.items },
+  };
+  console.log(JSON.stringify(figures, null, 2));
+  recordRun('paymethods', figures);
 } finally {
   dynamo.destroy();
   kms.destroy();

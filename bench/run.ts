@@ -6,6 +6,7 @@
 import { bundleFigures, coldStart, emptyHandlerBundle, synthesizeBundles } from './bundles.ts';
 import { routes } from '#shared/platform/routes.ts';
 import type { RouteDefinition } from '#shared/platform/routes.ts';
+import { recordRun } from './results.ts';
 import { startRuntimeForBench } from './support.ts';
 
 const started = await startRuntimeForBench();
@@ -42,13 +43,23 @@ try {
   console.log(`\nempty handler: init ${empty.initMs.toFixed(1)} ms, first event ${empty.firstEventMs.toFixed(1)} ms`);
   console.log('\nfunction (non-route functions get the same list event and fail fast: their first-event time is not meaningful)');
   console.log('function                                   bundle KiB   gzip KiB   init ms   first event ms');
-  for (const figure of figures) {
+  const functions = figures.map((figure) => {
     const route = routes.find((candidate) => `${candidate.method} ${candidate.path}` === figure.description);
     const cold = coldStart(figure.bundle, env, eventFor(route));
     console.log(
       `${figure.functionName.padEnd(42)} ${(figure.bytes / 1024).toFixed(0).padStart(10)} ${(figure.gzipBytes / 1024).toFixed(0).padStart(10)} ${cold.initMs.toFixed(1).padStart(9)} ${cold.firstEventMs.toFixed(1).padStart(16)}`,
     );
-  }
+    return { function: figure.functionName, bytes: figure.bytes, gzipBytes: figure.gzipBytes, initMs: round(cold.initMs), firstEventMs: round(cold.firstEventMs) };
+  });
+  recordRun('startup-and-bundles', {
+    npmStartToFirstAnswerMs: Math.round(started.firstAnswerMs),
+    emptyHandler: { initMs: round(empty.initMs), firstEventMs: round(empty.firstEventMs) },
+    functions,
+  });
 } finally {
   await started.stop();
+}
+
+function round(ms: number): number {
+  return Math.round(ms * 10) / 10;
 }

@@ -19,6 +19,7 @@ const functionsDir = fileURLToPath(new URL('./fixtures/functions', import.meta.u
 
 const operations = readFileSync(new URL('../../docs/operations.md', import.meta.url), 'utf8');
 const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+const decisions = readFileSync(new URL('../../docs/api-decisions.md', import.meta.url), 'utf8');
 
 /** The value cell of a row of the "at a glance" table, by the row's label (its first cell, starting with `label`). */
 function glanceRow(label: string): string {
@@ -68,9 +69,9 @@ describe('the request deadline as the docs state it', () => {
     expect(operations).toContain(`functions time out at ${API_FUNCTION_TIMEOUT_SECONDS} s`);
     expect(operations).toContain(`at most ${seconds(REQUEST_BUDGET_MS)} s into an invocation and always ${seconds(ANSWER_MARGIN_MS)} s before its timeout`);
     expect(operations).toContain(`Integration timeout ${seconds(API_GATEWAY_TIMEOUT_MS)} s`);
-    expect(readme).toContain(`one deadline, ${seconds(REQUEST_BUDGET_MS)} s after its arrival at API Gateway`);
-    expect(readme).toContain(`uncached authorizer call (${seconds(AUTHORIZER_BUDGET_MS)} s of it at most)`);
-    expect(readme).toContain(`functions time out at ${API_FUNCTION_TIMEOUT_SECONDS} s`);
+    expect(decisions).toContain(`one deadline, ${seconds(REQUEST_BUDGET_MS)} s after its arrival at API Gateway`);
+    expect(decisions).toContain(`uncached authorizer call (${seconds(AUTHORIZER_BUDGET_MS)} s of it at most)`);
+    expect(decisions).toContain(`functions time out at ${API_FUNCTION_TIMEOUT_SECONDS} s`);
   });
 
   it('orders them: the deadline, then the contract, then the function timeout, then the integration timeout', () => {

@@ -236,7 +236,7 @@ describe('credential lifecycle', () => {
 describe('the figures the operator docs state about the throttle', () => {
   const operations = readFileSync(new URL('../../docs/operations.md', import.meta.url), 'utf8');
   const section = operations.slice(operations.indexOf('### Failed-authentication throttle'), operations.indexOf('**WAF (optional, off by default).**'));
-  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+  const decisions = readFileSync(new URL('../../docs/api-decisions.md', import.meta.url), 'utf8');
 
   it('are the code\'s: the cap, its window, the authorizer cache and the hash version', () => {
     const limit = FAILED_AUTHENTICATION_LIMIT;
@@ -246,8 +246,8 @@ describe('the figures the operator docs state about the throttle', () => {
     expect(section).toContain(`the last ${FAILED_AUTHENTICATION_WINDOW_SECONDS}\nseconds already hold ${limit} failures`);
     expect(section).toContain(`expires (${AUTHORIZER_CACHE_TTL_SECONDS} s at most)`);
     expect(section).toContain(`\`secret_mac_version\` (${new KmsSecretHasher(new KMSClient({ region: 'us-east-1' }), 'key').version})`);
-    expect(readme).toContain(`After ${limit} failed authentications from one source address within\n${FAILED_AUTHENTICATION_WINDOW_SECONDS} seconds`);
-    expect(readme).toContain(`after ${limit} failures\nnaming one \`api_access_id\``);
+    expect(decisions).toContain(`After ${limit} failed authentications from one source address within\n${FAILED_AUTHENTICATION_WINDOW_SECONDS} seconds`);
+    expect(decisions).toContain(`after ${limit} failures\nnaming one \`api_access_id\``);
   });
 
   it('count the calls a failure makes as the counter makes them: up to 4 items read, one write per subject', async () => {

@@ -21,9 +21,11 @@ describe('the catalogue of response codes (shared/platform/response-codes.ts)', 
     expect(read('docs/error-codes.md'), 'docs/error-codes.md is out of date with shared/platform/response-codes.ts or the routes: run `npm run openapi` and commit the result').toBe(errorCodesMarkdown());
   });
 
-  it('is linked from the README\'s API decisions', () => {
-    const decisions = read('README.md').split('\n## API decisions')[1]?.split('\n## ')[0] ?? '';
-    expect(decisions).toContain('](docs/error-codes.md)');
+  it('is linked from the API decisions, in the README\'s section and the document it points to', () => {
+    const section = read('README.md').split('\n## API decisions')[1]?.split('\n## ')[0] ?? '';
+    expect(section).toContain('](docs/error-codes.md)');
+    expect(section).toContain('](docs/api-decisions.md)');
+    expect(read('docs/api-decisions.md')).toContain('](error-codes.md)');
   });
 
   it('lists every code once in the table, each with its status', () => {
