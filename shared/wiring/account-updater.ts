@@ -7,7 +7,7 @@ import { s3 } from '#shared/aws/s3.ts';
 import { config } from '#shared/runtime/config.ts';
 import type { BatchDeps } from '#shared/domain/account-updater/apply.ts';
 import { DynamoAccountUpdaterStore } from '#shared/store/account-updater.ts';
-import { DynamoPaymethodStore } from '#shared/store/paymethods.ts';
+import { DynamoCardUpdates } from '#shared/store/card-updates.ts';
 import { once } from './once.ts';
 
 /**
@@ -18,7 +18,7 @@ import { once } from './once.ts';
  */
 const historyLog = /* @__PURE__ */ once(() => new DynamoAccountUpdaterStore(dynamo, { history: config.auHistoryTableName }));
 const history = /* @__PURE__ */ once(() => new DynamoAccountUpdaterStore(dynamo, { history: config.auHistoryTableName, legacy: config.tableName }));
-const cards = /* @__PURE__ */ once(() => new DynamoPaymethodStore(dynamo, config.tableName, config.tableIndexStandIns));
+const cards = /* @__PURE__ */ once(() => new DynamoCardUpdates(dynamo, config.tableName));
 const vault = /* @__PURE__ */ once(() => new KmsVault(kms, config.vaultKeyId));
 const fingerprinter = /* @__PURE__ */ once(() => new KmsFingerprinter(kms, config.fingerprintKeyId));
 const batchResults = /* @__PURE__ */ once(() => new S3BatchResults(s3, config.reportsBucket));

@@ -8,13 +8,20 @@ import type { Fingerprinter } from '#shared/domain/paymethods/fingerprints.ts';
 import type { BillingAgreements } from '#shared/domain/paymethods/ports.ts';
 import type { Vault } from '#shared/domain/vault.ts';
 import { DynamoOneTimeTokenStore } from '#shared/store/one-time-tokens.ts';
-import { DynamoPaymethodStore } from '#shared/store/paymethods.ts';
+import { DynamoPaymethodCreates } from '#shared/store/paymethod-creates.ts';
+import { DynamoPaymethodDeletes } from '#shared/store/paymethod-deletes.ts';
+import { DynamoPaymethodReads } from '#shared/store/paymethod-reads.ts';
+import { DynamoPaymethodUpdates } from '#shared/store/paymethod-updates.ts';
 import { once } from './once.ts';
 import { organizationStore } from './organizations.ts';
 
 export { idempotency } from './idempotency.ts';
 
-export const paymethodStore = /* @__PURE__ */ once(() => new DynamoPaymethodStore(dynamo, config.tableName, config.tableIndexStandIns));
+/** One adapter per protocol of the paymethod repository; each use case gets the ones it runs. */
+export const paymethodReads = /* @__PURE__ */ once(() => new DynamoPaymethodReads(dynamo, config.tableName, config.tableIndexStandIns));
+const paymethodCreates = /* @__PURE__ */ once(() => new DynamoPaymethodCreates(dynamo, config.tableName, config.tableIndexStandIns));
+const paymethodUpdates = /* @__PURE__ */ once(() => new DynamoPaymethodUpdates(dynamo, config.tableName, config.tableIndexStandIns));
+const paymethodDeletes = /* @__PURE__ */ once(() => new DynamoPaymethodDeletes(dynamo, config.tableName, config.tableIndexStandIns));
 export const oneTimeTokenStore = /* @__PURE__ */ once(() => new DynamoOneTimeTokenStore(dynamo, config.tableName));
 export const vault = /* @__PURE__ */ once((): Vault => new KmsVault(kms, config.vaultKeyId));
 export const fingerprinter = /* @__PURE__ */ once((): Fingerprinter => new KmsFingerprinter(kms, config.fingerprintKeyId));
@@ -23,10 +30,11 @@ export const billingAgreements = /* @__PURE__ */ once(
 );
 export const clock = (): Date => new Date();
 
-export const readDeps = () => ({ paymethods: paymethodStore() });
-export const updateDeps = () => ({ paymethods: paymethodStore(), clock, vault: vault(), fingerprinter: fingerprinter() });
+export const readDeps = () => ({ paymethods: paymethodReads() });
+export const deleteDeps = () => ({ paymethods: paymethodReads(), deletes: paymethodDeletes() });
+export const updateDeps = () => ({ paymethods: paymethodReads(), updates: paymethodUpdates(), clock, vault: vault(), fingerprinter: fingerprinter() });
 export const createDeps = () => ({
-  paymethods: paymethodStore(),
+  creates: paymethodCreates(),
   oneTimeTokens: oneTimeTokenStore(),
   vault: vault(),
   fingerprinter: fingerprinter(),
