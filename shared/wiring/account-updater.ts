@@ -1,13 +1,11 @@
 import { dynamo } from '#shared/aws/dynamodb.ts';
-import { kms } from '#shared/aws/kms.ts';
-import { KmsFingerprinter } from '#shared/aws/kms-fingerprints.ts';
-import { KmsVault } from '#shared/aws/kms-vault.ts';
 import { S3BatchResults, S3ReportWriter } from '#shared/aws/reports.ts';
 import { s3 } from '#shared/aws/s3.ts';
 import { config } from '#shared/runtime/config.ts';
 import type { BatchDeps } from '#shared/domain/account-updater/apply.ts';
 import { DynamoAccountUpdaterStore } from '#shared/store/account-updater.ts';
 import { DynamoCardUpdates } from '#shared/store/card-updates.ts';
+import { fingerprinter, vault } from './number-keys.ts';
 import { once } from './once.ts';
 
 /**
@@ -19,8 +17,6 @@ import { once } from './once.ts';
 const historyLog = /* @__PURE__ */ once(() => new DynamoAccountUpdaterStore(dynamo, { history: config.auHistoryTableName }));
 const history = /* @__PURE__ */ once(() => new DynamoAccountUpdaterStore(dynamo, { history: config.auHistoryTableName, legacy: config.tableName }));
 const cards = /* @__PURE__ */ once(() => new DynamoCardUpdates(dynamo, config.tableName));
-const vault = /* @__PURE__ */ once(() => new KmsVault(kms, config.vaultKeyId));
-const fingerprinter = /* @__PURE__ */ once(() => new KmsFingerprinter(kms, config.fingerprintKeyId));
 const batchResults = /* @__PURE__ */ once(() => new S3BatchResults(s3, config.reportsBucket));
 const reports = /* @__PURE__ */ once(() => new S3ReportWriter(s3, config.reportsBucket));
 

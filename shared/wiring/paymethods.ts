@@ -1,17 +1,13 @@
 import { dynamo } from '#shared/aws/dynamodb.ts';
-import { kms } from '#shared/aws/kms.ts';
-import { KmsFingerprinter } from '#shared/aws/kms-fingerprints.ts';
-import { KmsVault } from '#shared/aws/kms-vault.ts';
 import { PaypalBillingAgreements, paypalCredentials } from '#shared/aws/paypal.ts';
 import { config } from '#shared/runtime/config.ts';
-import type { Fingerprinter } from '#shared/domain/paymethods/fingerprints.ts';
 import type { BillingAgreements } from '#shared/domain/paymethods/ports.ts';
-import type { Vault } from '#shared/domain/vault.ts';
 import { DynamoOneTimeTokenStore } from '#shared/store/one-time-tokens.ts';
 import { DynamoPaymethodCreates } from '#shared/store/paymethod-creates.ts';
 import { DynamoPaymethodDeletes } from '#shared/store/paymethod-deletes.ts';
 import { DynamoPaymethodReads } from '#shared/store/paymethod-reads.ts';
 import { DynamoPaymethodUpdates } from '#shared/store/paymethod-updates.ts';
+import { fingerprinter, vault } from './number-keys.ts';
 import { once } from './once.ts';
 import { organizationStore } from './organizations.ts';
 
@@ -23,8 +19,6 @@ const paymethodCreates = /* @__PURE__ */ once(() => new DynamoPaymethodCreates(d
 const paymethodUpdates = /* @__PURE__ */ once(() => new DynamoPaymethodUpdates(dynamo, config.tableName, config.tableIndexStandIns));
 const paymethodDeletes = /* @__PURE__ */ once(() => new DynamoPaymethodDeletes(dynamo, config.tableName, config.tableIndexStandIns));
 export const oneTimeTokenStore = /* @__PURE__ */ once(() => new DynamoOneTimeTokenStore(dynamo, config.tableName));
-export const vault = /* @__PURE__ */ once((): Vault => new KmsVault(kms, config.vaultKeyId));
-export const fingerprinter = /* @__PURE__ */ once((): Fingerprinter => new KmsFingerprinter(kms, config.fingerprintKeyId));
 export const billingAgreements = /* @__PURE__ */ once(
   (): BillingAgreements => new PaypalBillingAgreements({ apiUrl: config.paypalApiUrl, credentials: paypalCredentials(config.paypalCredentials) }),
 );

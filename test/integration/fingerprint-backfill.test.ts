@@ -26,7 +26,7 @@ async function backfill(...args: string[]): Promise<Progress> {
 
 /** Writes a card or echeck the way the service did before fingerprints: through the repository, with no fingerprint. */
 async function writeTheOldWay(kind: 'card' | 'echeck', location: string, customer: string): Promise<string> {
-  const { vault } = await import('#shared/wiring/paymethods.ts');
+  const { vault } = await import('#shared/wiring/number-keys.ts');
   const paymethodStore = await runtimeStore();
   const token = unique('mth_');
   const now = new Date();
@@ -138,7 +138,7 @@ describe('Account Updater new numbers', () => {
     const token = await writeTheOldWay('card', loc, cst);
     const other = await post(`${locationPath(ORG, unique('loc_'))}/paymethods`, { card: { ...CARD, card_type: 'mast', account_number: OTHER_CARD_NUMBER } }, { as });
     const newFingerprint = fingerprintOf(other.body)!;
-    const { vault } = await import('#shared/wiring/paymethods.ts');
+    const { vault } = await import('#shared/wiring/number-keys.ts');
     const store = await runtimeStore();
     const appliedAt = new Date().toISOString();
     const original = (await store.findCards([token])).get(token)!;
@@ -163,7 +163,7 @@ describe('Account Updater new numbers', () => {
 
   /** A new number for the card as it is now, as a file's row brings it, and the card it leaves (its old fingerprint). */
   async function renumber(token: string, number: string) {
-    const { vault } = await import('#shared/wiring/paymethods.ts');
+    const { vault } = await import('#shared/wiring/number-keys.ts');
     const paymethodStore = await runtimeStore();
     const { fingerprinter } = await import('#shared/wiring/account-updater.ts').then((module) => module.batchDeps());
     const { paymethod } = (await paymethodStore.findCards([token])).get(token)!;
@@ -325,7 +325,7 @@ describe('Account Updater new numbers', () => {
     for (const index of [2, 19]) expectError(await post(`${locationPath(ORG, loc)}/paymethods`, { card: { ...CARD, account_number: newNumbers[index] }, fail_on_duplicate: true }), 409);
 
     // One call with a card read before it changed: that change is a conflict, the other commits.
-    const { vault } = await import('#shared/wiring/paymethods.ts');
+    const { vault } = await import('#shared/wiring/number-keys.ts');
     const paymethodStore = await runtimeStore();
     const { fingerprinter } = await import('#shared/wiring/account-updater.ts').then((module) => module.batchDeps());
     const found = await paymethodStore.findCards([tokens[2]!, tokens[3]!]);
