@@ -1,4 +1,3 @@
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { Conflict } from '#shared/domain/errors.ts';
 import type { IdempotencyCompletion } from '#shared/domain/idempotency.ts';
 import type { Paymethod } from '#shared/domain/paymethods/model.ts';
@@ -7,8 +6,7 @@ import type { SealedSecret } from '#shared/domain/vault.ts';
 import { idempotencyCompletionWrite, idempotencyKeyLost } from './idempotency.ts';
 import { oneTimeTokenConsumption } from './one-time-tokens.ts';
 import { paymethodItem } from './paymethod-item.ts';
-import type { PaymethodCompanions } from './paymethod-writes.ts';
-import { MAX_WRITE_ATTEMPTS, modifiedConcurrently, paymethodCompanions } from './paymethod-writes.ts';
+import { MAX_WRITE_ATTEMPTS, modifiedConcurrently, PaymethodWrite } from './paymethod-writes.ts';
 import type { TransactItem } from './write-conflicts.ts';
 import { transact } from './write-conflicts.ts';
 
@@ -30,32 +28,20 @@ function duplicatePaymethod(record: Paymethod, existing: string): Conflict {
  * entry (the atomic duplicate check), the one-time token it consumes and the
  * Idempotency-Key's answer.
  */
-export class DynamoPaymethodCreates implements PaymethodCreates {
-  private readonly companions: PaymethodCompanions;
-
-  /** @param indexStandIns TABLE_INDEX_STAND_INS (see PaymethodIndexes) */
-  constructor(
-    private readonly client: DynamoDBDocumentClient,
-    private readonly tableName: string,
-    indexStandIns?: string,
-  ) {
-    this.companions = paymethodCompanions(client, tableName, indexStandIns);
-  }
-
+export class DynamoPaymethodCreates extends PaymethodWrite implements PaymethodCreates {
   async create(
     record: NewPaymethod,
     secret: SealedSecret | undefined,
     options: { consumeOneTimeToken?: string; now: Date; completion?: IdempotencyCompletion<Paymethod>; failOnDuplicate?: boolean },
   ): Promise<Paymethod> {
-    const { customers, scopes } = this.companions;
     let releases = 0;
     for (let attempt = 1; ; attempt += 1) {
-      const joined = await customers.join(record);
+      const joined = await this.customers.join(record);
       const transaction: TransactItem[] = [...joined.items];
       const paymethod: Paymethod = { ...record, is_default: joined.isDefault, version: 1 };
       transaction.push({ Put: { TableName: this.tableName, Item: paymethodItem(paymethod, secret), ConditionExpression: 'attribute_not_exists(pk)' } });
       const duplicateIndex = transaction.length;
-      const membership = scopes.join(paymethod, options.failOnDuplicate === true);
+      const membership = this.scopes.join(paymethod, options.failOnDuplicate === true);
       if (membership) transaction.push(membership);
       const ottIndex = transaction.length;
       if (options.consumeOneTimeToken) transaction.push(oneTimeTokenConsumption(this.tableName, options.consumeOneTimeToken, record.paymethod_token, options.now));
@@ -70,7 +56,7 @@ export class DynamoPaymethodCreates implements PaymethodCreates {
       if (completion && outcome[idempotencyIndex] === 'ConditionalCheckFailed') throw idempotencyKeyLost();
       const tokenUsed = options.consumeOneTimeToken !== undefined && outcome[ottIndex] === 'ConditionalCheckFailed';
       if (membership && outcome[duplicateIndex] === 'ConditionalCheckFailed') {
-        const existing = await scopes.holderOf(paymethod);
+        const existing = await this.scopes.holderOf(paymethod);
         if (existing) throw duplicatePaymethod(paymethod, existing);
         // Only former holders were in the way: not a lost race, so the create goes again without spending an attempt.
         if (!tokenUsed && releases < MAX_FORMER_HOLDER_RELEASES) {

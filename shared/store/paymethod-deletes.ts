@@ -1,10 +1,8 @@
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Paymethod } from '#shared/domain/paymethods/model.ts';
 import type { PaymethodDeletes } from '#shared/domain/paymethods/ports.ts';
 import { keys } from './keys.ts';
 import { atVersion } from './paymethod-item.ts';
-import type { PaymethodCompanions } from './paymethod-writes.ts';
-import { MAX_WRITE_ATTEMPTS, lostRace, modifiedConcurrently, paymethodCompanions } from './paymethod-writes.ts';
+import { MAX_WRITE_ATTEMPTS, lostRace, modifiedConcurrently, PaymethodWrite } from './paymethod-writes.ts';
 import { transact } from './write-conflicts.ts';
 
 /**
@@ -12,23 +10,11 @@ import { transact } from './write-conflicts.ts';
  * paymethod becomes the default) and its duplicate-scope entry; the sealed
  * number goes with the item.
  */
-export class DynamoPaymethodDeletes implements PaymethodDeletes {
-  private readonly companions: PaymethodCompanions;
-
-  /** @param indexStandIns TABLE_INDEX_STAND_INS (see PaymethodIndexes) */
-  constructor(
-    private readonly client: DynamoDBDocumentClient,
-    private readonly tableName: string,
-    indexStandIns?: string,
-  ) {
-    this.companions = paymethodCompanions(client, tableName, indexStandIns);
-  }
-
+export class DynamoPaymethodDeletes extends PaymethodWrite implements PaymethodDeletes {
   async delete(current: Paymethod): Promise<void> {
-    const { customers, scopes } = this.companions;
     for (let attempt = 1; ; attempt += 1) {
-      const transaction = await customers.leave(current);
-      const membership = scopes.leave(current);
+      const transaction = await this.customers.leave(current);
+      const membership = this.scopes.leave(current);
       if (membership) transaction.push(membership);
       const ownIndex = transaction.length;
       transaction.push({ Delete: { TableName: this.tableName, Key: keys.paymethod(current.paymethod_token), ...atVersion(current.version) } });

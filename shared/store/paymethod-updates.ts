@@ -1,10 +1,8 @@
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Paymethod } from '#shared/domain/paymethods/model.ts';
 import type { PaymethodUpdates } from '#shared/domain/paymethods/ports.ts';
 import { LEGACY_PAYMETHOD_LIST_KEY_ATTRIBUTES, keys } from './keys.ts';
 import { VERSION_ATTRIBUTE, paymethodItem, setEach } from './paymethod-item.ts';
-import type { PaymethodCompanions } from './paymethod-writes.ts';
-import { MAX_WRITE_ATTEMPTS, lostRace, modifiedConcurrently, paymethodCompanions } from './paymethod-writes.ts';
+import { MAX_WRITE_ATTEMPTS, lostRace, modifiedConcurrently, PaymethodWrite } from './paymethod-writes.ts';
 import type { TransactItem } from './write-conflicts.ts';
 import { transact } from './write-conflicts.ts';
 
@@ -13,30 +11,18 @@ import { transact } from './write-conflicts.ts';
  * to another customer leaves the old customer's pointer and joins the new
  * one's, and a new duplicate scope or fingerprint moves the record's entry.
  */
-export class DynamoPaymethodUpdates implements PaymethodUpdates {
-  private readonly companions: PaymethodCompanions;
-
-  /** @param indexStandIns TABLE_INDEX_STAND_INS (see PaymethodIndexes) */
-  constructor(
-    private readonly client: DynamoDBDocumentClient,
-    private readonly tableName: string,
-    indexStandIns?: string,
-  ) {
-    this.companions = paymethodCompanions(client, tableName, indexStandIns);
-  }
-
+export class DynamoPaymethodUpdates extends PaymethodWrite implements PaymethodUpdates {
   async update(current: Paymethod, next: Paymethod): Promise<Paymethod> {
-    const { customers, scopes } = this.companions;
     for (let attempt = 1; ; attempt += 1) {
       const transaction: TransactItem[] = [];
       let updated: Paymethod = { ...next, version: current.version + 1 };
       if (next.customer_token !== current.customer_token) {
-        transaction.push(...(await customers.leave(current)));
-        const joined = await customers.join({ ...next, paymethod_token: current.paymethod_token });
+        transaction.push(...(await this.customers.leave(current)));
+        const joined = await this.customers.join({ ...next, paymethod_token: current.paymethod_token });
         transaction.push(...joined.items);
         updated = { ...updated, is_default: joined.isDefault };
       }
-      transaction.push(...scopes.move(current, updated));
+      transaction.push(...this.scopes.move(current, updated));
       const ownIndex = transaction.length;
       transaction.push({ Update: this.overwrite(current, updated) });
       const outcome = await transact(this.client, transaction);

@@ -14,15 +14,25 @@ import { PaymethodIndexes } from './paymethod-queries.ts';
 /** Attempts at a write whose customer's default pointer changed between its read and its commit. */
 export const MAX_WRITE_ATTEMPTS = 3;
 
-/** A record's other items: its customer's default pointer and its duplicate-scope entry, each from its owner. */
-export interface PaymethodCompanions {
-  customers: CustomerDefaults;
-  scopes: DuplicateScopes;
-}
+/**
+ * A paymethod write: the table, and the record's other items it keeps
+ * coherent in its own transaction, each built by its owner (its customer's
+ * default pointer, its duplicate-scope entry).
+ */
+export abstract class PaymethodWrite {
+  protected readonly customers: CustomerDefaults;
 
-/** @param indexStandIns TABLE_INDEX_STAND_INS: the pointer reads the customer index (see PaymethodIndexes) */
-export function paymethodCompanions(client: DynamoDBDocumentClient, tableName: string, indexStandIns?: string): PaymethodCompanions {
-  return { customers: new CustomerDefaults(client, tableName, new PaymethodIndexes(client, tableName, indexStandIns)), scopes: new DuplicateScopes(client, tableName) };
+  protected readonly scopes: DuplicateScopes;
+
+  /** @param indexStandIns TABLE_INDEX_STAND_INS: the pointer reads the customer index (see PaymethodIndexes) */
+  constructor(
+    protected readonly client: DynamoDBDocumentClient,
+    protected readonly tableName: string,
+    indexStandIns?: string,
+  ) {
+    this.customers = new CustomerDefaults(client, tableName, new PaymethodIndexes(client, tableName, indexStandIns));
+    this.scopes = new DuplicateScopes(client, tableName);
+  }
 }
 
 /** The record changed or went away since it was read. */
