@@ -307,11 +307,11 @@ async function watchLiveHeap(): Promise<() => LiveHeap> {
 async function prepareRawWrites(first: number, count: number, mix: boolean): Promise<() => Promise<number>> {
   const { dynamo } = await import('#shared/aws/dynamodb.ts');
   const { config } = await import('#shared/runtime/config.ts');
-  const { DynamoPaymethodStore } = await import('#shared/store/paymethods.ts');
+  const { DynamoCardUpdates } = await import('#shared/store/card-updates.ts');
   const { batchDeps } = await import('#shared/wiring/account-updater.ts');
   const { NEW_NUMBER_GROUP } = await import('#shared/domain/account-updater/apply.ts');
   const { vault, fingerprinter } = batchDeps();
-  const store = new DynamoPaymethodStore(dynamo, config.tableName);
+  const store = new DynamoCardUpdates(dynamo, config.tableName);
   const now = new Date().toISOString();
   // Each entry is one call: an expiry change alone, or NEW_NUMBER_GROUP new numbers.
   const calls: CardChange[][] = [];
@@ -469,7 +469,7 @@ async function arithmetic(cpuMsPerRow: number) {
 async function writeUnits(table: string, historyTable: string, freshIndex: number, updatedIndex: number, newNumberIndex: number) {
   const { DynamoDBClient } = await import('@aws-sdk/client-dynamodb');
   const { DynamoDBDocumentClient, PutCommand, TransactWriteCommand } = await import('@aws-sdk/lib-dynamodb');
-  const { DynamoPaymethodStore } = await import('#shared/store/paymethods.ts');
+  const { DynamoCardUpdates } = await import('#shared/store/card-updates.ts');
   const { keys } = await import('#shared/store/keys.ts');
   const { batchDeps } = await import('#shared/wiring/account-updater.ts');
   type Consumed = { CapacityUnits?: number; Table?: { CapacityUnits?: number }; GlobalSecondaryIndexes?: Record<string, { CapacityUnits?: number }> };
@@ -491,7 +491,7 @@ async function writeUnits(table: string, historyTable: string, freshIndex: numbe
     { step: 'initialize', name: 'recordConsumedCapacity' },
   );
   const client = DynamoDBDocumentClient.from(base, { marshallOptions: { removeUndefinedValues: true } });
-  const store = new DynamoPaymethodStore(client, table);
+  const store = new DynamoCardUpdates(client, table);
   const now = new Date().toISOString();
   const historyOf = (paymethodToken: string) => ({ ...keys.auHistory(ORG, now.slice(0, 7), now, paymethodToken, 999_999_999), entity: 'au-history', organization_id: ORG, location_id: 'loc_bench1', paymethod_token: paymethodToken, au_code: 'cls', au_description: 'Account closed', au_updated_date: now, last_4_account_number: '1111', expire_month: 12, expire_year: 2031 });
   const applyOnce = async (index: number) => {
@@ -562,7 +562,8 @@ async function main(): Promise<void> {
     // Seeding is set-up, not measured: a client of its own with patient timeouts, so a loaded machine slows it down
     // instead of failing it (the service's clients give up after 2 s of silence).
     const dynamo = DynamoDBDocumentClient.from(new DynamoDBClient({ maxAttempts: 10, requestHandler: { connectionTimeout: 10_000, socketTimeout: 60_000 } }));
-    const { duplicateScopeItem, paymethodItem } = await import('#shared/store/paymethods.ts');
+    const { duplicateScopeItem } = await import('#shared/store/duplicate-scopes.ts');
+    const { paymethodItem } = await import('#shared/store/paymethod-item.ts');
     const { batchDeps } = await import('#shared/wiring/account-updater.ts');
     const { vault, fingerprinter } = batchDeps();
     const table = env.TABLE_NAME!;

@@ -3,7 +3,8 @@ import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { StoredChange } from '#shared/domain/events/domain-events.ts';
 import { EVENT_ITEM_KEYS } from './keys.ts';
-import { documentFromItem, paymethodFromItem } from './records.ts';
+import { paymethodFromItem } from './paymethod-item.ts';
+import { documentFromItem } from './records.ts';
 
 type Image = Record<string, AttributeValue>;
 

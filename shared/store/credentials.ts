@@ -1,15 +1,13 @@
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { AuthFailureCounter, FailureSubject, FailureTally } from '#shared/domain/authentication.ts';
 import type { CredentialStore, StoredCredential } from '#shared/domain/credentials.ts';
 import { Conflict } from '#shared/domain/errors.ts';
 import { keys, withoutKeys } from './keys.ts';
 import { batchGet } from './batch.ts';
-import { allItemsOf } from './partition.ts';
+import { listedNewestFirst, putNew, revokeListed } from './listed-items.ts';
 import { TTL_ATTRIBUTE } from '../platform/table.ts';
 import { isConditionFailure } from './write-conflicts.ts';
-
-const ORGANIZATION_INDEX = 'gsi2';
 
 export class DynamoCredentialStore implements CredentialStore {
   constructor(
@@ -25,51 +23,31 @@ export class DynamoCredentialStore implements CredentialStore {
   }
 
   async create(credential: StoredCredential): Promise<void> {
-    try {
-      await this.client.send(
-        new PutCommand({
-          TableName: this.tableName,
-          Item: {
-            ...keys.credential(credential.api_access_id),
-            ...keys.credentialByOrganization(credential.organization_id, credential.created_at, credential.api_access_id),
-            ...credential,
-          },
-          // A credential hashed before versions were stored can never verify again: issuing its id anew (the seed,
-          // which knows its key) replaces it, unless it was revoked.
-          ConditionExpression: 'attribute_not_exists(pk) OR (attribute_not_exists(secret_mac_version) AND attribute_not_exists(revoked_at))',
-        }),
-      );
-    } catch (error) {
-      if (isConditionFailure(error)) {
-        throw new Conflict('CREDENTIAL_EXISTS', `api_access_id ${credential.api_access_id} is already in use`);
-      }
-      throw error;
-    }
+    await putNew(
+      this.client,
+      {
+        TableName: this.tableName,
+        Item: {
+          ...keys.credential(credential.api_access_id),
+          ...keys.credentialByOrganization(credential.organization_id, credential.created_at, credential.api_access_id),
+          ...credential,
+        },
+        // A credential hashed before versions were stored can never verify again: issuing its id anew (the seed,
+        // which knows its key) replaces it, unless it was revoked.
+        ConditionExpression: 'attribute_not_exists(pk) OR (attribute_not_exists(secret_mac_version) AND attribute_not_exists(revoked_at))',
+      },
+      () => new Conflict('CREDENTIAL_EXISTS', `api_access_id ${credential.api_access_id} is already in use`),
+    );
   }
 
   async listByOrganization(organizationId: string): Promise<StoredCredential[]> {
-    const { gsi2pk } = keys.credentialByOrganization(organizationId, '', '');
-    const items = await allItemsOf(this.client, { tableName: this.tableName, indexName: ORGANIZATION_INDEX, keyAttribute: 'gsi2pk', key: gsi2pk, order: 'descending' });
+    const items = await listedNewestFirst(this.client, this.tableName, keys.credentialByOrganization(organizationId, '', ''));
     return items.map((item) => withoutKeys(item) as unknown as StoredCredential);
   }
 
   /** Marks it revoked (kept for the record) and takes it out of the organization's list, in one write. */
-  async revoke(accessId: string, now: Date): Promise<boolean> {
-    try {
-      await this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: keys.credential(accessId),
-          UpdateExpression: 'SET revoked_at = if_not_exists(revoked_at, :now) REMOVE gsi2pk, gsi2sk',
-          ConditionExpression: 'attribute_exists(pk)',
-          ExpressionAttributeValues: { ':now': now.toISOString() },
-        }),
-      );
-      return true;
-    } catch (error) {
-      if (isConditionFailure(error)) return false;
-      throw error;
-    }
+  revoke(accessId: string, now: Date): Promise<boolean> {
+    return revokeListed(this.client, this.tableName, keys.credential(accessId), [keys.credentialByOrganization('', '', '')], now);
   }
 
   /** At most one write a minute per credential: the condition refuses a fresher stamp written meanwhile. */

@@ -5,8 +5,8 @@ import type { FingerprintBackfillStore } from '#shared/domain/paymethods/backfil
 import type { Paymethod } from '#shared/domain/paymethods/model.ts';
 import type { SealedSecret } from '#shared/domain/vault.ts';
 import { keys } from './keys.ts';
-import { duplicateScopeWrite } from './paymethods.ts';
-import { PAYMETHOD_ENTITY, SECRET_ATTRIBUTE, paymethodFromItem } from './records.ts';
+import { DuplicateScopes } from './duplicate-scopes.ts';
+import { PAYMETHOD_ENTITY, SECRET_ATTRIBUTE, VERSION_ATTRIBUTE, paymethodFromItem } from './paymethod-item.ts';
 
 /**
  * The backfill's walk is a one-off admin Scan of the table, never a request
@@ -16,10 +16,14 @@ import { PAYMETHOD_ENTITY, SECRET_ATTRIBUTE, paymethodFromItem } from './records
  * where it stopped and the Scan's cost is paid once.
  */
 export class DynamoFingerprintBackfillStore implements FingerprintBackfillStore {
+  private readonly scopes: DuplicateScopes;
+
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,
-  ) {}
+  ) {
+    this.scopes = new DuplicateScopes(client, tableName);
+  }
 
   async pageWithoutFingerprint(resume: string | undefined, limit: number, organizationId?: string) {
     const result = await this.client.send(
@@ -44,7 +48,7 @@ export class DynamoFingerprintBackfillStore implements FingerprintBackfillStore 
     const kind = paymethod.card ? 'card' : 'echeck';
     const fingerprinted = { ...paymethod, [kind]: { ...paymethod[kind], fingerprint } };
     const indexKey = keys.paymethodByFingerprint(paymethod.organization_id, fingerprint, paymethod.created_at, paymethod.paymethod_token);
-    const membership = duplicateScopeWrite(this.tableName, fingerprinted, 'ADD')!;
+    const membership = this.scopes.join(fingerprinted)!;
     try {
       await this.client.send(
         new TransactWriteCommand({
@@ -57,7 +61,7 @@ export class DynamoFingerprintBackfillStore implements FingerprintBackfillStore 
                 // The version moves on, so a concurrent update written from an older read fails instead of dropping the member.
                 UpdateExpression: 'SET #kind.fingerprint = :fingerprint, gsi7pk = :gsi7pk, gsi7sk = :gsi7sk, #version = :next',
                 ConditionExpression: '#version = :expected AND attribute_not_exists(#kind.fingerprint)',
-                ExpressionAttributeNames: { '#kind': kind, '#version': 'version' },
+                ExpressionAttributeNames: { '#kind': kind, '#version': VERSION_ATTRIBUTE },
                 ExpressionAttributeValues: { ':fingerprint': fingerprint, ':gsi7pk': indexKey.gsi7pk, ':gsi7sk': indexKey.gsi7sk, ':expected': paymethod.version, ':next': paymethod.version + 1 },
               },
             },

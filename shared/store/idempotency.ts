@@ -1,11 +1,10 @@
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { DynamoDBDocumentClient, TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { Conflict } from '#shared/domain/errors.ts';
 import type { ClaimOutcome, IdempotencyClaim, IdempotencyCompletion, IdempotencyStore, StoredResponse } from '#shared/domain/idempotency.ts';
 import { keys } from './keys.ts';
+import type { TransactItem } from './write-conflicts.ts';
 import { isConditionFailure } from './write-conflicts.ts';
-
-type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
 /** Far below DynamoDB's 400 KB item limit and 4 MB transaction limit; our answers are a few KB. */
 const MAX_STORED_RESPONSE_BYTES = 64 * 1024;

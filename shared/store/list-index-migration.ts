@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { LEGACY_PAYMETHOD_LIST_KEY_ATTRIBUTES, keys } from './keys.ts';
-import { PAYMETHOD_ENTITY, paymethodFromItem } from './records.ts';
+import { PAYMETHOD_ENTITY, paymethodFromItem } from './paymethod-item.ts';
 import { isConditionFailure } from './write-conflicts.ts';
 
 type Item = Record<string, unknown>;

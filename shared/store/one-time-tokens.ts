@@ -8,6 +8,7 @@ import type { OneTimeTokenRepository } from '#shared/domain/paymethods/ports.ts'
 import type { SealedSecret } from '#shared/domain/vault.ts';
 import { idempotencyCompletionWrite, idempotencyKeyLost } from './idempotency.ts';
 import { keys, withoutKeys } from './keys.ts';
+import type { TransactItem } from './write-conflicts.ts';
 import { cancellationReasons } from './write-conflicts.ts';
 import { TTL_ATTRIBUTE } from '../platform/table.ts';
 
@@ -15,8 +16,8 @@ import { TTL_ATTRIBUTE } from '../platform/table.ts';
  * One-time tokens live in the table until DynamoDB's TTL removes them (which
  * can lag by hours), so the use case also checks `expires_at` on every read.
  * A consumed token stays until then: a second use is told apart (409) from an
- * unknown one (400). Consumption itself happens in the paymethod store's
- * create transaction.
+ * unknown one (400). A token is consumed in the transaction that creates
+ * its paymethod, with the write oneTimeTokenConsumption builds.
  */
 export class DynamoOneTimeTokenStore implements OneTimeTokenRepository {
   constructor(
@@ -70,6 +71,23 @@ export class DynamoOneTimeTokenStore implements OneTimeTokenRepository {
     const { Item } = await this.client.send(new GetCommand({ TableName: this.tableName, Key: keys.oneTimeToken(token), ConsistentRead: true }));
     return Item && withoutKeys(Item);
   }
+}
+
+/**
+ * The write that consumes `token` for `paymethodToken`, for the paymethod
+ * create's transaction: it fails (cancelling the create) when the token is
+ * unknown or already used.
+ */
+export function oneTimeTokenConsumption(tableName: string, token: string, paymethodToken: string, now: Date): TransactItem {
+  return {
+    Update: {
+      TableName: tableName,
+      Key: keys.oneTimeToken(token),
+      UpdateExpression: 'SET consumed_at = :now, consumed_by = :paymethod',
+      ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(consumed_at)',
+      ExpressionAttributeValues: { ':now': now.toISOString(), ':paymethod': paymethodToken },
+    },
+  };
 }
 
 /** The one mapping from a stored token item to the domain's token; the sealed number never leaves through it. */

@@ -1,9 +1,9 @@
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { Conflict } from '#shared/domain/errors.ts';
 import type { Organization, OrganizationStore } from '#shared/domain/tenancy.ts';
 import { keys, withoutKeys } from './keys.ts';
-import { isConditionFailure } from './write-conflicts.ts';
+import { putNew } from './listed-items.ts';
 
 export class DynamoOrganizationStore implements OrganizationStore {
   constructor(
@@ -17,20 +17,11 @@ export class DynamoOrganizationStore implements OrganizationStore {
   }
 
   async create(organization: Organization): Promise<void> {
-    try {
-      await this.client.send(
-        new PutCommand({
-          TableName: this.tableName,
-          Item: { ...keys.organization(organization.organization_id), ...organization },
-          ConditionExpression: 'attribute_not_exists(pk)',
-        }),
-      );
-    } catch (error) {
-      if (isConditionFailure(error)) {
-        throw new Conflict('ORGANIZATION_EXISTS', `organization ${organization.organization_id} already exists`);
-      }
-      throw error;
-    }
+    await putNew(
+      this.client,
+      { TableName: this.tableName, Item: { ...keys.organization(organization.organization_id), ...organization } },
+      () => new Conflict('ORGANIZATION_EXISTS', `organization ${organization.organization_id} already exists`),
+    );
   }
 }
 

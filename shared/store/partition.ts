@@ -19,7 +19,7 @@ export interface Partition {
  * Every item under one partition key, a page at a time. For readers that
  * want the whole partition: the monthly export and the operator's listings
  * of credentials and publishable keys. A request's list reads one page of
- * its partition instead (paymethods.ts, documents.ts).
+ * its partition instead (paymethod-reads.ts, documents.ts).
  */
 export async function* itemsOf(client: DynamoDBDocumentClient, partition: Partition): AsyncGenerator<Item, void, undefined> {
   let startKey: Item | undefined;

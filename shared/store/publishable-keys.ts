@@ -1,14 +1,11 @@
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { Conflict } from '#shared/domain/errors.ts';
 import type { MintRateLimiter, PublishableKey, PublishableKeyStore } from '#shared/domain/publishable-keys.ts';
 import { keys, withoutKeys } from './keys.ts';
-import { allItemsOf } from './partition.ts';
+import { listedNewestFirst, putNew, revokeListed } from './listed-items.ts';
 import { isConditionFailure } from './write-conflicts.ts';
 import { TTL_ATTRIBUTE } from '../platform/table.ts';
-
-const LOCATION_INDEX = 'gsi1';
-const ORGANIZATION_INDEX = 'gsi2';
 
 export class DynamoPublishableKeyStore implements PublishableKeyStore {
   constructor(
@@ -22,56 +19,34 @@ export class DynamoPublishableKeyStore implements PublishableKeyStore {
   }
 
   async create(key: PublishableKey): Promise<void> {
-    try {
-      await this.client.send(
-        new PutCommand({
-          TableName: this.tableName,
-          Item: {
-            ...keys.publishableKey(key.publishable_key),
-            ...keys.publishableKeyByLocation(key.organization_id, key.location_id, key.created_at, key.publishable_key),
-            ...keys.publishableKeyByOrganization(key.organization_id, key.created_at, key.publishable_key),
-            entity: 'publishable-key',
-            ...key,
-          },
-          ConditionExpression: 'attribute_not_exists(pk)',
-        }),
-      );
-    } catch (error) {
-      if (isConditionFailure(error)) throw new Conflict('PUBLISHABLE_KEY_EXISTS', 'publishable key already exists');
-      throw error;
-    }
+    await putNew(
+      this.client,
+      {
+        TableName: this.tableName,
+        Item: {
+          ...keys.publishableKey(key.publishable_key),
+          ...keys.publishableKeyByLocation(key.organization_id, key.location_id, key.created_at, key.publishable_key),
+          ...keys.publishableKeyByOrganization(key.organization_id, key.created_at, key.publishable_key),
+          entity: 'publishable-key',
+          ...key,
+        },
+      },
+      () => new Conflict('PUBLISHABLE_KEY_EXISTS', 'publishable key already exists'),
+    );
   }
 
   async listByLocation(organizationId: string, locationId: string): Promise<PublishableKey[]> {
-    return this.queryAll(LOCATION_INDEX, 'gsi1pk', keys.publishableKeyByLocation(organizationId, locationId, '', '').gsi1pk);
+    return (await listedNewestFirst(this.client, this.tableName, keys.publishableKeyByLocation(organizationId, locationId, '', ''))).map(toKey);
   }
 
   async listByOrganization(organizationId: string): Promise<PublishableKey[]> {
-    return this.queryAll(ORGANIZATION_INDEX, 'gsi2pk', keys.publishableKeyByOrganization(organizationId, '', '').gsi2pk);
+    return (await listedNewestFirst(this.client, this.tableName, keys.publishableKeyByOrganization(organizationId, '', ''))).map(toKey);
   }
 
   /** Marks it revoked (kept for the record) and takes it out of both lists, in one write. */
-  async revoke(publishableKey: string, now: Date): Promise<boolean> {
-    try {
-      await this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: keys.publishableKey(publishableKey),
-          UpdateExpression: 'SET revoked_at = if_not_exists(revoked_at, :now) REMOVE gsi1pk, gsi1sk, gsi2pk, gsi2sk',
-          ConditionExpression: 'attribute_exists(pk)',
-          ExpressionAttributeValues: { ':now': now.toISOString() },
-        }),
-      );
-      return true;
-    } catch (error) {
-      if (isConditionFailure(error)) return false;
-      throw error;
-    }
-  }
-
-  private async queryAll(indexName: string, keyAttribute: string, key: string): Promise<PublishableKey[]> {
-    const items = await allItemsOf(this.client, { tableName: this.tableName, indexName, keyAttribute, key, order: 'descending' });
-    return items.map(toKey);
+  revoke(publishableKey: string, now: Date): Promise<boolean> {
+    const lists = [keys.publishableKeyByLocation('', '', '', ''), keys.publishableKeyByOrganization('', '', '')];
+    return revokeListed(this.client, this.tableName, keys.publishableKey(publishableKey), lists, now);
   }
 }
 

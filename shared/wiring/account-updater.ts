@@ -4,7 +4,8 @@ import { s3 } from '#shared/aws/s3.ts';
 import { config } from '#shared/runtime/config.ts';
 import type { BatchDeps } from '#shared/domain/account-updater/apply.ts';
 import { DynamoAccountUpdaterStore } from '#shared/store/account-updater.ts';
-import { fingerprinter, paymethodStore, vault } from './card-data.ts';
+import { DynamoCardUpdates } from '#shared/store/card-updates.ts';
+import { fingerprinter, vault } from './number-keys.ts';
 import { once } from './once.ts';
 
 /**
@@ -12,10 +13,11 @@ import { once } from './once.ts';
  * engine and the CLIs (which apply their target's environment before
  * importing this). Built on first use: the export and the merge never build
  * the vault, so they need no key grant. The card data adapters are the
- * paymethod routes' own (card-data.ts).
+ * vault and fingerprinter the paymethod routes use (number-keys.ts).
  */
 const historyLog = /* @__PURE__ */ once(() => new DynamoAccountUpdaterStore(dynamo, { history: config.auHistoryTableName }));
 const history = /* @__PURE__ */ once(() => new DynamoAccountUpdaterStore(dynamo, { history: config.auHistoryTableName, legacy: config.tableName }));
+const cards = /* @__PURE__ */ once(() => new DynamoCardUpdates(dynamo, config.tableName));
 const batchResults = /* @__PURE__ */ once(() => new S3BatchResults(s3, config.reportsBucket));
 const reports = /* @__PURE__ */ once(() => new S3ReportWriter(s3, config.reportsBucket));
 /** The run's own objects, in the bucket its event names: the uploaded file, its ranges, its summary. */
@@ -24,7 +26,7 @@ const runObjects = /* @__PURE__ */ once(() => new S3RunObjects(s3));
 export const clock = (): Date => new Date();
 
 export const batchDeps = (): BatchDeps & { results: S3BatchResults; objects: S3RunObjects } => ({
-  cards: paymethodStore(),
+  cards: cards(),
   log: historyLog(),
   vault: vault(),
   fingerprinter: fingerprinter(),

@@ -34,7 +34,7 @@ afterAll(async () => {
 
 async function seedCards(prefix: string, count: number, organizationId: string): Promise<string[]> {
   const { dynamo } = await import('#shared/aws/dynamodb.ts');
-  const { paymethodItem } = await import('#shared/store/paymethods.ts');
+  const { paymethodItem } = await import('#shared/store/paymethod-item.ts');
   const { batchDeps } = await import('#shared/wiring/account-updater.ts');
   const { vault } = batchDeps();
   const tokens = Array.from({ length: count }, (_unused, index) => `mth_${prefix}${String(index).padStart(5, '0')}`);
@@ -75,9 +75,9 @@ function withLuhnDigit(body: string): string {
 }
 
 async function cardsOf(tokens: readonly string[]) {
-  const { DynamoPaymethodStore } = await import('#shared/store/paymethods.ts');
+  const { DynamoCardUpdates } = await import('#shared/store/card-updates.ts');
   const { dynamo } = await import('#shared/aws/dynamodb.ts');
-  const store = new DynamoPaymethodStore(dynamo, environment.TABLE_NAME!);
+  const store = new DynamoCardUpdates(dynamo, environment.TABLE_NAME!);
   const all = new Map<string, Paymethod>();
   for (let first = 0; first < tokens.length; first += 100) for (const [token, found] of await store.findCards(tokens.slice(first, first + 100))) all.set(token, found.paymethod);
   return all;

@@ -2,7 +2,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Paymethod } from '#shared/domain/paymethods/model.ts';
-import type { DynamoPaymethodStore } from '#shared/store/paymethods.ts';
+import type { PaymethodStore } from '../support/paymethod-store.ts';
 import { keys } from '#shared/store/keys.ts';
 import { useRuntimeEnvironment } from '../support/api.ts';
 import { unique } from '../support/paymethods.ts';
@@ -26,13 +26,13 @@ describe('a customer always has exactly one default while it has paymethods', ()
   const org = unique('org_default');
   const location = unique('loc_');
   let tableName: string;
-  let Store: typeof DynamoPaymethodStore;
-  let store: DynamoPaymethodStore;
+  let Store: (client: DynamoDBDocumentClient, tableName: string) => PaymethodStore;
+  let store: PaymethodStore;
 
   beforeAll(async () => {
     tableName = useRuntimeEnvironment().TABLE_NAME as string;
-    Store = (await import('#shared/store/paymethods.ts')).DynamoPaymethodStore;
-    store = new Store(documentClient(), tableName);
+    Store = (await import('../support/paymethod-store.ts')).paymethodStore;
+    store = Store(documentClient(), tableName);
   });
 
   function documentClient(hook?: CustomerIndexHook): DynamoDBDocumentClient {
@@ -95,7 +95,7 @@ describe('a customer always has exactly one default while it has paymethods', ()
     const leaving = await create(customer);
     let joining: Paymethod | undefined;
     // The delete reads the customer index, finds no other paymethod, and the create commits before the delete does.
-    const racing = new Store(documentClient({ after: async (read) => void (read === 1 && (joining = await create(customer))) }), tableName);
+    const racing = Store(documentClient({ after: async (read) => void (read === 1 && (joining = await create(customer))) }), tableName);
 
     await racing.delete(leaving);
 
@@ -111,7 +111,7 @@ describe('a customer always has exactly one default while it has paymethods', ()
     const other = unique('cst_');
     const moving = await create(customer);
     let joining: Paymethod | undefined;
-    const racing = new Store(documentClient({ after: async (read) => void (read === 1 && (joining = await create(customer))) }), tableName);
+    const racing = Store(documentClient({ after: async (read) => void (read === 1 && (joining = await create(customer))) }), tableName);
 
     const moved = await racing.update(moving, { ...moving, customer_token: other });
 
@@ -128,7 +128,7 @@ describe('a customer always has exactly one default while it has paymethods', ()
     const leaving = await create(customer);
     const recent = await create(customer);
     const reads: number[] = [];
-    const lagging = new Store(
+    const lagging = Store(
       documentClient({
         hidden: (read) => {
           reads.push(read);

@@ -42,9 +42,9 @@ describe('an edited paymethod list cursor is a 400, never a 5xx', () => {
 
   it('on the Account Updater report, its position outside the range or not one the index holds', async () => {
     const environment = useRuntimeEnvironment();
-    const { DynamoPaymethodStore } = await import('#shared/store/paymethods.ts');
+    const { paymethodStore } = await import('../support/paymethod-store.ts');
     const { dynamo } = await import('#shared/aws/dynamodb.ts');
-    const store = new DynamoPaymethodStore(dynamo, environment.TABLE_NAME!);
+    const store = paymethodStore(dynamo, environment.TABLE_NAME!);
     const loc = unique('loc_');
     for (let index = 0; index < 3; index += 1) {
       const token = (await createCard(ORG, loc, undefined)).paymethod_token as string;

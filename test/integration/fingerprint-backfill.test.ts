@@ -26,7 +26,8 @@ async function backfill(...args: string[]): Promise<Progress> {
 
 /** Writes a card or echeck the way the service did before fingerprints: through the repository, with no fingerprint. */
 async function writeTheOldWay(kind: 'card' | 'echeck', location: string, customer: string): Promise<string> {
-  const { paymethodStore, vault } = await import('#shared/wiring/card-data.ts');
+  const { vault } = await import('#shared/wiring/number-keys.ts');
+  const paymethodStore = await runtimeStore();
   const token = unique('mth_');
   const now = new Date();
   const details =
@@ -44,7 +45,7 @@ async function writeTheOldWay(kind: 'card' | 'echeck', location: string, custome
     updated_at: now.toISOString(),
   };
   const secret = await vault().seal(kind === 'card' ? CARD_NUMBER : ECHECK_NUMBER, { organizationId: ORG, recordToken: token });
-  await paymethodStore().create(record, secret, { now });
+  await paymethodStore.create(record, secret, { now });
   return token;
 }
 
@@ -137,8 +138,8 @@ describe('Account Updater new numbers', () => {
     const token = await writeTheOldWay('card', loc, cst);
     const other = await post(`${locationPath(ORG, unique('loc_'))}/paymethods`, { card: { ...CARD, card_type: 'mast', account_number: OTHER_CARD_NUMBER } }, { as });
     const newFingerprint = fingerprintOf(other.body)!;
-    const { paymethodStore, vault } = await import('#shared/wiring/card-data.ts');
-    const store = paymethodStore();
+    const { vault } = await import('#shared/wiring/number-keys.ts');
+    const store = await runtimeStore();
     const appliedAt = new Date().toISOString();
     const original = (await store.findCards([token])).get(token)!;
     const before = { card: original.paymethod.card! };
@@ -162,14 +163,15 @@ describe('Account Updater new numbers', () => {
 
   /** A new number for the card as it is now, as a file's row brings it, and the card it leaves (its old fingerprint). */
   async function renumber(token: string, number: string) {
-    const { paymethodStore, vault } = await import('#shared/wiring/card-data.ts');
+    const { vault } = await import('#shared/wiring/number-keys.ts');
+    const paymethodStore = await runtimeStore();
     const { fingerprinter } = await import('#shared/wiring/account-updater.ts').then((module) => module.batchDeps());
-    const { paymethod } = (await paymethodStore().findCards([token])).get(token)!;
+    const { paymethod } = (await paymethodStore.findCards([token])).get(token)!;
     const appliedAt = new Date().toISOString();
     const card = { ...paymethod.card!, last_4_account_number: number.slice(-4), masked_account_number: `****${number.slice(-4)}`, au_code: 'new' as const, au_description: 'New account number', au_updated_date: appliedAt, fingerprint: await fingerprinter.fingerprint(paymethod.organization_id, { kind: 'card', accountNumber: number }) };
     const secret = await vault().seal(number, { organizationId: paymethod.organization_id, recordToken: token });
     const change = { current: paymethod, card, secret, source: { file_id: 'direct', line: 2, run_id: unique('run'), before: { card: paymethod.card! } }, updatedAt: appliedAt };
-    expect(await paymethodStore().applyAccountUpdates([change])).toEqual(['applied']);
+    expect(await paymethodStore.applyAccountUpdates([change])).toEqual(['applied']);
     return paymethod;
   }
 
@@ -196,9 +198,9 @@ describe('Account Updater new numbers', () => {
   async function storeAround(around: (command: object, send: () => Promise<unknown>) => Promise<unknown>) {
     const { dynamo } = await import('#shared/aws/dynamodb.ts');
     const { config } = await import('#shared/runtime/config.ts');
-    const { DynamoPaymethodStore } = await import('#shared/store/paymethods.ts');
+    const { paymethodStore } = await import('../support/paymethod-store.ts');
     const client = { send: (command: Parameters<typeof dynamo.send>[0]) => around(command, () => dynamo.send(command)) } as unknown as typeof dynamo;
-    return new DynamoPaymethodStore(client, config.tableName);
+    return paymethodStore(client, config.tableName);
   }
 
   /** A record like `like` under a token of its own, as the repository's create takes it. */
@@ -251,14 +253,14 @@ describe('Account Updater new numbers', () => {
   it('cost a refused flagged create no more than two reads however many paymethods hold the number', async () => {
     useRuntimeEnvironment();
     const { BatchGetCommand, GetCommand } = await import('@aws-sdk/lib-dynamodb');
-    const { paymethodStore } = await import('#shared/wiring/card-data.ts');
+    const paymethodStore = await runtimeStore();
     // 30 paymethods without a customer at one location, all the same card (created without the flag: all allowed).
     const first = await post(`${locationPath(ORG, unique('loc_'))}/paymethods`, { card: CARD }, { as });
-    const like = (await paymethodStore().get(String(first.body.paymethod_token)))!;
+    const like = (await paymethodStore.get(String(first.body.paymethod_token)))!;
     await Promise.all(
       Array.from({ length: 29 }, () => {
         const { record, now } = sameNumber(like);
-        return paymethodStore().create(record, undefined, { now });
+        return paymethodStore.create(record, undefined, { now });
       }),
     );
     const reads: string[] = [];
@@ -276,7 +278,7 @@ describe('Account Updater new numbers', () => {
     useRuntimeEnvironment();
     const { TransactWriteCommand } = await import('@aws-sdk/lib-dynamodb');
     const { keys } = await import('#shared/store/keys.ts');
-    const { paymethodStore } = await import('#shared/wiring/card-data.ts');
+    const paymethodStore = await runtimeStore();
     const { token, before } = await formerHolder();
     // Right before each of the first two releases, the merchant edits the former holder (a label: not its number).
     let edits = 0;
@@ -284,8 +286,8 @@ describe('Account Updater new numbers', () => {
       const releasing = command instanceof TransactWriteCommand && command.input.TransactItems!.some((item) => item.ConditionCheck?.Key?.pk === keys.paymethod(token).pk);
       if (releasing && edits < 2) {
         edits += 1;
-        const current = (await paymethodStore().get(token))!;
-        await paymethodStore().update(current, { ...current, label: `edit ${edits}` });
+        const current = (await paymethodStore.get(token))!;
+        await paymethodStore.update(current, { ...current, label: `edit ${edits}` });
       }
       return send();
     });
@@ -323,9 +325,10 @@ describe('Account Updater new numbers', () => {
     for (const index of [2, 19]) expectError(await post(`${locationPath(ORG, loc)}/paymethods`, { card: { ...CARD, account_number: newNumbers[index] }, fail_on_duplicate: true }), 409);
 
     // One call with a card read before it changed: that change is a conflict, the other commits.
-    const { paymethodStore, vault } = await import('#shared/wiring/card-data.ts');
+    const { vault } = await import('#shared/wiring/number-keys.ts');
+    const paymethodStore = await runtimeStore();
     const { fingerprinter } = await import('#shared/wiring/account-updater.ts').then((module) => module.batchDeps());
-    const found = await paymethodStore().findCards([tokens[2]!, tokens[3]!]);
+    const found = await paymethodStore.findCards([tokens[2]!, tokens[3]!]);
     const change = async (token: string, number: string, version: number) => {
       const { paymethod } = found.get(token)!;
       const current = { ...paymethod, version };
@@ -335,9 +338,17 @@ describe('Account Updater new numbers', () => {
     };
     const stale = found.get(tokens[2]!)!.paymethod.version - 1;
     const again = [cardNumber('49980001'), cardNumber('49980002')];
-    expect(await paymethodStore().applyAccountUpdates([await change(tokens[2]!, again[0]!, stale), await change(tokens[3]!, again[1]!, found.get(tokens[3]!)!.paymethod.version)])).toEqual(['conflict', 'applied']);
+    expect(await paymethodStore.applyAccountUpdates([await change(tokens[2]!, again[0]!, stale), await change(tokens[3]!, again[1]!, found.get(tokens[3]!)!.paymethod.version)])).toEqual(['conflict', 'applied']);
     expect((await post(`${locationPath(ORG, loc)}/paymethods`, { card: { ...CARD, account_number: again[0] }, fail_on_duplicate: true })).status).toBe(201);
     expectError(await post(`${locationPath(ORG, loc)}/paymethods`, { card: { ...CARD, account_number: again[1] }, fail_on_duplicate: true }), 409);
     expect((await post(`${locationPath(ORG, loc)}/paymethods`, { card: { ...CARD, account_number: newNumbers[3] }, fail_on_duplicate: true })).status).toBe(201);
   });
 });
+
+/** Every protocol of the paymethod store over the runtime's table, as the wiring builds them. */
+async function runtimeStore() {
+  const { dynamo } = await import('#shared/aws/dynamodb.ts');
+  const { config } = await import('#shared/runtime/config.ts');
+  const { paymethodStore } = await import('../support/paymethod-store.ts');
+  return paymethodStore(dynamo, config.tableName, config.tableIndexStandIns);
+}

@@ -4,7 +4,8 @@ import { BatchWriteCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Paymethod } from '#shared/domain/paymethods/model.ts';
 import type { PaymethodQuery } from '#shared/domain/paymethods/ports.ts';
-import type { DynamoPaymethodStore, paymethodItem } from '#shared/store/paymethods.ts';
+import type { paymethodItem } from '#shared/store/paymethod-item.ts';
+import type { DynamoPaymethodReads } from '#shared/store/paymethod-reads.ts';
 import { useRuntimeEnvironment } from '../support/api.ts';
 import { unique } from '../support/paymethods.ts';
 
@@ -24,7 +25,7 @@ const RUN = randomBytes(5).toString('hex');
 describe('bare page_index cost', () => {
   const org = unique('org_pages');
   const LOCATION = 'loc_pages';
-  let store: DynamoPaymethodStore;
+  let store: DynamoPaymethodReads;
   let documentClient: DynamoDBDocumentClient;
   let tableName: string;
   let itemOf: typeof paymethodItem;
@@ -105,9 +106,8 @@ describe('bare page_index cost', () => {
       { step: 'initialize', name: 'countConsumedCapacity' },
     );
     documentClient = DynamoDBDocumentClient.from(base);
-    const module = await import('#shared/store/paymethods.ts');
-    itemOf = module.paymethodItem;
-    store = new module.DynamoPaymethodStore(documentClient, tableName);
+    itemOf = (await import('#shared/store/paymethod-item.ts')).paymethodItem;
+    store = new (await import('#shared/store/paymethod-reads.ts')).DynamoPaymethodReads(documentClient, tableName);
     await seed(RECORDS);
   }, 180_000);
 

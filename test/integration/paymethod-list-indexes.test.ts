@@ -3,7 +3,8 @@ import { BatchWriteCommand, DynamoDBDocumentClient, GetCommand, PutCommand } fro
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Paymethod } from '#shared/domain/paymethods/model.ts';
 import type { PaymethodQuery } from '#shared/domain/paymethods/ports.ts';
-import type * as Store from '#shared/store/paymethods.ts';
+import type * as Store from '#shared/store/paymethod-item.ts';
+import type { PaymethodStore } from '../support/paymethod-store.ts';
 import type * as Migration from '#shared/store/list-index-migration.ts';
 import { call, MERCHANT, useRuntimeEnvironment } from '../support/api.ts';
 import { createCard, customerPath, locationPath, resultsOf, unique } from '../support/paymethods.ts';
@@ -19,8 +20,8 @@ import { createCard, customerPath, locationPath, resultsOf, unique } from '../su
 type Consumed = { GlobalSecondaryIndexes?: Record<string, { CapacityUnits?: number }> };
 
 describe('paymethod list indexes', () => {
-  let store: Store.DynamoPaymethodStore;
-  let measuredStore: Store.DynamoPaymethodStore;
+  let store: PaymethodStore;
+  let measuredStore: PaymethodStore;
   let documentClient: DynamoDBDocumentClient;
   let tableName: string;
   let module: typeof Store;
@@ -30,11 +31,12 @@ describe('paymethod list indexes', () => {
   beforeAll(async () => {
     const environment = useRuntimeEnvironment();
     tableName = environment.TABLE_NAME as string;
-    module = await import('#shared/store/paymethods.ts');
+    module = await import('#shared/store/paymethod-item.ts');
+    const { paymethodStore } = await import('../support/paymethod-store.ts');
     migration = await import('#shared/store/list-index-migration.ts');
     const { dynamo } = await import('#shared/aws/dynamodb.ts');
     documentClient = dynamo;
-    store = new module.DynamoPaymethodStore(dynamo, tableName);
+    store = paymethodStore(dynamo, tableName);
     // A client of the test's own that records which indexes each write touched.
     const base = new DynamoDBClient({});
     base.middlewareStack.add(
@@ -47,7 +49,7 @@ describe('paymethod list indexes', () => {
       },
       { step: 'initialize', name: 'recordIndexWrites' },
     );
-    measuredStore = new module.DynamoPaymethodStore(DynamoDBDocumentClient.from(base, { marshallOptions: { removeUndefinedValues: true } }), tableName);
+    measuredStore = paymethodStore(DynamoDBDocumentClient.from(base, { marshallOptions: { removeUndefinedValues: true } }), tableName);
   });
 
   /** Applies an expiry update through the repository's Account Updater port; answers the indexes it wrote. */

@@ -4,7 +4,8 @@ import { AU_SHARDS } from '#shared/store/keys.ts';
 import type { Paymethod } from '#shared/domain/paymethods/model.ts';
 import type { PaymethodQuery } from '#shared/domain/paymethods/ports.ts';
 import type { dynamo as DynamoClient } from '#shared/aws/dynamodb.ts';
-import type { DynamoPaymethodStore, paymethodItem } from '#shared/store/paymethods.ts';
+import type { paymethodItem } from '#shared/store/paymethod-item.ts';
+import type { DynamoPaymethodReads } from '#shared/store/paymethod-reads.ts';
 import { useRuntimeEnvironment } from '../support/api.ts';
 import { capacityRecordingClient } from '../support/consumed-capacity.ts';
 import { unique } from '../support/paymethods.ts';
@@ -23,7 +24,7 @@ describe('list cost does not grow with the table', () => {
   let tableName: string;
   let modules: {
     dynamo: typeof DynamoClient;
-    DynamoPaymethodStore: typeof DynamoPaymethodStore;
+    DynamoPaymethodReads: typeof DynamoPaymethodReads;
     paymethodItem: typeof paymethodItem;
   };
 
@@ -73,7 +74,7 @@ describe('list cost does not grow with the table', () => {
 
   async function measure(query: PaymethodQuery, pages = 2): Promise<{ capacity: number; items: number; results: number[] }> {
     const { client, reads: reports } = capacityRecordingClient();
-    const store = new modules.DynamoPaymethodStore(client, tableName);
+    const store = new modules.DynamoPaymethodReads(client, tableName);
     const results: number[] = [];
     let cursor: string | undefined;
     for (let pageIndex = 0; pageIndex < pages; pageIndex += 1) {
@@ -94,8 +95,11 @@ describe('list cost does not grow with the table', () => {
   beforeAll(async () => {
     const environment = useRuntimeEnvironment();
     tableName = environment.TABLE_NAME as string;
-    const store = await import('#shared/store/paymethods.ts');
-    modules = { dynamo: (await import('#shared/aws/dynamodb.ts')).dynamo, DynamoPaymethodStore: store.DynamoPaymethodStore, paymethodItem: store.paymethodItem };
+    modules = {
+      dynamo: (await import('#shared/aws/dynamodb.ts')).dynamo,
+      DynamoPaymethodReads: (await import('#shared/store/paymethod-reads.ts')).DynamoPaymethodReads,
+      paymethodItem: (await import('#shared/store/paymethod-item.ts')).paymethodItem,
+    };
     // 80 target paymethods (more than a page) for one customer at one location, all updated in May.
     await seed(Array.from({ length: 80 }, () => record(org, TARGET_LOCATION, TARGET_CUSTOMER, '2025-05-20T08:00:00.000Z')));
   }, 120_000);

@@ -126,9 +126,9 @@ describe('list paymethods', () => {
 
   it('serves the Account Updater report from the AU index, cards only, dates echoed', async () => {
     const env = useRuntimeEnvironment();
-    const { DynamoPaymethodStore } = await import('#shared/store/paymethods.ts');
+    const { paymethodStore } = await import('../support/paymethod-store.ts');
     const { dynamo } = await import('#shared/aws/dynamodb.ts');
-    const store = new DynamoPaymethodStore(dynamo, env.TABLE_NAME as string);
+    const store = paymethodStore(dynamo, env.TABLE_NAME as string);
     const loc = unique('loc_');
     const inMay = await createCard(ORG, loc, undefined);
     const inJune = await createCard(ORG, loc, undefined);

@@ -4,7 +4,7 @@ import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Paymethod } from '#shared/domain/paymethods/model.ts';
 import type { PaymethodQuery } from '#shared/domain/paymethods/ports.ts';
-import type * as Store from '#shared/store/paymethods.ts';
+import type { PaymethodStore } from '../support/paymethod-store.ts';
 import { GLOBAL_SECONDARY_INDEXES, RETIRED_INDEXES } from '#shared/platform/table.ts';
 import { useRuntimeEnvironment } from '../support/api.ts';
 import { capacityRecordingClient } from '../support/consumed-capacity.ts';
@@ -29,15 +29,16 @@ describe('report page cost', () => {
   const location = 'loc_report';
   const raw = new DynamoDBClient({});
   const { client, reads } = capacityRecordingClient();
-  let narrow: Store.DynamoPaymethodStore;
-  let retired: Store.DynamoPaymethodStore;
+  let narrow: PaymethodStore;
+  let retired: PaymethodStore;
   const secret = { v: 1 as const, key_id: 'arn:aws:kms:us-east-1:000000000000:key/seed', encrypted_data_key: new Uint8Array(184), iv: new Uint8Array(12), ciphertext: new Uint8Array(16), tag: new Uint8Array(16) };
 
   beforeAll(async () => {
-    const module = await import('#shared/store/paymethods.ts');
+    const module = await import('#shared/store/paymethod-item.ts');
+    const { paymethodStore } = await import('../support/paymethod-store.ts');
     await createTableWithIndexes(raw, tableName, [...GLOBAL_SECONDARY_INDEXES, ...RETIRED_INDEXES]);
-    narrow = new module.DynamoPaymethodStore(client, tableName);
-    retired = new module.DynamoPaymethodStore(client, tableName, 'gsi10=gsi4,gsi11=gsi5');
+    narrow = paymethodStore(client, tableName);
+    retired = paymethodStore(client, tableName, 'gsi10=gsi4,gsi11=gsi5');
     // Cards as merchants keep them (a customer, a customer id, a label), each then changed by the Account Updater.
     const cards: Paymethod[] = Array.from({ length: CARDS }, (_unused, index) => {
       const created = new Date(Date.UTC(2025, 0, 1) + index * 1000).toISOString();
@@ -73,7 +74,7 @@ describe('report page cost', () => {
     await raw.send(new DeleteTableCommand({ TableName: tableName }));
   });
 
-  async function walk(store: Store.DynamoPaymethodStore, query: PaymethodQuery, pages: number) {
+  async function walk(store: PaymethodStore, query: PaymethodQuery, pages: number) {
     const walked: Array<{ tokens: string[]; readUnits: number }> = [];
     let cursor: string | undefined;
     for (let pageIndex = 0; pageIndex < pages; pageIndex += 1) {

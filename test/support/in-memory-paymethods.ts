@@ -9,7 +9,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import type { AccountIdentity, Fingerprinter } from '#shared/domain/paymethods/fingerprints.ts';
 import { Conflict, InvalidRequest } from '#shared/domain/errors.ts';
 import type { OneTimeToken, Paymethod } from '#shared/domain/paymethods/model.ts';
-import type { BillingAgreements, NewPaymethod, OneTimeTokenRepository, Page, PageRequest, PaymethodQuery, PaymethodRepository } from '#shared/domain/paymethods/ports.ts';
+import type { BillingAgreements, NewPaymethod, OneTimeTokenRepository, Page, PageRequest, PaymethodCreates, PaymethodDeletes, PaymethodQuery, PaymethodReads, PaymethodUpdates } from '#shared/domain/paymethods/ports.ts';
 import type { Organization, OrganizationStore } from '#shared/domain/tenancy.ts';
 import type { SealedSecret, Vault, VaultBinding } from '#shared/domain/vault.ts';
 
@@ -59,7 +59,7 @@ export class InMemoryOneTimeTokens implements OneTimeTokenRepository {
   }
 }
 
-export class InMemoryPaymethods implements PaymethodRepository {
+export class InMemoryPaymethods implements PaymethodReads, PaymethodCreates, PaymethodUpdates, PaymethodDeletes {
   readonly records = new Map<string, { paymethod: Paymethod; secret: SealedSecret | undefined }>();
 
   constructor(private readonly oneTimeTokens: InMemoryOneTimeTokens) {}
@@ -174,8 +174,13 @@ export class InMemoryFingerprinter implements Fingerprinter {
 
 export function inMemoryPaymethodDeps(clock: () => Date) {
   const oneTimeTokens = new InMemoryOneTimeTokens();
+  // One fake serves every protocol, as one table does.
+  const paymethods = new InMemoryPaymethods(oneTimeTokens);
   return {
-    paymethods: new InMemoryPaymethods(oneTimeTokens),
+    paymethods,
+    creates: paymethods,
+    updates: paymethods,
+    deletes: paymethods,
     oneTimeTokens,
     vault: new InMemoryVault(),
     fingerprinter: new InMemoryFingerprinter(),

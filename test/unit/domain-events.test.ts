@@ -16,7 +16,7 @@ import type { SealedSecret } from '#shared/domain/vault.ts';
 import { storedChangeOf } from '#shared/store/changes.ts';
 import type { StreamRecord } from '#shared/store/changes.ts';
 import { keys } from '#shared/store/keys.ts';
-import { paymethodItem } from '#shared/store/paymethods.ts';
+import { paymethodItem } from '#shared/store/paymethod-item.ts';
 import { recordUpdatedAt } from '#shared/domain/account-updater/apply.ts';
 import { recordViews } from '#shared/http/events.ts';
 

@@ -3,7 +3,9 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Paymethod } from '#shared/domain/paymethods/model.ts';
 import { LEGACY_PAYMETHOD_LIST_KEY_ATTRIBUTES } from '#shared/store/keys.ts';
-import { DynamoPaymethodStore, answersPlan, paymethodItem, paymethodItemKeys, planQuery } from '#shared/store/paymethods.ts';
+import { paymethodItem, paymethodItemKeys } from '#shared/store/paymethod-item.ts';
+import { answersPlan, planQuery } from '#shared/store/paymethod-queries.ts';
+import { paymethodStore } from '../support/paymethod-store.ts';
 import type { PaymethodQuery } from '#shared/domain/paymethods/ports.ts';
 import { encodeCursor, queryFingerprint } from '#shared/store/cursor.ts';
 import { GLOBAL_SECONDARY_INDEXES, RETIRED_INDEXES, indexProjection, parseIndexStandIns } from '#shared/platform/table.ts';
@@ -43,7 +45,7 @@ async function attributesTheAccountUpdaterWrites(fingerprints?: { before: string
     else sent.push(input);
     return {};
   };
-  const store = new DynamoPaymethodStore({ send } as unknown as DynamoDBDocumentClient, 'table');
+  const store = paymethodStore({ send } as unknown as DynamoDBDocumentClient, 'table');
   const current = fingerprints ? { ...card, card: { ...card.card!, fingerprint: fingerprints.before } } : card;
   const updated = { ...current.card!, last_4_account_number: '4242', masked_account_number: '****4242', expire_year: 2033, au_code: 'new' as const, au_description: 'New account number', au_updated_date: '2026-05-01T00:00:00.000Z', ...(fingerprints ? { fingerprint: fingerprints.after } : {}) };
   const secret = { v: 1 as const, key_id: 'key', encrypted_data_key: new Uint8Array(4), iv: new Uint8Array(12), ciphertext: new Uint8Array(16), tag: new Uint8Array(16) };
@@ -154,10 +156,10 @@ describe('report, customer_id and fingerprint indexes', () => {
       },
     } as unknown as DynamoDBDocumentClient;
     const query: PaymethodQuery = { organizationId: 'org_1', fingerprint: 'fp_1' };
-    const upgrading = await new DynamoPaymethodStore(client, 'table', 'gsi13=gsi7').list(query, { pageSize: 1, pageIndex: 0 });
+    const upgrading = await paymethodStore(client, 'table', 'gsi13=gsi7').list(query, { pageSize: 1, pageIndex: 0 });
     expect(sent.map(({ name, input }) => [name, input.IndexName])).toEqual([['QueryCommand', 'gsi7']]); // ALL: the entries are the records
     sent.length = 0;
-    const upgraded = await new DynamoPaymethodStore(client, 'table').list(query, { pageSize: 1, pageIndex: 0 });
+    const upgraded = await paymethodStore(client, 'table').list(query, { pageSize: 1, pageIndex: 0 });
     expect(sent.map(({ name, input }) => [name, input.IndexName])).toEqual([['QueryCommand', 'gsi13'], ['BatchGetCommand', undefined]]);
     expect(upgraded.items.map((item) => item.paymethod_token)).toEqual(upgrading.items.map((item) => item.paymethod_token));
     expect(upgraded.nextCursor).toBe(upgrading.nextCursor);
@@ -174,7 +176,7 @@ describe('report, customer_id and fingerprint indexes', () => {
           ? { Items: entries.map((record) => paymethodItem(record, undefined)) }
           : { Responses: { table: items.map((record) => paymethodItem(record, undefined)) } },
     } as unknown as DynamoDBDocumentClient;
-    return new DynamoPaymethodStore(client, 'table');
+    return paymethodStore(client, 'table');
   };
   const other = { ...card, paymethod_token: 'mth_projection000000000001', created_at: '2025-12-01T00:00:00.000Z' };
 
@@ -255,7 +257,7 @@ describe('report, customer_id and fingerprint indexes', () => {
     const client = {
       send: async (command: { constructor: { name: string } }) => (command.constructor.name === 'GetCommand' ? { Item: paymethodItem(card, undefined) } : { Items: [] }),
     } as unknown as DynamoDBDocumentClient;
-    const store = new DynamoPaymethodStore(client, 'table', 'gsi10=gsi5');
+    const store = paymethodStore(client, 'table', 'gsi10=gsi5');
     expect((await store.get(card.paymethod_token))?.paymethod_token).toBe(card.paymethod_token);
     await expect(store.list({ organizationId: 'org_1', customerId: 'C-1' }, { pageSize: 1, pageIndex: 0 })).rejects.toThrow(/gsi10=gsi5/);
   });

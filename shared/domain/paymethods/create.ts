@@ -7,13 +7,13 @@ import { assertOrganizationAccess } from '../tenancy.ts';
 import type { SealedSecret, Vault } from '../vault.ts';
 import type { AccountIdentity, Fingerprinter } from './fingerprints.ts';
 import type { CardDetails, EcheckDetails, OneTimeToken, Paymethod } from './model.ts';
-import type { BillingAgreements, NewPaymethod, OneTimeTokenRepository, PaymethodRepository } from './ports.ts';
+import type { BillingAgreements, NewPaymethod, OneTimeTokenRepository, PaymethodCreates } from './ports.ts';
 import { cardBrandMismatch, lastFour, masked } from './rules.ts';
 import type { NewCard, NewEcheck, PaymethodCreate } from './validation.ts';
 import { assertExpiryCurrentOrFuture, createBodySchema, locationlessCreateBodySchema, parseBody } from './validation.ts';
 
 export interface CreatePaymethodDeps {
-  paymethods: PaymethodRepository;
+  creates: PaymethodCreates;
   oneTimeTokens: OneTimeTokenRepository;
   vault: Vault;
   fingerprinter: Fingerprinter;
@@ -111,7 +111,7 @@ export async function createPaymethod(command: CreatePaymethodCommand, deps: Cre
     created_at: now.toISOString(),
     updated_at: now.toISOString(),
   });
-  return deps.paymethods.create(record, secret, {
+  return deps.creates.create(record, secret, {
     consumeOneTimeToken: instrument.oneTimeToken,
     now,
     completion: command.completion,

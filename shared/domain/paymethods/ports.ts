@@ -32,8 +32,18 @@ export interface Page<T> {
   nextCursor?: string;
 }
 
-export interface PaymethodRepository {
+/**
+ * The paymethod repository, one port per protocol (shared/store has one
+ * adapter for each): a use case asks only for the protocols it runs.
+ */
+export interface PaymethodReads {
   get(paymethodToken: string): Promise<Paymethod | undefined>;
+  /** The record's sealed account number; undefined for a vendor paymethod or an unknown token. */
+  sealedNumber(paymethodToken: string): Promise<SealedSecret | undefined>;
+  list(query: PaymethodQuery, page: PageRequest): Promise<Page<Paymethod>>;
+}
+
+export interface PaymethodCreates {
   /**
    * Writes the record with its sealed account number in one transaction that
    * also makes it the customer's default when it is the customer's first, and
@@ -49,13 +59,16 @@ export interface PaymethodRepository {
     secret: SealedSecret | undefined,
     options: { consumeOneTimeToken?: string; now: Date; completion?: IdempotencyCompletion<Paymethod>; failOnDuplicate?: boolean },
   ): Promise<Paymethod>;
-  /** The record's sealed account number; undefined for a vendor paymethod or an unknown token. */
-  sealedNumber(paymethodToken: string): Promise<SealedSecret | undefined>;
+}
+
+export interface PaymethodUpdates {
   /** Writes `next` over `current` (optimistic lock on its version), keeping both customers' defaults coherent. */
   update(current: Paymethod, next: Paymethod): Promise<Paymethod>;
+}
+
+export interface PaymethodDeletes {
   /** Removes the record and its ciphertext; the customer's newest remaining paymethod becomes the default. */
   delete(current: Paymethod): Promise<void>;
-  list(query: PaymethodQuery, page: PageRequest): Promise<Page<Paymethod>>;
 }
 
 export interface OneTimeTokenRepository {

@@ -1,6 +1,6 @@
 import { NotFound } from '../errors.ts';
 import type { OneTimeToken, Paymethod } from './model.ts';
-import type { OneTimeTokenRepository, Page, PageRequest, PaymethodQuery, PaymethodRepository } from './ports.ts';
+import type { OneTimeTokenRepository, Page, PageRequest, PaymethodQuery, PaymethodReads } from './ports.ts';
 
 /** Where a path says a paymethod lives; a record anywhere else is "not found", never another tenant's data. */
 export interface PaymethodAddress {
@@ -10,7 +10,7 @@ export interface PaymethodAddress {
   paymethodToken: string;
 }
 
-export async function getPaymethod(address: PaymethodAddress, deps: { paymethods: PaymethodRepository }): Promise<Paymethod> {
+export async function getPaymethod(address: PaymethodAddress, deps: { paymethods: Pick<PaymethodReads, 'get'> }): Promise<Paymethod> {
   const found = await deps.paymethods.get(address.paymethodToken);
   const here =
     found !== undefined &&
@@ -23,7 +23,7 @@ export async function getPaymethod(address: PaymethodAddress, deps: { paymethods
 export async function listPaymethods(
   query: PaymethodQuery,
   page: PageRequest,
-  deps: { paymethods: PaymethodRepository },
+  deps: { paymethods: Pick<PaymethodReads, 'list'> },
 ): Promise<Page<Paymethod>> {
   return deps.paymethods.list(query, page);
 }

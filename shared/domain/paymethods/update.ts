@@ -2,13 +2,14 @@ import { InvalidRequest } from '../errors.ts';
 import type { Vault } from '../vault.ts';
 import type { Fingerprinter } from './fingerprints.ts';
 import type { Paymethod } from './model.ts';
-import type { PaymethodRepository } from './ports.ts';
+import type { PaymethodReads, PaymethodUpdates } from './ports.ts';
 import type { PaymethodAddress } from './read.ts';
 import { getPaymethod } from './read.ts';
 import { assertExpiryCurrentOrFuture, parseBody, updateBodySchema } from './validation.ts';
 
 export interface UpdatePaymethodDeps {
-  paymethods: PaymethodRepository;
+  paymethods: Pick<PaymethodReads, 'get' | 'sealedNumber'>;
+  updates: PaymethodUpdates;
   clock: () => Date;
   /** An echeck's new routing number is a new account: its fingerprint is computed again from the sealed number. */
   vault: Pick<Vault, 'open'>;
@@ -45,7 +46,7 @@ export async function updatePaymethod(address: PaymethodAddress, body: Record<st
       }
     }
   }
-  return deps.paymethods.update(current, next);
+  return deps.updates.update(current, next);
 }
 
 function wrongKind(member: 'card' | 'echeck', current: Paymethod): InvalidRequest {

@@ -311,7 +311,7 @@ const commonMembers = {
   notes: z.optional(text(50, 0)),
 };
 
-/** Create-only: the duplicate check (ports.ts, PaymethodRepository.create). */
+/** Create-only: the duplicate check (ports.ts, PaymethodCreates.create). */
 const createOnlyMembers = {
   fail_on_duplicate: z.optional(booleanish).check(
     z.meta({
