@@ -27,15 +27,12 @@ import { REPORT_OBJECT_PREFIXES } from '#shared/platform/names.ts';
 import { AU_HISTORY_TABLE_KEY, TTL_ATTRIBUTE } from '#shared/platform/table.ts';
 import { deadLetterQueue } from './dead-letter-queue.ts';
 import { grantBuckets, grantDynamo, grantKeys, setFunctionEnvironment } from './access.ts';
-import type { EnvironmentSettings } from './environments.ts';
 import { MINIMUM_S3_TLS_VERSION } from './environments.ts';
 import { serviceFunction } from './functions.ts';
+import type { FunctionSources } from './functions.ts';
 import { grantKeyUsage, scopedKey } from './keys.ts';
 
-export interface AccountUpdaterProps {
-  readonly environment: EnvironmentSettings;
-  readonly projectRoot: string;
-  readonly functionsDir: string;
+export interface AccountUpdaterProps extends FunctionSources {
   readonly table: ITable;
   /** While an upgrade withholds new indexes: the retired ones the functions read in their place (table-indexes.ts). */
   readonly tableIndexStandIns?: string;

@@ -23,18 +23,15 @@ import { AUTHORIZERS } from '#shared/platform/routes.ts';
 import { accessFor, AUTHORIZER_ACCESS } from '#shared/platform/function-environment.ts';
 import { bindRoute } from './access.ts';
 import type { ServiceResources } from './access.ts';
-import type { EnvironmentSettings } from './environments.ts';
 import { addGatewayErrorResponses, addMockErrorMethod } from './error-responses.ts';
-import { serviceFunction } from './functions.ts';
+import { pascalCase, serviceFunction } from './functions.ts';
+import type { FunctionSources } from './functions.ts';
 import { bundlingDefinesFor } from './bundled-assets.ts';
 import { identitySourcesOf, publishableKeyAuthorizer } from './tokenization.ts';
 
-export interface PaymentsRestApiProps {
-  readonly environment: EnvironmentSettings;
+/** `functionsDir` holds `<route.handler>.ts` for every route, and `authorizer.ts`. */
+export interface PaymentsRestApiProps extends FunctionSources {
   readonly routes: readonly RouteDefinition[];
-  /** Holds `<route.handler>.ts` for every route, and `authorizer.ts`. */
-  readonly functionsDir: string;
-  readonly projectRoot: string;
   readonly resources: ServiceResources;
   readonly credentialMacKey: IKey;
 }
@@ -175,7 +172,8 @@ export class PaymentsRestApi extends Construct {
     const resource = this.api.root.resourceForPath(route.path);
     const method = resource.addMethod(
       route.method,
-      new LambdaIntegration(fn),
+      // No test-invoke permission: nobody tests methods from the console, and each was a resource per route.
+      new LambdaIntegration(fn, { allowTestInvoke: false }),
       route.auth === 'none' ? { authorizationType: AuthorizationType.NONE } : { authorizer: this.requestAuthorizer(route.auth) },
     );
     this.routeFunctions.push({ route, fn, method });
@@ -226,8 +224,4 @@ export class PaymentsRestApi extends Construct {
       resultsCacheTtl: this.props.environment.authorizerCacheTtl,
     });
   }
-}
-
-function pascalCase(kebab: string): string {
-  return kebab.replace(/(^|-)([a-z0-9])/g, (_match, _dash: string, char: string) => char.toUpperCase());
 }

@@ -6,19 +6,15 @@ import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources'
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { join } from 'node:path';
 import type { StreamTrigger } from '#shared/platform/triggers.ts';
 import { BACKGROUND_FUNCTION_ACCESS } from '#shared/platform/function-environment.ts';
 import { EVENT_SOURCES } from '#shared/platform/names.ts';
 import { deadLetterQueue } from './dead-letter-queue.ts';
 import { setFunctionEnvironment } from './access.ts';
-import type { EnvironmentSettings } from './environments.ts';
-import { serviceFunction } from './functions.ts';
+import { triggerFunction } from './functions.ts';
+import type { FunctionSources } from './functions.ts';
 
-export interface DomainEventsProps {
-  readonly environment: EnvironmentSettings;
-  readonly projectRoot: string;
-  readonly functionsDir: string;
+export interface DomainEventsProps extends FunctionSources {
   /** The single table; its stream must carry NEW_AND_OLD_IMAGES. */
   readonly table: ITable;
   readonly triggers: readonly StreamTrigger[];
@@ -50,14 +46,7 @@ export class DomainEvents extends Construct {
     this.deadLetterQueue = deadLetterQueue(this, props.environment);
 
     for (const trigger of props.triggers) {
-      const fn = serviceFunction(this, `${pascalCase(trigger.handler)}Function`, {
-        name: trigger.handler,
-        entry: join(props.functionsDir, `${trigger.handler}.ts`),
-        description: trigger.summary.slice(0, 256),
-        environment,
-        projectRoot: props.projectRoot,
-        sizing: trigger.sizing,
-      });
+      const fn = triggerFunction(this, trigger, props);
       setFunctionEnvironment(fn, BACKGROUND_FUNCTION_ACCESS[trigger.handler]!, { eventBusName: this.bus.eventBusName });
       this.bus.grantPutEventsTo(fn);
       fn.addEventSource(
@@ -86,8 +75,4 @@ export class DomainEvents extends Construct {
       eventPattern: { source: [EVENT_SOURCES.paymethods], detailType: ['Paymethod Account Updated'] },
     });
   }
-}
-
-function pascalCase(kebab: string): string {
-  return kebab.replace(/(^|-)([a-z0-9])/g, (_match, _dash: string, char: string) => char.toUpperCase());
 }

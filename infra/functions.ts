@@ -1,9 +1,10 @@
 import { CfnResource, Duration, Stack } from 'aws-cdk-lib';
 import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import type { IRole } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat, SourceMapMode } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
-import type { Construct } from 'constructs';
+import { Construct } from 'constructs';
 import { join } from 'node:path';
 import type { FunctionSizing } from '#shared/platform/function-sizing.ts';
 import { METRICS_NAMESPACE, SERVICE_NAME } from '#shared/observability/catalog.ts';
@@ -27,6 +28,15 @@ export interface ServiceFunctionProps {
   readonly define?: Record<string, string>;
 }
 
+/** Where a feature's functions come from and what environment they are built for: every function-building construct takes these. */
+export interface FunctionSources {
+  readonly environment: EnvironmentSettings;
+  /** Directory holding package.json (for `#shared/*` imports) and package-lock.json. */
+  readonly projectRoot: string;
+  /** Holds `<handler>.ts` for every function. */
+  readonly functionsDir: string;
+}
+
 /**
  * One Lambda function with the project's fixed runtime, bundling, logging and
  * X-Ray tracing. Its role can write to its own log group and send traces, and
@@ -34,19 +44,20 @@ export interface ServiceFunctionProps {
  */
 export function serviceFunction(scope: Construct, id: string, props: ServiceFunctionProps): NodejsFunction {
   const { environment } = props;
-  const names = FUNCTION_NAMES.get(Stack.of(scope)) ?? new Set<string>();
-  FUNCTION_NAMES.set(Stack.of(scope), names.add(props.name));
+  const root = rootStackOf(scope);
+  const names = FUNCTION_NAMES.get(root) ?? new Set<string>();
+  FUNCTION_NAMES.set(root, names.add(props.name));
   const logGroup = new LogGroup(scope, `${id}Logs`, {
     retention: environment.logRetention,
     removalPolicy: environment.removalPolicy,
   });
-  // Our own role instead of AWSLambdaBasicExecutionRole, whose log permissions cover every log group.
-  const role = new Role(scope, `${id}Role`, { assumedBy: new ServicePrincipal('lambda.amazonaws.com') });
+  const role = functionRole(scope, `${id}Role`);
   logGroup.grantWrite(role);
 
   const bundle = LAMBDA_BUNDLE_OPTIONS;
-  // cdk.out/source-maps/<stack>/<name>.mjs.map: kept with the cloud assembly, never deployed (npm run symbolicate).
-  const sourceMapTarget = join('..', SOURCE_MAPS_DIR, Stack.of(scope).stackName, `${props.name}.mjs.map`);
+  // cdk.out/source-maps/<stack>/<name>.mjs.map, under the top-level stack's name (a nested stack's is known only at deploy):
+  // kept with the cloud assembly, never deployed (npm run symbolicate).
+  const sourceMapTarget = join('..', SOURCE_MAPS_DIR, root.stackName, `${props.name}.mjs.map`);
   return new NodejsFunction(scope, id, {
     entry: props.entry,
     description: props.description,
@@ -91,10 +102,56 @@ export function serviceFunction(scope: Construct, id: string, props: ServiceFunc
   });
 }
 
+/** A function of the trigger tables (shared/platform/triggers.ts): named, described and sized as the table says. */
+export function triggerFunction(scope: Construct, trigger: { readonly handler: string; readonly summary: string; readonly sizing: FunctionSizing }, sources: FunctionSources): NodejsFunction {
+  return serviceFunction(scope, `${pascalCase(trigger.handler)}Function`, {
+    name: trigger.handler,
+    entry: join(sources.functionsDir, `${trigger.handler}.ts`),
+    // Lambda's limit; summaries can be longer.
+    description: trigger.summary.slice(0, 256),
+    environment: sources.environment,
+    projectRoot: sources.projectRoot,
+    sizing: trigger.sizing,
+  });
+}
+
+/**
+ * Our own role instead of AWSLambdaBasicExecutionRole, whose log permissions cover every log group.
+ *
+ * The role itself lives in the top-level stack, beside the scoped keys whose policies name it
+ * (infra/keys.ts): KMS refuses a key policy naming a role that does not exist yet, and a key in
+ * the parent naming a role of a nested stack would make each stack wait for the other. Its
+ * policies live with the function, attached to it by name, so they may name anything of the
+ * function's own stack. A function of the top-level stack (or of a test's single stack) keeps
+ * its role beside it.
+ */
+function functionRole(scope: Construct, id: string): IRole {
+  const root = rootStackOf(scope);
+  const assumedBy = new ServicePrincipal('lambda.amazonaws.com');
+  if (Stack.of(scope) === root) return new Role(scope, id, { assumedBy });
+  const roles = (root.node.tryFindChild(FUNCTION_ROLES_ID) as Construct | undefined) ?? new Construct(root, FUNCTION_ROLES_ID);
+  const pathInStack = scope.node.scopes.slice(scope.node.scopes.indexOf(Stack.of(scope)) + 1).map((construct) => construct.node.id);
+  const role = new Role(roles, [...pathInStack, id].join(''), { assumedBy });
+  return Role.fromRoleArn(scope, id, role.roleArn, { mutable: true });
+}
+
+const FUNCTION_ROLES_ID = 'FunctionRoles';
+
+/** The stack `cdk deploy` is given: a nested stack's parent's, or its own. */
+export function rootStackOf(scope: Construct): Stack {
+  let stack = Stack.of(scope);
+  while (stack.nestedStackParent) stack = stack.nestedStackParent;
+  return stack;
+}
+
+export function pascalCase(kebab: string): string {
+  return kebab.replace(/(^|-)([a-z0-9])/g, (_match, _dash: string, char: string) => char.toUpperCase());
+}
+
 /** The construct id CDK gives its bucket-notifications function, one per stack (aws-s3's NotificationsResourceHandler). */
 const BUCKET_NOTIFICATIONS_HANDLER_ID = 'BucketNotificationsHandler050a0587b7544547bf325f094a3db834';
 
-/** The names of each stack's functions, as cdk.json's per-function settings use them. */
+/** The names of each top-level stack's functions (its nested stacks' included), as cdk.json's per-function settings use them. */
 const FUNCTION_NAMES = new WeakMap<Stack, Set<string>>();
 
 /**

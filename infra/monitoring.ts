@@ -30,6 +30,7 @@ import {
 } from '#shared/observability/catalog.ts';
 import type { BusinessMetricName } from '#shared/observability/catalog.ts';
 import type { EnvironmentSettings } from './environments.ts';
+import { pascalCase } from './functions.ts';
 import { scopedKey } from './keys.ts';
 
 const FIVE_MINUTES = Duration.minutes(5);
@@ -428,8 +429,4 @@ export class Monitoring extends Construct {
     this.alarms.push(alarm);
     return alarm;
   }
-}
-
-function pascalCase(kebab: string): string {
-  return kebab.replace(/(^|-)([a-z0-9])/g, (_match, _dash: string, char: string) => char.toUpperCase());
 }

@@ -9,7 +9,7 @@ import type { CfnResource } from 'aws-cdk-lib';
 import type { Method } from 'aws-cdk-lib/aws-apigateway';
 import type { IRole } from 'aws-cdk-lib/aws-iam';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
-import { Stack } from 'aws-cdk-lib';
+import type { Stack } from 'aws-cdk-lib';
 import type { IConstruct } from 'constructs';
 import { NagSuppressions } from 'cdk-nag';
 import type { NagPackSuppression } from 'cdk-nag';
@@ -27,6 +27,8 @@ export interface NagSubjects {
   readonly stateMachines?: readonly IConstruct[];
   /** Whether the stage has the web ACL (infra/waf.ts); without it APIG3 is suppressed with the environment's reason. */
   readonly webAcl?: boolean;
+  /** The top-level stack and its nested stacks: each may hold CDK's bucket-notifications function. */
+  readonly stacks: readonly Stack[];
 }
 
 export const REASONS = {
@@ -77,7 +79,7 @@ export const REASONS = {
     + 'role only writes its logs and puts the notification configuration of this stack\'s bucket.',
 } as const;
 
-export function applyNagSuppressions({ api, otherFunctions = [], streamReaders = [], paypalSecret, deadLetterQueues = [], stateMachines = [], webAcl = false }: NagSubjects): void {
+export function applyNagSuppressions({ api, otherFunctions = [], streamReaders = [], paypalSecret, deadLetterQueues = [], stateMachines = [], webAcl = false, stacks }: NagSubjects): void {
   const restApi = api.api;
   const functions: IFunction[] = [
     ...api.routeFunctions.map(({ fn }) => fn),
@@ -92,8 +94,7 @@ export function applyNagSuppressions({ api, otherFunctions = [], streamReaders =
       { id: 'AwsSolutions-IAM5', reason: REASONS.reportObjects, appliesTo: [{ regex: '/^Resource::<AccountUpdaterReportsBucket[A-Za-z0-9]+\\.Arn>\\/(au-inbox|au-runs)\\/\\*$/g' }] },
     ], true);
   }
-  const stack = Stack.of(restApi);
-  for (const child of stack.node.children) {
+  for (const child of stacks.flatMap((stack) => stack.node.children)) {
     if (!child.node.id.startsWith('BucketNotificationsHandler')) continue;
     NagSuppressions.addResourceSuppressions(child, [{
       id: 'AwsSolutions-IAM4',
@@ -108,7 +109,8 @@ export function applyNagSuppressions({ api, otherFunctions = [], streamReaders =
       {
         id: 'AwsSolutions-IAM5',
         reason: REASONS.documentObjects,
-        appliesTo: [{ regex: '/^Resource::<DocumentsBucket[A-Za-z0-9]+\\.Arn>\\/(documents|uploads)\\/\\*$/g' }],
+        // The documents bucket is the parent's: a nested stack's policy names it through a parameter (`<referenceto...DocumentsBucket...Arn>`).
+        appliesTo: [{ regex: '/^Resource::<(referenceto[A-Za-z0-9-]*)?DocumentsBucket[A-Za-z0-9]+(\\.)?Arn>\\/(documents|uploads)\\/\\*$/g' }],
       },
       {
         id: 'AwsSolutions-IAM5',

@@ -4,19 +4,15 @@ import { EventType } from 'aws-cdk-lib/aws-s3';
 import { LambdaDestination } from 'aws-cdk-lib/aws-s3-notifications';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { join } from 'node:path';
 import type { S3Trigger } from '#shared/platform/triggers.ts';
 import { deadLetterQueue } from './dead-letter-queue.ts';
 import { bindRoute } from './access.ts';
 import type { ServiceResources } from './access.ts';
-import type { EnvironmentSettings } from './environments.ts';
-import { serviceFunction } from './functions.ts';
+import { triggerFunction } from './functions.ts';
+import type { FunctionSources } from './functions.ts';
 
-export interface S3TriggeredFunctionsProps {
-  readonly environment: EnvironmentSettings;
+export interface S3TriggeredFunctionsProps extends FunctionSources {
   readonly triggers: readonly S3Trigger[];
-  readonly functionsDir: string;
-  readonly projectRoot: string;
   readonly resources: ServiceResources;
 }
 
@@ -33,14 +29,7 @@ export class S3TriggeredFunctions extends Construct {
     super(scope, id);
     this.deadLetterQueue = deadLetterQueue(this, props.environment);
     for (const trigger of props.triggers) {
-      const fn = serviceFunction(this, `${pascalCase(trigger.handler)}Function`, {
-        name: trigger.handler,
-        entry: join(props.functionsDir, `${trigger.handler}.ts`),
-        description: trigger.summary.slice(0, 256),
-        environment: props.environment,
-        projectRoot: props.projectRoot,
-        sizing: trigger.sizing,
-      });
+      const fn = triggerFunction(this, trigger, props);
       bindRoute(fn, trigger.access, props.resources);
       this.functions.push({ name: trigger.handler, fn });
       fn.configureAsyncInvoke({ retryAttempts: 2, onFailure: new SqsDestination(this.deadLetterQueue) });
@@ -50,8 +39,4 @@ export class S3TriggeredFunctions extends Construct {
       }
     }
   }
-}
-
-function pascalCase(kebab: string): string {
-  return kebab.replace(/(^|-)([a-z0-9])/g, (_match, _dash: string, char: string) => char.toUpperCase());
 }

@@ -1,4 +1,4 @@
-import { Annotations, CfnOutput, Duration, Stack } from 'aws-cdk-lib';
+import { Annotations, CfnOutput, Duration, NestedStack, Stack } from 'aws-cdk-lib';
 import type { StackProps } from 'aws-cdk-lib';
 import { AttributeType, BillingMode, ProjectionType, StreamViewType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
 import { AccountRootPrincipal, AnyPrincipal, ArnPrincipal, Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam';
@@ -21,6 +21,7 @@ import { TABLE_KEY, TABLE_STREAM_VIEW, TTL_ATTRIBUTE } from '#shared/platform/ta
 import { AccountUpdater } from './account-updater.ts';
 import { DomainEvents } from './domain-events.ts';
 import { assertReservedConcurrencyNames, bucketNotificationsLogGroup } from './functions.ts';
+import type { FunctionSources } from './functions.ts';
 import { PaymentsRestApi } from './api.ts';
 import { S3TriggeredFunctions } from './s3-triggers.ts';
 import type { EnvironmentSettings } from './environments.ts';
@@ -56,6 +57,7 @@ export class PaymentsApiStack extends Stack {
   readonly documents: Bucket;
   readonly vaultKey: Key;
   readonly domainEvents: DomainEvents;
+  readonly accountUpdater: AccountUpdater;
 
   constructor(scope: Construct, id: string, props: PaymentsApiStackProps) {
     super(scope, id, props);
@@ -136,68 +138,17 @@ export class PaymentsApiStack extends Stack {
       requestHashKey,
       paypal: { secret: paypalSecret, apiUrl: environment.paypalApiUrl },
     };
-    const functionsDir = props.functionsDir ?? join(PROJECT_ROOT, 'functions');
+    const sources: FunctionSources = { environment, projectRoot: PROJECT_ROOT, functionsDir: props.functionsDir ?? join(PROJECT_ROOT, 'functions') };
 
-    const restApi = new PaymentsRestApi(this, 'Api', {
-      environment,
-      routes: props.routes ?? routeTable,
-      functionsDir,
-      projectRoot: PROJECT_ROOT,
-      resources,
-      credentialMacKey,
-    });
+    // This stack keeps the data (table, buckets, keys, secret) and every function's role, which the
+    // key policies name (infra/functions.ts); behaviour goes to nested stacks, one `cdk deploy` still
+    // deploying all: each stays far from CloudFormation's 500 resources and 1 MB per template
+    // (test/infra/template-size.test.ts), and a data resource never has to move between stacks.
+    const apiStack = nestedStack(this, 'ApiStack', `Payments ${environment.name}: the REST API, its route functions, authorizer and web ACL`);
+    const restApi = new PaymentsRestApi(apiStack, 'Api', { ...sources, routes: props.routes ?? routeTable, resources, credentialMacKey });
     const { api } = restApi;
-    const triggered = new S3TriggeredFunctions(this, 'S3Triggers', {
-      environment,
-      triggers: props.s3Triggers ?? s3Triggers,
-      functionsDir,
-      projectRoot: PROJECT_ROOT,
-      resources,
-    });
-
-    const monitoring = new Monitoring(this, 'Monitoring', {
-      environment,
-      stage: api.deploymentStage,
-      table,
-      tableIndexNames,
-    });
-    monitoring.watchRoutes(restApi.routeFunctions.map(({ route }) => route.handler));
-    monitoring.watchFunctions([
-      ...(restApi.authorizerFunction ? [{ name: 'authorizer', fn: restApi.authorizerFunction, errorsByDesign: AUTHORIZER_UNAUTHORIZED_METRIC }] : []),
-      ...restApi.routeFunctions.map(({ route, fn }) => ({ name: route.handler, fn })),
-      ...triggered.functions,
-    ]);
-    if (triggered.functions.length > 0) monitoring.alarmOnQueueDepth(triggered.deadLetterQueue, { name: 's3-event-dlq' });
-
-    this.api = restApi;
-    this.monitoring = monitoring;
-    this.table = table;
-    this.documents = documents;
-    this.vaultKey = vaultKey;
-
-    const accountUpdater = new AccountUpdater(this, 'AccountUpdater', {
-      environment,
-      projectRoot: PROJECT_ROOT,
-      functionsDir,
-      table,
-      tableIndexStandIns: indexes.standIns,
-      vaultKey,
-      fingerprintKey,
-      accessLogs,
-    });
-    monitoring.watchFunctions([
-      { name: 'au-check', fn: accountUpdater.checkFunction },
-      { name: 'au-chunk', fn: accountUpdater.chunkFunction },
-      { name: 'au-merge', fn: accountUpdater.mergeFunction },
-      { name: 'au-export', fn: accountUpdater.exportFunction },
-    ]);
-    monitoring.alarmOnQueueDepth(accountUpdater.deadLetterQueue, { name: 'au-dlq' });
-    monitoring.alarmOnAccountUpdaterExportFailure(accountUpdater.exportFunction);
-    monitoring.alarmOnAccountUpdaterApplyFailure(accountUpdater.applyStateMachine);
-    monitoring.watchHistoryTable(accountUpdater.historyTable);
-
     if (environment.webAcl) {
-      new ApiWebAcl(this, 'WebAcl', {
+      new ApiWebAcl(apiStack, 'WebAcl', {
         stage: api.deploymentStage,
         responseEnvironment: environment.responseEnvironment,
         ...environment.webAcl,
@@ -208,14 +159,39 @@ export class PaymentsApiStack extends Stack {
       });
     }
 
-    const domainEvents = new DomainEvents(this, 'DomainEvents', {
-      environment,
-      projectRoot: PROJECT_ROOT,
-      functionsDir,
+    const triggersStack = nestedStack(this, 'TriggersStack', `Payments ${environment.name}: functions the documents bucket and the table's stream invoke, and the domain event bus`);
+    const triggered = new S3TriggeredFunctions(triggersStack, 'S3Triggers', { ...sources, triggers: props.s3Triggers ?? s3Triggers, resources });
+    const domainEvents = new DomainEvents(triggersStack, 'DomainEvents', { ...sources, table, triggers: props.streamTriggers ?? streamTriggers });
+
+    const accountUpdaterStack = nestedStack(this, 'AccountUpdaterStack', `Payments ${environment.name}: the Account Updater`);
+    const accountUpdater = new AccountUpdater(accountUpdaterStack, 'AccountUpdater', {
+      ...sources,
       table,
-      triggers: props.streamTriggers ?? streamTriggers,
+      tableIndexStandIns: indexes.standIns,
+      vaultKey,
+      fingerprintKey,
+      accessLogs,
     });
-    this.domainEvents = domainEvents;
+
+    const monitoringStack = nestedStack(this, 'MonitoringStack', `Payments ${environment.name}: alarms, their topic and the dashboard`);
+    const monitoring = new Monitoring(monitoringStack, 'Monitoring', { environment, stage: api.deploymentStage, table, tableIndexNames });
+    monitoring.watchRoutes(restApi.routeFunctions.map(({ route }) => route.handler));
+    monitoring.watchFunctions([
+      ...(restApi.authorizerFunction ? [{ name: 'authorizer', fn: restApi.authorizerFunction, errorsByDesign: AUTHORIZER_UNAUTHORIZED_METRIC }] : []),
+      ...restApi.routeFunctions.map(({ route, fn }) => ({ name: route.handler, fn })),
+      ...triggered.functions,
+    ]);
+    if (triggered.functions.length > 0) monitoring.alarmOnQueueDepth(triggered.deadLetterQueue, { name: 's3-event-dlq' });
+    monitoring.watchFunctions([
+      { name: 'au-check', fn: accountUpdater.checkFunction },
+      { name: 'au-chunk', fn: accountUpdater.chunkFunction },
+      { name: 'au-merge', fn: accountUpdater.mergeFunction },
+      { name: 'au-export', fn: accountUpdater.exportFunction },
+    ]);
+    monitoring.alarmOnQueueDepth(accountUpdater.deadLetterQueue, { name: 'au-dlq' });
+    monitoring.alarmOnAccountUpdaterExportFailure(accountUpdater.exportFunction);
+    monitoring.alarmOnAccountUpdaterApplyFailure(accountUpdater.applyStateMachine);
+    monitoring.watchHistoryTable(accountUpdater.historyTable);
     monitoring.watchFunctions(domainEvents.functions);
     for (const { name, fn } of domainEvents.functions) {
       monitoring.alarmOnIteratorAge(name, fn, { thresholdMs: EVENTS_ITERATOR_AGE_ALARM_MS, runbook: 'docs/operations.md#domain-events-behind' });
@@ -223,6 +199,14 @@ export class PaymentsApiStack extends Stack {
     if (domainEvents.functions.length > 0) {
       monitoring.alarmOnQueueDepth(domainEvents.deadLetterQueue, { name: 'events-dlq', runbook: 'docs/operations.md#domain-events-dead-letters' });
     }
+
+    this.api = restApi;
+    this.monitoring = monitoring;
+    this.table = table;
+    this.documents = documents;
+    this.vaultKey = vaultKey;
+    this.domainEvents = domainEvents;
+    this.accountUpdater = accountUpdater;
 
     // Plain outputs, no exports: CLIs read them with DescribeStacks.
     output(this, 'ApiUrl', api.url, 'Stage URL; routes live under <ApiUrl>v3/');
@@ -242,8 +226,8 @@ export class PaymentsApiStack extends Stack {
     output(this, 'AlarmTopicArn', monitoring.topic.topicArn, 'Subscribe on-call here');
     output(this, 'DashboardName', monitoring.dashboard.dashboardName);
 
-    // After every bucket: CDK creates its notifications function with the first bucket that needs one.
-    bucketNotificationsLogGroup(this, environment);
+    // After every bucket: CDK creates its notifications function with the first bucket of a stack that needs one.
+    for (const stack of [this, accountUpdaterStack]) bucketNotificationsLogGroup(stack, environment);
     assertReservedConcurrencyNames(this, environment);
 
     applyNagSuppressions({
@@ -258,6 +242,7 @@ export class PaymentsApiStack extends Stack {
       paypalSecret,
       deadLetterQueues: [triggered.deadLetterQueue, accountUpdater.deadLetterQueue, domainEvents.deadLetterQueue],
       webAcl: environment.webAcl !== undefined,
+      stacks: [this, apiStack, triggersStack, accountUpdaterStack, monitoringStack],
     });
   }
 }
@@ -366,6 +351,10 @@ function createDocumentsBucket(scope: Construct, environment: EnvironmentSetting
     bucket.addToResourcePolicy(new PolicyStatement({ sid, effect: Effect.DENY, principals: [new AnyPrincipal()], actions: ['s3:PutObject'], resources: [bucket.arnForObjects('*')], conditions: { StringNotEqualsIfExists: required } }));
   }
   return bucket;
+}
+
+function nestedStack(scope: Construct, id: string, description: string): NestedStack {
+  return new NestedStack(scope, id, { description });
 }
 
 function output(scope: Construct, id: string, value: string, description?: string): void {

@@ -12,7 +12,7 @@ import { ACCOUNT_SETTINGS_STACK_NAME, ApiGatewayAccountSettingsStack } from '#in
 import { definePaymentsApp } from '#infra/payments-app.ts';
 import { PAYPAL_UNSET_CLIENT_ID, parsePaypalSecret } from '#shared/platform/paypal-secret.ts';
 import { fixtureRoutes } from './fixtures/routes.ts';
-import { resourcesOfType } from './template-helpers.ts';
+import { deployedTemplate, resourcesOfType } from './template-helpers.ts';
 
 const cdkJson = JSON.parse(readFileSync(new URL('../../cdk.json', import.meta.url), 'utf8')) as { context: Record<string, unknown> };
 const functionsDir = fileURLToPath(new URL('./fixtures/functions', import.meta.url));
@@ -22,7 +22,8 @@ function synthesizeApp(context: Record<string, string>) {
   const app = new App({ context: { ...cdkJson.context, 'aws:cdk:bundling-stacks': [], ...context } });
   const stacks = definePaymentsApp(app, { routes: fixtureRoutes, functionsDir });
   return {
-    api: Template.fromStack(stacks.api),
+    // The environment's stack with its nested stacks: no resource of any of them may touch the account setting.
+    api: deployedTemplate(stacks.api),
     apiStack: stacks.api,
     accountSettings: stacks.accountSettings ? Template.fromStack(stacks.accountSettings) : undefined,
   };

@@ -1,5 +1,6 @@
 import { Annotations, Match } from 'aws-cdk-lib/assertions';
 import { App, Aspects } from 'aws-cdk-lib';
+import { Queue } from 'aws-cdk-lib/aws-sqs';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -14,10 +15,11 @@ const cdkJson = JSON.parse(readFileSync(new URL('../../cdk.json', import.meta.ur
 const functionsDir = fileURLToPath(new URL('./fixtures/functions', import.meta.url));
 
 /** AwsSolutions findings left after the stack's suppressions, as `path: rule[finding]`. */
-function unsuppressedFindings(name: string, props: Omit<PaymentsApiStackProps, 'environment'>, overrides: Partial<EnvironmentSettings> = {}): string[] {
+function unsuppressedFindings(name: string, props: Omit<PaymentsApiStackProps, 'environment'>, overrides: Partial<EnvironmentSettings> = {}, extend?: (stack: PaymentsApiStack) => void): string[] {
   const app = new App({ context: { ...cdkJson.context, 'aws:cdk:bundling-stacks': [] } });
   const environment = { ...environmentSettings(name, cdkJson.context.environments), ...overrides };
   const stack = new PaymentsApiStack(app, `PaymentsApi-${name}`, { environment, ...props });
+  extend?.(stack);
   Aspects.of(stack).add(new AwsSolutionsChecks());
   app.synth();
   const annotations = Annotations.fromStack(stack);
@@ -26,6 +28,18 @@ function unsuppressedFindings(name: string, props: Omit<PaymentsApiStackProps, '
     ...annotations.findWarning('*', Match.stringLikeRegexp('AwsSolutions-.*')),
   ].map((finding) => `${finding.id}: ${String(finding.entry.data).split(': ')[0]}`);
 }
+
+describe('cdk-nag AwsSolutions over the nested stacks', () => {
+  it('reports a finding in a nested stack on the top-level stack, so a clean run covers them', () => {
+    // A queue without a dead-letter queue or TLS-only policy, in the API's nested stack and in the Account Updater's.
+    const findings = unsuppressedFindings('dev', { routes: fixtureRoutes, functionsDir }, {}, (stack) => {
+      new Queue(stack.api, 'Unchecked');
+      new Queue(stack.accountUpdater, 'Unchecked');
+    });
+    expect(findings.filter((finding) => finding.includes('/ApiStack/Api/Unchecked/')).length).toBeGreaterThan(0);
+    expect(findings.filter((finding) => finding.includes('/AccountUpdaterStack/AccountUpdater/Unchecked/')).length).toBeGreaterThan(0);
+  }, 120_000);
+});
 
 // The fixture route table has every access kind, a public route and a binary route; the real one is what ships.
 describe.each([

@@ -211,8 +211,9 @@ describe('PaymentsApiStack (fixture routes, dev)', () => {
   it('shares resources between routes and creates one function per route', () => {
     const paths = [...resourceIdsByPath(template).keys()];
     expect(paths.filter((path) => path === '/v3/organizations/{organization_id}/paymethods/{paymethod_token}')).toHaveLength(1);
-    // Plus the authorizer, the upload finalizer, CDK's bucket-notification custom resource, the Account Updater's four and the event publisher.
-    template.resourceCountIs('AWS::Lambda::Function', fixtureRoutes.length + 3 + ACCOUNT_UPDATER_FUNCTIONS + streamTriggers.length);
+    // Plus the authorizer, the upload finalizer, CDK's bucket-notification custom resource (one per stack with a notified bucket: the
+    // documents bucket's in the parent, the reports bucket's in the Account Updater's), the Account Updater's four and the event publisher.
+    template.resourceCountIs('AWS::Lambda::Function', fixtureRoutes.length + 4 + ACCOUNT_UPDATER_FUNCTIONS + streamTriggers.length);
     const functionIds = new Set(fixtureRoutes.map((route) => routeFunctionId(template, route)));
     expect(functionIds.size).toBe(fixtureRoutes.length);
   });
@@ -313,8 +314,9 @@ describe('PaymentsApiStack (fixture routes, dev)', () => {
 
   it('logs CDK\'s deploy-time bucket-notifications function to a log group of the stack\'s, with the same retention', () => {
     const logGroups = resourcesOfType(template, 'AWS::Logs::LogGroup');
+    // One per stack with a notified bucket: the parent's (documents) and the Account Updater's (reports).
     const handlers = Object.entries(resourcesOfType(template, 'AWS::Lambda::Function')).filter(([id]) => id.startsWith('BucketNotificationsHandler'));
-    expect(handlers).toHaveLength(1);
+    expect(handlers).toHaveLength(2);
     for (const [id, fn] of handlers) {
       const { Ref: logGroupId } = (fn.Properties.LoggingConfig as { LogGroup: { Ref: string } }).LogGroup;
       expect(logGroups[logGroupId]?.Properties.RetentionInDays, id).toBe(14);

@@ -1,5 +1,6 @@
 /** Reading a synthesized template the way API Gateway and IAM will: by path, by method, by role. */
-import { App } from 'aws-cdk-lib';
+import { App, NestedStack } from 'aws-cdk-lib';
+import type { CfnResource as CdkCfnResource, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { readFileSync } from 'node:fs';
 import { environmentSettings } from '#infra/environments.ts';
@@ -26,7 +27,70 @@ export function synthesize(
   const app = new App({ context: { ...cdkJson.context, 'aws:cdk:bundling-stacks': [] } });
   const stack = new PaymentsApiStack(app, `PaymentsApi-${environment.name}`, { environment, ...props });
   extend?.(stack);
-  return Template.fromStack(stack);
+  return deployedTemplate(stack);
+}
+
+type Json = unknown;
+
+/**
+ * A stack and its nested stacks as one template: what `cdk deploy` creates, read
+ * as if it were a single stack. Each nested stack's resources join the parent's
+ * with their own logical ids; a nested stack's parameter reads as the parent's
+ * value for it, and a parent's (or sibling's) `Fn::GetAtt [<nested>, Outputs.X]`
+ * as the nested output's value, so references read as they would in one template
+ * (`{ Ref: <table> }`, `{ 'Fn::GetAtt': [<key>, 'Arn'] }`). Outputs are the
+ * parent's, which is what the CLIs read.
+ */
+export function deployedTemplate(stack: Stack): Template {
+  return Template.fromJSON(flatten(stack) as Record<string, unknown>);
+}
+
+function flatten(stack: Stack): { Resources: Record<string, { Properties?: Record<string, Json>; DependsOn?: string[] }>; Outputs?: Record<string, { Value: Json }> } & Record<string, Json> {
+  const template = structuredClone(Template.fromStack(stack).toJSON()) as ReturnType<typeof flatten>;
+  const nestedOutputs = new Map<string, Record<string, { Value: Json }>>();
+  for (const nested of stack.node.findAll().filter((construct): construct is NestedStack => NestedStack.isNestedStack(construct) && construct.nestedStackParent === stack)) {
+    const resourceId = stack.resolve((nested.nestedStackResource as CdkCfnResource).logicalId) as string;
+    const parameters = (template.Resources[resourceId]!.Properties?.Parameters ?? {}) as Record<string, Json>;
+    let inner = flatten(nested);
+    // CDK's per-stack singletons (the bucket-notifications function) have one logical id in every stack: the nested one's gets its stack's id after it.
+    for (const id of Object.keys(inner.Resources).filter((candidate) => candidate in template.Resources)) {
+      inner = JSON.parse(JSON.stringify(inner).replaceAll(`"${id}"`, `"${id}${nested.node.id}"`)) as typeof inner;
+    }
+    const withParameters = replace(inner, (value) => {
+      const ref = (value as { Ref?: unknown }).Ref;
+      return typeof ref === 'string' && ref in parameters ? parameters[ref] : undefined;
+    }) as typeof inner;
+    for (const [id, resource] of Object.entries(withParameters.Resources)) {
+      template.Resources[id] = resource;
+    }
+    nestedOutputs.set(resourceId, withParameters.Outputs ?? {});
+    delete template.Resources[resourceId];
+  }
+  for (const resource of Object.values(template.Resources)) {
+    if (resource.DependsOn) resource.DependsOn = resource.DependsOn.filter((id) => !nestedOutputs.has(id));
+  }
+  // An output's value may itself read another nested stack's output: resolve until none is left.
+  let resolved: Json = template;
+  for (let depth = 0; depth <= nestedOutputs.size; depth++) {
+    resolved = replace(resolved, (value) => {
+      const getAtt = (value as { 'Fn::GetAtt'?: unknown })['Fn::GetAtt'];
+      if (!Array.isArray(getAtt) || !nestedOutputs.has(getAtt[0] as string)) return undefined;
+      const name = String(getAtt[1]).replace(/^Outputs\./, '');
+      const output = nestedOutputs.get(getAtt[0] as string)![name];
+      if (!output) throw new Error(`${String(getAtt[0])} has no output ${name}`);
+      return output.Value;
+    });
+  }
+  return resolved as ReturnType<typeof flatten>;
+}
+
+/** `value` with every object `substitute` returns something for replaced by that, depth first. */
+function replace(value: Json, substitute: (value: object) => Json | undefined): Json {
+  if (Array.isArray(value)) return value.map((item) => replace(item, substitute));
+  if (value === null || typeof value !== 'object') return value;
+  const replacement = substitute(value);
+  if (replacement !== undefined) return replace(replacement, substitute);
+  return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, replace(item, substitute)]));
 }
 
 export function resourcesOfType(template: Template, type: string): Record<string, CfnResource> {
@@ -75,8 +139,20 @@ export function roleStatements(template: Template, functionId: string): Statemen
   const fn = resourcesOfType(template, 'AWS::Lambda::Function')[functionId]!;
   const [roleId] = (fn.Properties.Role as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'];
   return Object.values(resourcesOfType(template, 'AWS::IAM::Policy'))
-    .filter((policy) => (policy.Properties.Roles as unknown[]).some((role) => JSON.stringify(role) === JSON.stringify({ Ref: roleId })))
+    .filter((policy) => (policy.Properties.Roles as unknown[]).some((role) => roleNamed(role) === roleId))
     .flatMap((policy) => (policy.Properties.PolicyDocument as { Statement: Statement[] }).Statement);
+}
+
+/**
+ * The logical id of the role a policy's `Roles` entry names: `{ Ref: <role> }`, or, for a
+ * function's role, which the parent stack holds (infra/functions.ts), its name as CloudFormation
+ * cuts it from the role's ARN (`Fn::Select` of `Fn::Split` of `Fn::GetAtt [<role>, Arn]`).
+ */
+function roleNamed(entry: unknown): string | undefined {
+  const ref = (entry as { Ref?: unknown }).Ref;
+  if (typeof ref === 'string') return ref;
+  const roleArn = /^\{"Fn::Select":\[1,\{"Fn::Split":\["\/",\{"Fn::Select":\[5,\{"Fn::Split":\[":",\{"Fn::GetAtt":\["([A-Za-z0-9]+)","Arn"\]\}\]\}\]\}\]\}\]\}$/.exec(JSON.stringify(entry));
+  return roleArn?.[1];
 }
 
 /** The IAM role id of a function. */
@@ -147,7 +223,7 @@ export function keyGrantsTheKeyIgnores(template: Template): string[] {
   const scoped = keyPolicies.filter(([, statements]) => !statements.some((statement) => [statement.Action].flat().includes('kms:*')));
   const ignored: string[] = [];
   for (const policy of Object.values(resourcesOfType(template, 'AWS::IAM::Policy'))) {
-    const roles = ((policy.Properties.Roles ?? []) as Array<{ Ref?: string }>).flatMap((role) => (role.Ref ? [role.Ref] : []));
+    const roles = ((policy.Properties.Roles ?? []) as unknown[]).flatMap((role) => roleNamed(role) ?? []);
     for (const statement of (policy.Properties.PolicyDocument as { Statement: Statement[] }).Statement) {
       const kmsActions = [statement.Action].flat().filter((action) => action.startsWith('kms:'));
       if (kmsActions.length === 0 || (statement.Effect ?? 'Allow') !== 'Allow') continue;
