@@ -186,7 +186,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       // On a free port, like the EventBridge stand-in: only the functions and the CLIs call it, and they read its URL.
       startSecretsManagerStandin({
         dataDir: options.dataDir,
-        secrets: [{ name: LOCAL_NAMES.paypalSecretName, secretString: JSON.stringify(LOCAL_PAYPAL_CREDENTIALS), description: 'Payments local: PayPal REST client credentials (JSON client_id, client_secret)' }],
+        secrets: [{ name: LOCAL_NAMES.paypalSecretName, secretString: JSON.stringify(LOCAL_PAYPAL_CREDENTIALS) }],
         verifier,
       }),
     ]);

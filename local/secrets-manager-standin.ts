@@ -3,10 +3,11 @@
  * JSON 1.1 wire protocol, so the unmodified `@aws-sdk/client-secrets-manager`
  * reaches it through `AWS_ENDPOINT_URL_SECRETS_MANAGER` (or `endpoint`) and
  * the handlers read their secrets with the code they run in AWS. It serves
- * what the service and its CLIs use (GetSecretValue, PutSecretValue,
- * DescribeSecret, CreateSecret), with secret ids in both forms (name or ARN),
- * version staging labels as Secrets Manager moves them and its typed
- * exceptions. Every call is signed (SigV4, checked as the service checks it,
+ * exactly the operations the code base sends (GetSecretValue from the
+ * functions, PutSecretValue from `admin set-paypal-credentials`); the secrets
+ * themselves are made at start, as the stack's deploy makes them. Secret ids
+ * come in both forms (name or ARN), version staging labels move as Secrets
+ * Manager moves them, and failures are its typed exceptions. Every call is signed (SigV4, checked as the service checks it,
  * local/sigv4.ts) by a credential the runtime issued. Values sit in memory
  * (and, with `dataDir`, in a 0600 file), unencrypted.
  */
@@ -28,7 +29,7 @@ export interface SecretsManagerStandinOptions {
    * Created at start unless a secret of that name already exists (persisted in
    * `dataDir`): a value stored since is kept, as a deploy keeps a stored secret.
    */
-  secrets?: Array<{ name: string; secretString: string; description?: string }>;
+  secrets?: Array<{ name: string; secretString: string }>;
   region?: string;
   accountId?: string;
   /** Checks each call's signature. */
@@ -55,9 +56,6 @@ interface StoredVersion {
 interface StoredSecret {
   name: string;
   arn: string;
-  description?: string;
-  createdDate: number;
-  lastChangedDate: number;
   versions: StoredVersion[];
 }
 
@@ -114,8 +112,8 @@ function stages(body: Body, name: string): string[] | undefined {
   return [...new Set(value as string[])];
 }
 
-/** SecretString or SecretBinary, exactly one, as PutSecretValue takes them (CreateSecret may take neither). */
-function secretValue(body: Body, required: boolean): Pick<StoredVersion, 'secretString' | 'secretBinary'> | undefined {
+/** SecretString or SecretBinary, exactly one, as PutSecretValue takes them. */
+function secretValue(body: Body): Pick<StoredVersion, 'secretString' | 'secretBinary'> {
   const secretString = optString(body, 'SecretString', MAX_SECRET_BYTES, 0);
   const binary = body.SecretBinary;
   if (binary !== undefined && binary !== null && (typeof binary !== 'string' || !BASE64_PATTERN.test(binary))) {
@@ -128,10 +126,7 @@ function secretValue(body: Body, required: boolean): Pick<StoredVersion, 'secret
   if (secretBinary !== undefined && Buffer.from(secretBinary, 'base64').length > MAX_SECRET_BYTES) {
     throw validationError(`Value at 'SecretBinary' failed to satisfy constraint: Member must have length less than or equal to ${MAX_SECRET_BYTES}`);
   }
-  if (secretString === undefined && secretBinary === undefined) {
-    if (required) throw new AwsServiceError('InvalidRequestException', 'You must provide either SecretString or SecretBinary.');
-    return undefined;
-  }
+  if (secretString === undefined && secretBinary === undefined) throw new AwsServiceError('InvalidRequestException', 'You must provide either SecretString or SecretBinary.');
   return secretString !== undefined ? { secretString } : { secretBinary };
 }
 
@@ -174,17 +169,9 @@ class SecretStore {
     return this.dataFile.flushed();
   }
 
-  create(name: string, description: string | undefined): StoredSecret {
+  create(name: string): StoredSecret {
     const suffix = Array.from(randomBytes(6), (byte) => ARN_SUFFIX_ALPHABET[byte % ARN_SUFFIX_ALPHABET.length]).join('');
-    const created = now();
-    const secret: StoredSecret = {
-      name,
-      arn: `arn:aws:secretsmanager:${this.region}:${this.accountId}:secret:${name}-${suffix}`,
-      ...(description === undefined ? {} : { description }),
-      createdDate: created,
-      lastChangedDate: created,
-      versions: [],
-    };
+    const secret: StoredSecret = { name, arn: `arn:aws:secretsmanager:${this.region}:${this.accountId}:secret:${name}-${suffix}`, versions: [] };
     this.secrets.set(name, secret);
     return secret;
   }
@@ -207,7 +194,6 @@ class SecretStore {
     for (const version of secret.versions) version.stages = version.stages.filter((stage) => !moving.has(stage));
     const version: StoredVersion = { versionId, ...value, stages: [...moving], createdDate: now() };
     secret.versions = [...secret.versions.filter((existing) => existing.stages.length > 0), version];
-    secret.lastChangedDate = version.createdDate;
     return version;
   }
 
@@ -225,10 +211,6 @@ class SecretStore {
     }
     throw notFound();
   }
-}
-
-function versionIdsToStages(secret: StoredSecret): Record<string, string[]> {
-  return Object.fromEntries(secret.versions.map((version) => [version.versionId, version.stages]));
 }
 
 function operations(store: SecretStore): Map<string, Operation> {
@@ -264,7 +246,7 @@ function operations(store: SecretStore): Map<string, Operation> {
       'PutSecretValue',
       async (body) => {
         const secret = store.resolve(reqString(body, 'SecretId', 2048));
-        const value = secretValue(body, true) as Pick<StoredVersion, 'secretString' | 'secretBinary'>;
+        const value = secretValue(body);
         const labels = stages(body, 'VersionStages');
         const versionId = token(body);
         const existing = secret.versions.find((version) => version.versionId === versionId);
@@ -276,41 +258,6 @@ function operations(store: SecretStore): Map<string, Operation> {
         const version = store.addVersion(secret, versionId, value, labels);
         await store.persist();
         return { ARN: secret.arn, Name: secret.name, VersionId: version.versionId, VersionStages: version.stages };
-      },
-    ],
-    [
-      'DescribeSecret',
-      (body) => {
-        const secret = store.resolve(reqString(body, 'SecretId', 2048));
-        return {
-          ARN: secret.arn,
-          Name: secret.name,
-          ...(secret.description === undefined ? {} : { Description: secret.description }),
-          CreatedDate: secret.createdDate,
-          LastChangedDate: secret.lastChangedDate,
-          VersionIdsToStages: versionIdsToStages(secret),
-        };
-      },
-    ],
-    [
-      'CreateSecret',
-      async (body) => {
-        const name = reqString(body, 'Name', 512);
-        if (!NAME_PATTERN.test(name)) throw new AwsServiceError('InvalidParameterException', 'Invalid name. Must be a valid name containing alphanumeric characters, or any of the following: -/_+=.@!');
-        const description = optString(body, 'Description', 2048, 0);
-        const value = secretValue(body, false);
-        const versionId = token(body);
-        const existing = store.secrets.get(name);
-        if (existing) {
-          // A retried create that landed carries the same token and value.
-          const same = existing.versions.find((version) => version.versionId === versionId);
-          if (value && same && sameValue(same, value)) return { ARN: existing.arn, Name: existing.name, VersionId: same.versionId };
-          throw new AwsServiceError('ResourceExistsException', `The operation failed because the secret ${name} already exists.`);
-        }
-        const secret = store.create(name, description);
-        const version = value ? store.addVersion(secret, versionId, value) : undefined;
-        await store.persist();
-        return { ARN: secret.arn, Name: secret.name, ...(version ? { VersionId: version.versionId } : {}) };
       },
     ],
   ]);
@@ -326,10 +273,10 @@ export async function startSecretsManagerStandin(options: SecretsManagerStandinO
   await store.load();
 
   let created = false;
-  for (const { name, secretString, description } of options.secrets ?? []) {
+  for (const { name, secretString } of options.secrets ?? []) {
     if (!NAME_PATTERN.test(name)) throw new Error(`Invalid secret name ${name}`);
     if (store.secrets.has(name)) continue;
-    store.addVersion(store.create(name, description), randomUUID(), { secretString });
+    store.addVersion(store.create(name), randomUUID(), { secretString });
     created = true;
   }
   if (created) await store.persist();
