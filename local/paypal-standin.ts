@@ -7,7 +7,7 @@
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { closeServer, listenAt, readBoundedBody } from './standin-http.ts';
+import { closeServer, listenAt, readBoundedBody } from './gate-server.ts';
 
 export interface PaypalStandinOptions {
   /** 0 (the default) picks an ephemeral port. */

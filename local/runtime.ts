@@ -15,8 +15,7 @@ import type { S3Trigger } from '#shared/platform/triggers.ts';
 import { bucketGrants } from '#shared/platform/bucket-grants.ts';
 import { dynamodbGrants } from '#shared/platform/dynamodb-grants.ts';
 import type { FunctionAccess, FunctionResources } from '#shared/platform/function-environment.ts';
-import type { GrantedKey } from '#shared/platform/key-grants.ts';
-import { keyGrants, keyGrantsAllow } from '#shared/platform/key-grants.ts';
+import { keyGrants } from '#shared/platform/key-grants.ts';
 import { accessFor, AUTHORIZER_ACCESS, BACKGROUND_FUNCTION_ACCESS, functionEnvironment } from '#shared/platform/function-environment.ts';
 import { routes as routeTable } from '#shared/platform/routes.ts';
 import type { RouteDefinition } from '#shared/platform/routes.ts';
@@ -40,8 +39,6 @@ import { startDynamoDbLocal } from './dynamodb-local.ts';
 import { startStreamPoller } from './dynamodb-streams.ts';
 import { startEventBridgeStandin } from './eventbridge-standin.ts';
 import { startKmsStandin } from './kms-standin.ts';
-import type { KmsStandinOptions } from './kms-standin.ts';
-import { REFUSED_CALL } from './function-identity.ts';
 import { startPaypalStandin } from './paypal-standin.ts';
 import { startSecretsManagerStandin } from './secrets-manager-standin.ts';
 import { assertPortFree, localPorts } from './ports.ts';
@@ -156,15 +153,6 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     const signing = generateSigningCredentials(accesses.map(([name]) => name));
     const verifier = signatureVerifier(signing);
     const logRefusal = options.log ?? ((line: Record<string, unknown>) => process.stderr.write(`${JSON.stringify(line)}\n`));
-    const keyGrantsOf = new Map(accesses.map(([name, access]) => [name, keyGrants(access)]));
-    let keyOfArn = new Map<string, GrantedKey>();
-    const authorizeKeyUse: NonNullable<KmsStandinOptions['authorize']> = (caller, request) => {
-      // A call made outside any function is the runtime's own or a CLI's: the operator's.
-      if (caller === undefined) return true;
-      const allowed = keyGrantsAllow(keyGrantsOf.get(caller) ?? [], { action: request.action, key: keyOfArn.get(request.keyArn), encryptionContext: request.encryptionContext });
-      if (!allowed) logRefusal({ level: 'ERROR', message: REFUSED_CALL, service: 'kms', function: caller, action: request.action, key: request.keyArn, encryption_context: request.encryptionContext });
-      return allowed;
-    };
     const [dynamodbLocal, s3Local, kmsStandin, paypalStandin, secretsManager] = await Promise.all([
       // Behind the gate, which takes PORT+1: DynamoDB Local itself on a free port.
       startDynamoDbLocal({ dataDir: dataPath('dynamodb'), port: 0 }),
@@ -178,8 +166,15 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
           { alias: LOCAL_NAMES.fingerprintKeyAlias, keySpec: 'HMAC_256' },
           { alias: LOCAL_NAMES.requestHashKeyAlias, keySpec: 'HMAC_256' },
         ],
-        authorize: authorizeKeyUse,
+        resources: {
+          [LOCAL_NAMES.vaultKeyAlias]: 'vault',
+          [LOCAL_NAMES.credentialMacKeyAlias]: 'credentialMac',
+          [LOCAL_NAMES.fingerprintKeyAlias]: 'fingerprint',
+          [LOCAL_NAMES.requestHashKeyAlias]: 'requestHash',
+        },
+        functions: new Map(accesses.map(([name, access]) => [name, keyGrants(access)])),
         verifier,
+        log: logRefusal,
       }),
       startPaypalStandin({ port: ports.paypal }),
       // The stack's PayPal secret, created only when absent (see LOCAL_PAYPAL_CREDENTIALS).
@@ -188,10 +183,11 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
         dataDir: options.dataDir,
         secrets: [{ name: LOCAL_NAMES.paypalSecretName, secretString: JSON.stringify(LOCAL_PAYPAL_CREDENTIALS) }],
         verifier,
+        log: logRefusal,
       }),
     ]);
     closers.push(dynamodbLocal.close, s3Local.close, kmsStandin.close, paypalStandin.close, secretsManager.close);
-    const eventBridge = await startEventBridgeStandin({ busNames: [LOCAL_NAMES.eventBusName], verifier });
+    const eventBridge = await startEventBridgeStandin({ busNames: [LOCAL_NAMES.eventBusName], verifier, log: logRefusal });
     closers.push(eventBridge.close);
 
     const vaultKey = kmsStandin.keys[LOCAL_NAMES.vaultKeyAlias];
@@ -202,18 +198,12 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     const paypalSecret = secretsManager.secrets[LOCAL_NAMES.paypalSecretName];
     if (!paypalSecret) throw new Error('Secrets Manager stand-in did not create the PayPal secret');
 
-    keyOfArn = new Map([
-      [vaultKey.arn, 'vault'],
-      [fingerprintKey.arn, 'fingerprint'],
-      [requestHashKey.arn, 'requestHash'],
-      [macKey.arn, 'credentialMac'],
-    ]);
     // Every caller reaches DynamoDB through the gate, which refuses what each function's grants do not allow.
     const dynamoGate = await startDynamoGate({
       port: ports.dynamodb,
       verifier,
       target: dynamodbLocal.endpoint,
-      tables: { [LOCAL_NAMES.tableName]: 'table', [LOCAL_NAMES.auHistoryTableName]: 'auHistory' },
+      resources: { [LOCAL_NAMES.tableName]: 'table', [LOCAL_NAMES.auHistoryTableName]: 'auHistory' },
       functions: new Map(accesses.map(([name, access]) => [name, dynamodbGrants(access)])),
       // A refusal is an error whatever the access log's setting: it would fail in AWS.
       log: logRefusal,
@@ -224,7 +214,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       verifier,
       port: ports.s3,
       target: s3Local.endpoint,
-      buckets: { [LOCAL_NAMES.documentsBucket]: 'documents', [LOCAL_NAMES.reportsBucket]: 'reports' },
+      resources: { [LOCAL_NAMES.documentsBucket]: 'documents', [LOCAL_NAMES.reportsBucket]: 'reports' },
       functions: new Map(accesses.map(([name, access]) => [name, bucketGrants(access)])),
       log: logRefusal,
     });

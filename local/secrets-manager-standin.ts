@@ -7,22 +7,24 @@
  * functions, PutSecretValue from `admin set-paypal-credentials`); the secrets
  * themselves are made at start, as the stack's deploy makes them. Secret ids
  * come in both forms (name or ARN), version staging labels move as Secrets
- * Manager moves them, and failures are its typed exceptions. Every call is signed (SigV4, checked as the service checks it,
- * local/sigv4.ts) by a credential the runtime issued. Values sit in memory
- * (and, with `dataDir`, in a 0600 file), unencrypted.
+ * Manager moves them, and failures are its typed exceptions. Like every local
+ * endpoint it is a gate (local/aws-json-standin.ts): every call is signed
+ * (SigV4, checked as the service checks it, local/sigv4.ts) by a credential
+ * the runtime issued. Values sit in memory (and, with `dataDir`, in a 0600
+ * file), unencrypted.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
+import type { AwsJsonOperation, Body } from './aws-json-standin.ts';
+import { startAwsJsonStandin } from './aws-json-standin.ts';
+import type { Log } from './gate-server.ts';
+import { AwsServiceError } from './gate-server.ts';
+import { LOCAL_ACCOUNT_ID } from './lambda-context.ts';
 import type { SignatureVerifier } from './sigv4.ts';
 import { StandinDataFile } from './standin-data-file.ts';
-import { AwsServiceError, awsJsonServer, closeServer, listenAt, readAwsJsonRequest, sendAwsJson } from './standin-http.ts';
 
 export interface SecretsManagerStandinOptions {
-  /** 0 (the default) picks an ephemeral port. */
-  port?: number;
-  host?: string;
   /** When set, secrets persist in `<dataDir>/secrets.json` across restarts. */
   dataDir?: string;
   /**
@@ -30,10 +32,9 @@ export interface SecretsManagerStandinOptions {
    * `dataDir`): a value stored since is kept, as a deploy keeps a stored secret.
    */
   secrets?: Array<{ name: string; secretString: string }>;
-  region?: string;
-  accountId?: string;
   /** Checks each call's signature. */
   verifier: SignatureVerifier;
+  log: Log;
 }
 
 export interface SecretsManagerStandin {
@@ -64,8 +65,7 @@ interface PersistedData {
   secrets: StoredSecret[];
 }
 
-type Body = Record<string, unknown>;
-type Operation = (body: Body) => Promise<Body> | Body;
+type OperationName = 'GetSecretValue' | 'PutSecretValue';
 
 const DATA_FILE = 'secrets.json';
 const CURRENT = 'AWSCURRENT';
@@ -213,10 +213,10 @@ class SecretStore {
   }
 }
 
-function operations(store: SecretStore): Map<string, Operation> {
+function operations(store: SecretStore): Map<OperationName, AwsJsonOperation<OperationName>> {
   const token = (body: Body): string => optString(body, 'ClientRequestToken', 64, 32) ?? randomUUID();
 
-  return new Map<string, Operation>([
+  return new Map<OperationName, AwsJsonOperation<OperationName>>([
     [
       'GetSecretValue',
       (body) => {
@@ -267,8 +267,7 @@ function operations(store: SecretStore): Map<string, Operation> {
 // HTTP
 
 export async function startSecretsManagerStandin(options: SecretsManagerStandinOptions): Promise<SecretsManagerStandin> {
-  const host = options.host ?? '127.0.0.1';
-  const store = new SecretStore(options.region ?? 'us-east-1', options.accountId ?? '000000000000', new StandinDataFile(options.dataDir ? join(options.dataDir, DATA_FILE) : undefined));
+  const store = new SecretStore('us-east-1', LOCAL_ACCOUNT_ID, new StandinDataFile(options.dataDir ? join(options.dataDir, DATA_FILE) : undefined));
   if (options.dataDir) await mkdir(options.dataDir, { recursive: true });
   await store.load();
 
@@ -281,26 +280,19 @@ export async function startSecretsManagerStandin(options: SecretsManagerStandinO
   }
   if (created) await store.persist();
 
-  const handlers = operations(store);
-
-  const handle = async (req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void> => {
-    const { operationName, body } = await readAwsJsonRequest(req, { signingName: 'secretsmanager', verifier: options.verifier, targetPrefix: 'secretsmanager', unknownOperation: 'UnknownOperationException', operations: handlers });
-    sendAwsJson(res, 200, requestId, await handlers.get(operationName)!(body));
-  };
-
-  const server = awsJsonServer('Secrets Manager', { type: 'InternalServiceError', message: 'Internal error in the local Secrets Manager stand-in.' }, handle);
-
-  const url = await listenAt(server, host, options.port ?? 0);
+  // On a free port: only the functions and the CLIs call it, and they read its URL.
+  const server = await startAwsJsonStandin({
+    name: 'Secrets Manager',
+    port: 0,
+    service: { signingName: 'secretsmanager', targetPrefix: 'secretsmanager', unknownOperation: 'UnknownOperationException', internalError: { type: 'InternalServiceError', message: 'Internal error in the local Secrets Manager stand-in.' } },
+    verifier: options.verifier,
+    log: options.log,
+    operations: operations(store),
+    closed: () => store.flushed(),
+  });
 
   const secrets: Record<string, { arn: string }> = {};
   for (const { name } of options.secrets ?? []) secrets[name] = { arn: store.resolve(name).arn };
 
-  return {
-    url,
-    secrets,
-    async close() {
-      await closeServer(server);
-      await store.flushed();
-    },
-  };
+  return { url: server.url, secrets, close: server.close };
 }

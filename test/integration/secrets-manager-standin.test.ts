@@ -19,6 +19,7 @@ import { signedFetch } from '../support/signed-fetch.ts';
 /** The stand-in checks every signature: these tests sign as the operator. */
 const signing = generateSigningCredentials([]);
 const verifier = signatureVerifier(signing);
+const log = () => undefined;
 
 const NAME = 'PaypalCredentials';
 const INITIAL = JSON.stringify({ client_id: 'local-paypal-client', client_secret: 'local-paypal-secret' });
@@ -42,7 +43,7 @@ describe('Secrets Manager stand-in with @aws-sdk/client-secrets-manager', () => 
   let arn: string;
 
   beforeAll(async () => {
-    standin = await startSecretsManagerStandin({ secrets: [{ name: NAME, secretString: INITIAL }], verifier });
+    standin = await startSecretsManagerStandin({ secrets: [{ name: NAME, secretString: INITIAL }], verifier, log });
     secrets = clientFor(standin.url);
     arn = standin.secrets[NAME]!.arn;
   });
@@ -148,7 +149,7 @@ describe('Secrets Manager stand-in with a data directory', () => {
   });
 
   it('keeps secrets and stored values across a restart; what it was told to create is not put back', async () => {
-    const options = { dataDir, secrets: [{ name: NAME, secretString: INITIAL }], verifier };
+    const options = { dataDir, secrets: [{ name: NAME, secretString: INITIAL }], verifier, log };
     const first = await startSecretsManagerStandin(options);
     const firstClient = clientFor(first.url);
     const stored = JSON.stringify({ client_id: 'AXoperator', client_secret: 'EKoperator' });
@@ -171,12 +172,12 @@ describe('Secrets Manager stand-in with a data directory', () => {
   });
 
   it('keeps nothing without one', async () => {
-    const first = await startSecretsManagerStandin({ secrets: [{ name: NAME, secretString: INITIAL }], verifier });
+    const first = await startSecretsManagerStandin({ secrets: [{ name: NAME, secretString: INITIAL }], verifier, log });
     const client = clientFor(first.url);
     await client.send(new PutSecretValueCommand({ SecretId: NAME, SecretString: 'changed' }));
     client.destroy();
     await first.close();
-    const second = await startSecretsManagerStandin({ secrets: [{ name: NAME, secretString: INITIAL }], verifier });
+    const second = await startSecretsManagerStandin({ secrets: [{ name: NAME, secretString: INITIAL }], verifier, log });
     const again = clientFor(second.url);
     try {
       expect(second.secrets[NAME]!.arn).not.toBe(first.secrets[NAME]!.arn);
@@ -191,7 +192,7 @@ describe('Secrets Manager stand-in with a data directory', () => {
     const damaged = await mkdtemp(join(tmpdir(), 'secrets-standin-damaged-'));
     try {
       await writeFile(join(damaged, 'secrets.json'), '{"version": 1, "secrets": [{"name": 7}]}');
-      await expect(startSecretsManagerStandin({ dataDir: damaged, secrets: [{ name: NAME, secretString: INITIAL }], verifier })).rejects.toThrow(/invalid secret entry/);
+      await expect(startSecretsManagerStandin({ dataDir: damaged, secrets: [{ name: NAME, secretString: INITIAL }], verifier, log })).rejects.toThrow(/invalid secret entry/);
       expect(JSON.parse(await readFile(join(damaged, 'secrets.json'), 'utf8'))).toEqual({ version: 1, secrets: [{ name: 7 }] });
     } finally {
       await rm(damaged, { recursive: true, force: true });
