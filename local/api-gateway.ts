@@ -76,6 +76,12 @@ interface CompiledResource {
 
 const API_ID = 'local';
 
+/**
+ * Longer than the house's 80 lines on purpose: the request path (route match,
+ * authorizer with its cache, handler call, response shaping) is a set of
+ * closures over one server's state (compiled routes, loaded handlers, the
+ * authorizer cache), each step already a named function of its own.
+ */
 export async function startApiGatewayEmulator(options: ApiGatewayEmulatorOptions): Promise<ApiGatewayEmulator> {
   const resources = compileResources(options.routes);
   const loadHandler = moduleLoader(options.functionsDir, options.invokeAs ?? ((_name, invoke) => invoke()));
@@ -250,6 +256,20 @@ function matchResource(resources: CompiledResource[], pathname: string): { resou
   return undefined;
 }
 
+/** The request's headers, each under the name it was first sent by with every value it had, as API Gateway passes them on. */
+function receivedHeaders(req: http.IncomingMessage): Array<{ name: string; values: string[] }> {
+  const multiValueHeaders = new Map<string, { name: string; values: string[] }>();
+  for (let index = 0; index < req.rawHeaders.length; index += 2) {
+    const name = req.rawHeaders[index] as string;
+    const value = req.rawHeaders[index + 1] as string;
+    const entry = multiValueHeaders.get(name.toLowerCase()) ?? { name, values: [] };
+    entry.values.push(value);
+    multiValueHeaders.set(name.toLowerCase(), entry);
+  }
+  multiValueHeaders.set('x-forwarded-proto', { name: 'X-Forwarded-Proto', values: ['http'] });
+  return [...multiValueHeaders.values()];
+}
+
 function proxyEvent(
   req: http.IncomingMessage,
   url: URL,
@@ -261,16 +281,7 @@ function proxyEvent(
 ): APIGatewayProxyEvent {
   // Client-chosen names (headers, query parameters) go into maps without a prototype, so `constructor`
   // or `__proto__` is just a name here too; the events themselves are plain JSON-shaped objects, as in AWS.
-  const multiValueHeaders = new Map<string, { name: string; values: string[] }>();
-  for (let index = 0; index < req.rawHeaders.length; index += 2) {
-    const name = req.rawHeaders[index] as string;
-    const value = req.rawHeaders[index + 1] as string;
-    const entry = multiValueHeaders.get(name.toLowerCase()) ?? { name, values: [] };
-    entry.values.push(value);
-    multiValueHeaders.set(name.toLowerCase(), entry);
-  }
-  multiValueHeaders.set('x-forwarded-proto', { name: 'X-Forwarded-Proto', values: ['http'] });
-  const headerEntries = [...multiValueHeaders.values()];
+  const headerEntries = receivedHeaders(req);
   const headers = Object.fromEntries(headerEntries.map(({ name, values }) => [name, values[values.length - 1] as string]));
 
   const multiValueQuery = new Map<string, string[]>();

@@ -7,65 +7,49 @@
  * function has its own role, and a call its role does not allow fails with
  * AccessDeniedException, so what a function's grants (shared/platform/dynamodb-grants.ts,
  * the same data CDK turns into its policy) do not allow is answered as DynamoDB
- * answers it. Everything else passes through unchanged. A handler that writes
+ * answers it. Everything else passes through unchanged. The server, the
+ * signature check and the reading of grants are those of every local
+ * endpoint (local/gate-server.ts, local/function-identity.ts). A handler that writes
  * an item kind its route did not declare then fails in every local test, not
  * first after a deploy.
  */
 import { randomUUID } from 'node:crypto';
-import type { ServerResponse } from 'node:http';
 import type { DynamoGrant, GrantedTable } from '#shared/platform/dynamodb-grants.ts';
 import { grantsAllow } from '#shared/platform/dynamodb-grants.ts';
 import { TABLE_KEY } from '#shared/platform/table.ts';
-import { REFUSED_CALL } from './function-identity.ts';
-import type { GateServer } from './gate-server.ts';
-import { relay, startGateServer } from './gate-server.ts';
-import type { SignatureVerifier } from './sigv4.ts';
-import { AwsServiceError, readBoundedBody, requireSignature } from './standin-http.ts';
+import { grantsOf, logRefusal, notAuthorized } from './function-identity.ts';
+import type { GateOptions, GateServer, ServiceProtocol } from './gate-server.ts';
+import { AwsServiceError, connectTo, readBoundedBody, relay, requireSignature, startGateServer } from './gate-server.ts';
 
 /** DynamoDB's own cap on a request body. */
 const MAX_REQUEST_BYTES = 16 * 1024 * 1024;
 const TARGET_PREFIX = 'DynamoDB_20120810.';
 
-export interface DynamoGateOptions {
-  /** 0: a free one. */
-  readonly port: number;
+export interface DynamoGateOptions extends GateOptions<GrantedTable, DynamoGrant> {
   /** DynamoDB Local's endpoint. */
   readonly target: string;
-  /** Which granted table each table name is (any other name is granted to nobody). */
-  readonly tables: Readonly<Record<string, GrantedTable>>;
-  /** Each function's grants. */
-  readonly functions: ReadonlyMap<string, readonly DynamoGrant[]>;
-  readonly verifier: SignatureVerifier;
-  readonly log: (line: Record<string, unknown>) => void;
 }
 
 export async function startDynamoGate(options: DynamoGateOptions): Promise<GateServer> {
   const target = new URL(options.target);
+  const emulator = connectTo(options.target);
   return startGateServer({
     name: 'dynamodb gate',
     port: options.port,
-    target: options.target,
+    protocol: DYNAMODB_PROTOCOL,
     log: options.log,
-    async handle(req, res, passOn) {
+    closed: emulator.close,
+    async handle(req, res) {
       const body = await readBoundedBody(req, MAX_REQUEST_BYTES, () => new Error('request body over 16 MB'));
-      const signer = await requireSignature(options.verifier, req, body, 'dynamodb').catch((error: unknown) => {
-        if (error instanceof AwsServiceError) return sendJson(res, 400, { __type: `com.amazon.coral.service#${error.type}`, message: error.message });
-        throw error;
-      });
-      if (!signer) return;
-      if (signer.kind === 'operator') {
-        await relay(await passOn(req, res, { ...req.headers, host: target.host, 'content-length': String(body.length) }, body), res);
-        return;
-      }
-      const functionName = signer.name;
-      const grants = options.functions.get(functionName) ?? [];
-      const refused = refusal(grants, req.headers['x-amz-target'], body, options.tables);
+      const signer = await requireSignature(options.verifier, req, body, 'dynamodb');
+      const grants = grantsOf(signer, options.functions);
+      const refused = grants && refusal(grants, req.headers['x-amz-target'], body, options.resources);
       if (refused) {
-        options.log({ level: 'ERROR', message: REFUSED_CALL, service: 'dynamodb', function: functionName, action: refused.action, table: refused.table, ...(refused.index ? { index: refused.index } : {}), partitionKeys: refused.partitionKeys });
-        accessDenied(res, functionName, refused);
-        return;
+        logRefusal(options.log, 'dynamodb', signer, { action: refused.action, table: refused.table, ...(refused.index ? { index: refused.index } : {}), partitionKeys: refused.partitionKeys });
+        const resource = `table/${refused.table}${refused.index ? `/index/${refused.index}` : ''}`;
+        throw new AwsServiceError('AccessDeniedException', notAuthorized(signer, `dynamodb:${refused.action}`, resource));
       }
-      await relay(await passOn(req, res, { ...req.headers, host: target.host, 'content-length': String(body.length) }, body), res);
+      await relay(await emulator.passOn(req, res, { ...req.headers, host: target.host, 'content-length': String(body.length) }, body), res);
     },
   });
 }
@@ -158,19 +142,16 @@ function arrayOf(value: unknown): unknown[] {
   return Array.isArray(value) ? value : [];
 }
 
-/** As DynamoDB answers a call the caller's policies do not allow. */
-function accessDenied(res: ServerResponse, functionName: string, refused: NamedAction): void {
-  const resource = `table/${refused.table}${refused.index ? `/index/${refused.index}` : ''}`;
-  sendJson(res, 400, {
-    __type: 'com.amazon.coral.service#AccessDeniedException',
-    Message: `User: arn:aws:sts::000000000000:assumed-role/${functionName}/${functionName} is not authorized to perform: dynamodb:${refused.action} on resource: ${resource} because no identity-based policy allows the dynamodb:${refused.action} action`,
-  });
-}
-
-/** A DynamoDB (JSON 1.0) answer. */
-function sendJson(res: ServerResponse, status: number, payload: Record<string, unknown>): undefined {
-  const text = JSON.stringify(payload);
-  res.writeHead(status, { 'Content-Type': 'application/x-amz-json-1.0', 'Content-Length': Buffer.byteLength(text), 'x-amzn-RequestId': randomUUID() });
-  res.end(text);
-  return undefined;
-}
+/**
+ * DynamoDB's answers (JSON 1.0): the error type in its `com.amazon.coral.service#`
+ * namespace; an AccessDeniedException carries its text as `Message`, as
+ * DynamoDB sends it, the others as `message` (the SDK reads either).
+ */
+const DYNAMODB_PROTOCOL: ServiceProtocol = {
+  answer(_req, res, error) {
+    const text = JSON.stringify({ __type: `com.amazon.coral.service#${error.type}`, [error.type === 'AccessDeniedException' ? 'Message' : 'message']: error.message });
+    res.writeHead(error.status, { 'Content-Type': 'application/x-amz-json-1.0', 'Content-Length': Buffer.byteLength(text), 'x-amzn-RequestId': randomUUID() });
+    res.end(text);
+  },
+  internalError: new AwsServiceError('InternalServerError', 'DynamoDB Local did not answer.', 502),
+};

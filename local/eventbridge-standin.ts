@@ -7,18 +7,19 @@
  * `account`, `time`, `region`, `resources`, `detail`). Lines are appended in
  * the order entries arrive, each call's lines in one write. The file can be
  * named after start (the runtime learns its port late); until then accepted
- * entries wait in memory. The file is created owner-only (0600). Every call is
+ * entries wait in memory. The file is created owner-only (0600). Like every
+ * local endpoint it is a gate (local/aws-json-standin.ts): every call is
  * signed (SigV4, checked as EventBridge checks it, local/sigv4.ts) by a
  * credential the runtime issued.
  */
 import { randomUUID } from 'node:crypto';
 import { appendFile, chmod, mkdir } from 'node:fs/promises';
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import path from 'node:path';
+import { startAwsJsonStandin } from './aws-json-standin.ts';
+import type { Log } from './gate-server.ts';
+import { AwsServiceError } from './gate-server.ts';
 import { LOCAL_ACCOUNT_ID } from './lambda-context.ts';
-import { LOCAL_HOST } from './ports.ts';
 import type { SignatureVerifier } from './sigv4.ts';
-import { AwsServiceError, awsJsonServer, closeServer, listenAt, readAwsJsonRequest, sendAwsJson } from './standin-http.ts';
 
 export interface EventBridgeStandinOptions {
   /** Buses that exist; entries for any other bus fail as they would in AWS. */
@@ -26,6 +27,7 @@ export interface EventBridgeStandinOptions {
   region?: string;
   /** Checks each call's signature. */
   verifier: SignatureVerifier;
+  log: Log;
 }
 
 export interface EventBridgeStandin {
@@ -101,15 +103,17 @@ export async function startEventBridgeStandin(options: EventBridgeStandinOptions
     return { FailedEntryCount: results.filter((result) => 'ErrorCode' in result).length, Entries: results };
   };
 
-  const operations = new Map([['PutEvents', putEvents]]);
-  const handle = async (req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void> => {
-    const { body } = await readAwsJsonRequest(req, { signingName: 'events', verifier: options.verifier, targetPrefix: 'AWSEvents', unknownOperation: 'UnknownOperationException', operations });
-    sendAwsJson(res, 200, requestId, await putEvents(body));
-  };
-  const server = awsJsonServer('EventBridge', { type: 'InternalException', message: 'Internal error in the local EventBridge stand-in.' }, handle);
-  const url = await listenAt(server, LOCAL_HOST, 0);
+  const server = await startAwsJsonStandin({
+    name: 'EventBridge',
+    port: 0,
+    service: { signingName: 'events', targetPrefix: 'AWSEvents', unknownOperation: 'UnknownOperationException', internalError: { type: 'InternalException', message: 'Internal error in the local EventBridge stand-in.' } },
+    verifier: options.verifier,
+    log: options.log,
+    operations: new Map([['PutEvents', putEvents]]),
+    closed: () => writes.catch(() => undefined),
+  });
   return {
-    url,
+    url: server.url,
     async writeTo(target: string) {
       await mkdir(path.dirname(target), { recursive: true });
       // Exists from now on, so a reader can follow it before the first event; only its owner may read it.
@@ -123,10 +127,7 @@ export async function startEventBridgeStandin(options: EventBridgeStandinOptions
     get accepted() {
       return accepted;
     },
-    async close() {
-      await closeServer(server);
-      await writes.catch(() => undefined);
-    },
+    close: server.close,
   };
 }
 

@@ -2,44 +2,41 @@
  * A loopback-only stand-in for AWS KMS that speaks the service's JSON 1.1 wire
  * protocol, so the unmodified `@aws-sdk/client-kms` can be pointed at it with
  * `AWS_ENDPOINT_URL_KMS` (or `endpoint`) and the handlers run exactly the code
- * paths they run against AWS. Every call is signed (SigV4, checked as KMS
- * checks it, local/sigv4.ts) by a credential the runtime issued, which names
- * the caller whose key grants apply. Key material sits in memory (and, with
- * `dataDir`, in an owner-only file). What it keeps faithful is the behaviour
- * callers rely on for correctness: encryption context binding, key usage
- * separation, key id forms and the typed exceptions.
+ * paths they run against AWS. It serves the three operations the code base
+ * sends (GenerateDataKey, Decrypt, GenerateMac). Like every local endpoint it
+ * is a gate (local/aws-json-standin.ts): every call is signed (SigV4, checked
+ * as KMS checks it, local/sigv4.ts) by a credential the runtime issued, and a
+ * function may use a key only as its key grants (shared/platform/key-grants.ts,
+ * the same data CDK turns into its policies) allow; its emulator, the key
+ * store and operations below, is in this process. Key material sits in memory
+ * (and, with `dataDir`, in an owner-only file). What it keeps faithful is the
+ * behaviour callers rely on for correctness: encryption context binding, key
+ * usage separation, key id forms and the typed exceptions.
  */
 import { createCipheriv, createDecipheriv, createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
-import { principalName } from './signing-credentials.ts';
-import type { SignatureVerifier } from './sigv4.ts';
+import type { GrantedKey, KeyGrant } from '#shared/platform/key-grants.ts';
+import { keyGrantsAllow } from '#shared/platform/key-grants.ts';
+import type { AwsJsonOperation, Body } from './aws-json-standin.ts';
+import { startAwsJsonStandin } from './aws-json-standin.ts';
+import { grantsOf, logRefusal, notAuthorized } from './function-identity.ts';
+import type { GateOptions } from './gate-server.ts';
+import { AwsServiceError } from './gate-server.ts';
+import { LOCAL_ACCOUNT_ID } from './lambda-context.ts';
+import type { Principal } from './signing-credentials.ts';
 import { StandinDataFile } from './standin-data-file.ts';
-import { AwsServiceError, awsJsonServer, closeServer, listenAt, readAwsJsonRequest, sendAwsJson } from './standin-http.ts';
 
 export type KmsStandinKeySpec = 'SYMMETRIC_DEFAULT' | 'HMAC_256';
 type KeyUsage = 'ENCRYPT_DECRYPT' | 'GENERATE_VERIFY_MAC';
 
-export interface KmsStandinOptions {
-  /** 0 (the default) picks an ephemeral port. */
-  port?: number;
-  host?: string;
+/** `resources`: which granted key each alias is; a key no alias of which is granted is no function's to use. */
+export interface KmsStandinOptions extends GateOptions<GrantedKey, KeyGrant> {
   /** When set, key material persists in `<dataDir>/kms-keys.json` across restarts. */
-  dataDir?: string;
+  readonly dataDir?: string;
   /** Created at start unless the alias already exists in the persisted data. */
-  keys?: Array<{ alias: string; keySpec: KmsStandinKeySpec }>;
-  region?: string;
-  accountId?: string;
-  /** Checks each call's signature and names its signer. */
-  verifier: SignatureVerifier;
-  /**
-   * IAM's part: whether the function that made a call (undefined for a call
-   * made outside any function, the runtime's or a CLI's) may perform `action`
-   * on the key with this encryption context. A call it refuses is answered
-   * with AccessDeniedException, before the key is used. Absent: everything.
-   */
-  authorize?: (caller: string | undefined, request: { action: string; keyArn: string; encryptionContext: Readonly<Record<string, string>> }) => boolean;
+  readonly keys: ReadonlyArray<{ alias: string; keySpec: KmsStandinKeySpec }>;
 }
 
 export interface KmsStandin {
@@ -68,10 +65,9 @@ interface PersistedData {
   aliases: Record<string, string>;
 }
 
-type Body = Record<string, unknown>;
+type OperationName = 'GenerateDataKey' | 'Decrypt' | 'GenerateMac';
 /** Throws AccessDeniedException unless the caller may perform the operation on the key with this context. */
-type Authorize = (keyArn: string, encryptionContext: Readonly<Record<string, string>>) => void;
-type Operation = (body: Body, authorize: Authorize) => Promise<Body> | Body;
+type Authorize = (call: { principal: Principal; operation: OperationName }, keyId: string, encryptionContext: Readonly<Record<string, string>>) => void;
 
 const DATA_FILE = 'kms-keys.json';
 const KEY_ID_LENGTH = 36; // a UUID, like real KMS key ids
@@ -87,8 +83,6 @@ const BASE64_PATTERN = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/
 // two apart keeps "valid but unsupported here" distinct from "invalid input".
 const KNOWN_ENCRYPTION_ALGORITHMS = new Set(['SYMMETRIC_DEFAULT', 'RSAES_OAEP_SHA_1', 'RSAES_OAEP_SHA_256', 'SM2PKE']);
 const KNOWN_MAC_ALGORITHMS = new Set(['HMAC_SHA_224', 'HMAC_SHA_256', 'HMAC_SHA_384', 'HMAC_SHA_512']);
-// Operations for which real KMS honours DryRun; none of them has side effects here.
-const DRY_RUN_OPERATIONS = new Set(['Decrypt', 'GenerateDataKey', 'GenerateMac']);
 
 
 function validationError(message: string): AwsServiceError {
@@ -350,41 +344,40 @@ function dataKeyLength(body: Body): number {
   throw validationError(`Value '${String(keySpec)}' at 'keySpec' failed to satisfy constraint: Member must satisfy enum value set: [AES_256, AES_128]`);
 }
 
-function operations(store: KeyStore): Map<string, Operation> {
+function operations(store: KeyStore, authorize: Authorize): Map<OperationName, AwsJsonOperation<OperationName>> {
   const b64 = (bytes: Buffer): string => bytes.toString('base64');
 
-  const generateDataKey = (body: Body, authorize: Authorize): Body => {
-    const key = store.resolve(reqString(body, 'KeyId'));
-    const arn = store.keyArn(key.keyId);
-    const context = encryptionContext(body, 'EncryptionContext');
-    authorize(arn, context);
-    requireUsage(key, 'ENCRYPT_DECRYPT', arn);
-    const length = dataKeyLength(body);
-    const plaintext = randomBytes(length);
-    const blob = seal(key, plaintext, context);
-    return { CiphertextBlob: b64(blob), Plaintext: b64(plaintext), KeyId: arn };
-  };
-
-  return new Map<string, Operation>([
+  return new Map<OperationName, AwsJsonOperation<OperationName>>([
     [
       'Decrypt',
-      (body, authorize) => {
+      (body, call) => {
         const blob = reqBlob(body, 'CiphertextBlob', 6144);
         checkEncryptionAlgorithm(body, 'EncryptionAlgorithm');
         const context = encryptionContext(body, 'EncryptionContext');
         // The key is the one the ciphertext names (a blob that names none is refused as KMS refuses it, before any policy).
-        authorize(store.keyArn(blobKeyId(blob)), context);
+        authorize(call, blobKeyId(blob), context);
         const { key, plaintext } = open(store, blob, context, optString(body, 'KeyId'));
         return { KeyId: store.keyArn(key.keyId), Plaintext: b64(plaintext), EncryptionAlgorithm: 'SYMMETRIC_DEFAULT' };
       },
     ],
-    ['GenerateDataKey', generateDataKey],
     [
-      'GenerateMac',
-      (body, authorize) => {
+      'GenerateDataKey',
+      (body, call) => {
         const key = store.resolve(reqString(body, 'KeyId'));
         const arn = store.keyArn(key.keyId);
-        authorize(arn, {});
+        const context = encryptionContext(body, 'EncryptionContext');
+        authorize(call, key.keyId, context);
+        requireUsage(key, 'ENCRYPT_DECRYPT', arn);
+        const plaintext = randomBytes(dataKeyLength(body));
+        return { CiphertextBlob: b64(seal(key, plaintext, context)), Plaintext: b64(plaintext), KeyId: arn };
+      },
+    ],
+    [
+      'GenerateMac',
+      (body, call) => {
+        const key = store.resolve(reqString(body, 'KeyId'));
+        const arn = store.keyArn(key.keyId);
+        authorize(call, key.keyId, {});
         requireUsage(key, 'GENERATE_VERIFY_MAC', arn);
         const message = reqBlob(body, 'Message', 4096);
         const algorithm = macAlgorithm(body);
@@ -402,24 +395,65 @@ function operations(store: KeyStore): Map<string, Operation> {
 export const CALLS_PATH = '/__standin/calls';
 
 export async function startKmsStandin(options: KmsStandinOptions): Promise<KmsStandin> {
-  const host = options.host ?? '127.0.0.1';
-  const store = new KeyStore(
-    options.region ?? 'us-east-1',
-    options.accountId ?? '000000000000',
-    new StandinDataFile(options.dataDir ? join(options.dataDir, DATA_FILE) : undefined),
-  );
+  const store = new KeyStore('us-east-1', LOCAL_ACCOUNT_ID, new StandinDataFile(options.dataDir ? join(options.dataDir, DATA_FILE) : undefined));
   if (options.dataDir) await mkdir(options.dataDir, { recursive: true });
   await store.load();
+  await createKeys(store, options.keys, options.dataDir);
 
+  // IAM's part, as the DynamoDB and S3 gates play it: the operator may do anything, a function what its key grants allow.
+  const authorize: Authorize = (call, keyId, context) => {
+    const grants = grantsOf(call.principal, options.functions);
+    const granted = [...store.aliases].find(([alias, id]) => id === keyId && options.resources[alias] !== undefined)?.[0];
+    if (!grants || keyGrantsAllow(grants, { action: call.operation, key: granted === undefined ? undefined : options.resources[granted], encryptionContext: context })) return;
+    const keyArn = store.keyArn(keyId);
+    logRefusal(options.log, 'kms', call.principal, { action: call.operation, key: keyArn, encryption_context: context });
+    throw new AwsServiceError('AccessDeniedException', notAuthorized(call.principal, `kms:${call.operation}`, keyArn));
+  };
+  const calls: Record<string, number> = {};
+  const counted = [...operations(store, authorize)].map(([name, operation]): [OperationName, AwsJsonOperation<OperationName>] => [
+    name,
+    (body, call) => {
+      calls[name] = (calls[name] ?? 0) + 1;
+      return operation(body, call);
+    },
+  ]);
+
+  const server = await startAwsJsonStandin({
+    name: 'KMS',
+    port: options.port,
+    service: { signingName: 'kms', targetPrefix: 'TrentService', unknownOperation: 'UnsupportedOperationException', internalError: { type: 'KMSInternalException', message: 'Internal error in the local KMS stand-in.' } },
+    verifier: options.verifier,
+    log: options.log,
+    operations: new Map(counted),
+    extension: (req, res) => answerCalls(req, res, calls),
+    closed: () => store.flushed(),
+  });
+
+  const keys: Record<string, { keyId: string; arn: string }> = {};
+  for (const [alias, keyId] of store.aliases) keys[alias] = { keyId, arn: store.keyArn(keyId) };
+
+  return {
+    url: server.url,
+    keys,
+    calls,
+    resetCalls() {
+      for (const name of Object.keys(calls)) delete calls[name];
+    },
+    close: server.close,
+  };
+}
+
+/** The keys asked for that the data dir does not hold yet, made and persisted. */
+async function createKeys(store: KeyStore, keys: KmsStandinOptions['keys'], dataDir: string | undefined): Promise<void> {
   let created = false;
-  for (const { alias, keySpec } of options.keys ?? []) {
+  for (const { alias, keySpec } of keys) {
     if (!ALIAS_PATTERN.test(alias)) throw new Error(`Invalid KMS alias ${alias}: it must look like alias/name`);
     if (keySpec !== 'SYMMETRIC_DEFAULT' && keySpec !== 'HMAC_256') throw new Error(`Unsupported key spec ${String(keySpec)} for ${alias}`);
     const existing = store.aliases.get(alias);
     if (existing !== undefined) {
       const key = store.keys.get(existing);
       // Reusing a persisted key of the wrong kind would only fail later, at first use.
-      if (key?.keySpec !== keySpec) throw new Error(`${alias} exists in ${options.dataDir} with key spec ${String(key?.keySpec)}, not ${keySpec}`);
+      if (key?.keySpec !== keySpec) throw new Error(`${alias} exists in ${dataDir} with key spec ${String(key?.keySpec)}, not ${keySpec}`);
       continue;
     }
     const key = store.createKey(keySpec, `local ${alias}`);
@@ -427,50 +461,12 @@ export async function startKmsStandin(options: KmsStandinOptions): Promise<KmsSt
     created = true;
   }
   if (created) await store.persist();
+}
 
-  const handlers = operations(store);
-  const calls: Record<string, number> = {};
-
-  const handle = async (req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void> => {
-    if (req.method === 'GET' && req.url === CALLS_PATH) {
-      // Not a KMS operation: how many calls of each operation the stand-in served, for tests that count them.
-      const body = JSON.stringify(calls);
-      res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) }).end(body);
-      return;
-    }
-    const { principal: signer, operationName, body } = await readAwsJsonRequest(req, { signingName: 'kms', verifier: options.verifier, targetPrefix: 'TrentService', unknownOperation: 'UnsupportedOperationException', operations: handlers });
-    const operation = handlers.get(operationName)!;
-    calls[operationName] = (calls[operationName] ?? 0) + 1;
-    const caller = signer.kind === 'function' ? signer.name : undefined;
-    const result = await operation(body, (keyArn, context) => {
-      if (!options.authorize || options.authorize(caller, { action: operationName, keyArn, encryptionContext: context })) return;
-      const role = principalName(signer);
-      const principal = `arn:aws:sts::${options.accountId ?? '000000000000'}:assumed-role/${role}/${role}`;
-      throw new AwsServiceError('AccessDeniedException', `User: ${principal} is not authorized to perform: kms:${operationName} on resource: ${keyArn} because no identity-based policy allows the kms:${operationName} action`);
-    });
-    if (body.DryRun === true && DRY_RUN_OPERATIONS.has(operationName)) {
-      throw new AwsServiceError('DryRunOperationException', 'The request would have succeeded, but the DryRun option is set.', 412);
-    }
-    sendAwsJson(res, 200, requestId, result);
-  };
-
-  const server = awsJsonServer('KMS', { type: 'KMSInternalException', message: 'Internal error in the local KMS stand-in.' }, handle);
-
-  const url = await listenAt(server, host, options.port ?? 0);
-
-  const keys: Record<string, { keyId: string; arn: string }> = {};
-  for (const [alias, keyId] of store.aliases) keys[alias] = { keyId, arn: store.keyArn(keyId) };
-
-  return {
-    url,
-    keys,
-    calls,
-    resetCalls() {
-      for (const name of Object.keys(calls)) delete calls[name];
-    },
-    async close() {
-      await closeServer(server);
-      await store.flushed();
-    },
-  };
+/** Not a KMS operation: how many calls of each operation the stand-in served, for tests and benchmarks that count them. */
+function answerCalls(req: IncomingMessage, res: ServerResponse, calls: Record<string, number>): boolean {
+  if (req.method !== 'GET' || req.url !== CALLS_PATH) return false;
+  const body = JSON.stringify(calls);
+  res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) }).end(body);
+  return true;
 }

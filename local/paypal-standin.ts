@@ -7,7 +7,7 @@
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { closeServer, listenAt, readBoundedBody } from './standin-http.ts';
+import { closeServer, listenAt, readBoundedBody } from './gate-server.ts';
 
 export interface PaypalStandinOptions {
   /** 0 (the default) picks an ephemeral port. */
@@ -80,6 +80,7 @@ function basicClientId(header: string | undefined): string | undefined {
   return decoded.slice(0, separator);
 }
 
+/** Its two operations are closures over the tokens it issued, which is why it runs past 80 lines. */
 export async function startPaypalStandin(options: PaypalStandinOptions = {}): Promise<PaypalStandin> {
   const host = options.host ?? '127.0.0.1';
   // Tokens live as long as the process: expiry is not something the local runtime exercises.

@@ -1,6 +1,6 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { rmSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import type http from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,7 +16,7 @@ import { bucketGrants } from '#shared/platform/bucket-grants.ts';
 import { dynamodbGrants } from '#shared/platform/dynamodb-grants.ts';
 import type { FunctionAccess, FunctionResources } from '#shared/platform/function-environment.ts';
 import type { GrantedKey } from '#shared/platform/key-grants.ts';
-import { keyGrants, keyGrantsAllow } from '#shared/platform/key-grants.ts';
+import { keyGrants } from '#shared/platform/key-grants.ts';
 import { accessFor, AUTHORIZER_ACCESS, BACKGROUND_FUNCTION_ACCESS, functionEnvironment } from '#shared/platform/function-environment.ts';
 import { routes as routeTable } from '#shared/platform/routes.ts';
 import type { RouteDefinition } from '#shared/platform/routes.ts';
@@ -39,12 +39,13 @@ import { startDynamoGate } from './dynamodb-gate.ts';
 import { startDynamoDbLocal } from './dynamodb-local.ts';
 import { startStreamPoller } from './dynamodb-streams.ts';
 import { startEventBridgeStandin } from './eventbridge-standin.ts';
+import type { EventBridgeStandin } from './eventbridge-standin.ts';
 import { startKmsStandin } from './kms-standin.ts';
-import type { KmsStandinOptions } from './kms-standin.ts';
-import { REFUSED_CALL } from './function-identity.ts';
+import type { KmsStandinKeySpec } from './kms-standin.ts';
 import { startPaypalStandin } from './paypal-standin.ts';
 import { startSecretsManagerStandin } from './secrets-manager-standin.ts';
 import { assertPortFree, localPorts } from './ports.ts';
+import type { LocalPorts } from './ports.ts';
 import { ADMIN_FLUSH_PATH, eventsFilePath } from './runtime-file.ts';
 import { ensureHistoryTable, ensureTable } from './provision.ts';
 import { routeS3Events } from './s3-events.ts';
@@ -126,266 +127,322 @@ export interface LocalRuntime {
 }
 
 /**
- * Starts everything `npm start` serves: DynamoDB Local, s3rver, the KMS,
- * PayPal, Secrets Manager and EventBridge stand-ins, and the API Gateway
- * emulator running the real handlers.
+ * Starts everything `npm start` serves, in named steps: the stores' emulators
+ * (DynamoDB Local, s3rver), the checked endpoints every caller reaches them
+ * and the other services through (the DynamoDB and S3 gates; the KMS, Secrets
+ * Manager and EventBridge stand-ins; the PayPal stand-in), the functions'
+ * environments, the tables and seed, the API Gateway emulator running the
+ * real handlers, the events file, and the S3 triggers.
  * A failure part-way closes whatever had started.
  */
 export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<LocalRuntime> {
-  const closers: Array<() => Promise<void>> = [];
-  const closeAll = async () => {
-    for (const close of closers.reverse()) await close().catch(() => {});
-  };
+  const closers: Closers = [];
+  const close = () => closeInReverse(closers);
   try {
-    const ports = localPorts(options.port);
-    // Checked before anything starts, so a taken PORT fails at once rather than after DynamoDB Local's start-up.
-    await assertPortFree(ports.api, 'the API (PORT)');
-    // S3's address is what presigned uploads and downloads name: the functions' gate takes PORT+2, s3rver behind it a free port.
-    await assertPortFree(ports.s3, 'S3 (PORT+2)');
-    await assertPortFree(ports.dynamodb, 'DynamoDB (PORT+1)');
-    const dataPath = (name: string) => (options.dataDir ? path.join(options.dataDir, name) : undefined);
-    if (options.dataDir) {
-      const { mkdir } = await import('node:fs/promises');
-      for (const name of ['dynamodb', 's3']) await mkdir(path.join(options.dataDir, name), { recursive: true });
-    }
-    const routes = options.routes ?? routeTable;
-    const triggers = options.s3Triggers ?? s3Triggers;
-    const accesses = functionAccesses(routes, triggers);
-    // IAM's part, locally: each function signs with a credential of its own, made now, and its grants (the same data CDK's policies come from)
-    // say what it may do; the operator (this runtime, the CLIs) signs with another. Every endpoint that holds data checks the signatures.
-    const signing = generateSigningCredentials(accesses.map(([name]) => name));
-    const verifier = signatureVerifier(signing);
-    const logRefusal = options.log ?? ((line: Record<string, unknown>) => process.stderr.write(`${JSON.stringify(line)}\n`));
-    const keyGrantsOf = new Map(accesses.map(([name, access]) => [name, keyGrants(access)]));
-    let keyOfArn = new Map<string, GrantedKey>();
-    const authorizeKeyUse: NonNullable<KmsStandinOptions['authorize']> = (caller, request) => {
-      // A call made outside any function is the runtime's own or a CLI's: the operator's.
-      if (caller === undefined) return true;
-      const allowed = keyGrantsAllow(keyGrantsOf.get(caller) ?? [], { action: request.action, key: keyOfArn.get(request.keyArn), encryptionContext: request.encryptionContext });
-      if (!allowed) logRefusal({ level: 'ERROR', message: REFUSED_CALL, service: 'kms', function: caller, action: request.action, key: request.keyArn, encryption_context: request.encryptionContext });
-      return allowed;
+    const ports = await claimPorts(options.port);
+    const hosted = hostedFunctions(options);
+    const stores = await startStores(options.dataDir, closers);
+    const endpoints = await startEndpoints({ ports, dataDir: options.dataDir, stores, hosted }, closers);
+    const environments = functionEnvironments(hosted, endpoints);
+    const provisioned = await provision({ options, hosted, stores, endpoints, invokeAs: environments.invokeAs }, closers);
+    const api = await startApi({ options, hosted, ports, invokeAs: environments.invokeAs }, closers);
+    const eventsFile = await writeEventsFile({ dataDir: options.dataDir, port: api.port, eventBridge: endpoints.eventBridge }, closers);
+    await startTriggers({ options, hosted, stores, invokeAs: environments.invokeAs }, closers);
+    const demo = options.seed ? undefined : await startDemo(api, provisioned);
+    return {
+      url: api.url,
+      port: api.port,
+      handlerEnvironment: environments.handlerEnvironment,
+      issuedCredentials: provisioned.issuedCredentials,
+      demo,
+      endpoints: {
+        dynamodb: endpoints.dynamoGate.url,
+        s3: endpoints.s3Gate.url,
+        kms: endpoints.kms.url,
+        paypal: endpoints.paypal.url,
+        secretsManager: endpoints.secretsManager.url,
+        eventbridge: endpoints.eventBridge.url,
+      },
+      eventsFile,
+      kmsCalls: { calls: endpoints.kms.calls, reset: () => endpoints.kms.resetCalls() },
+      adminToken: api.adminToken,
+      close,
     };
-    const [dynamodbLocal, s3Local, kmsStandin, paypalStandin, secretsManager] = await Promise.all([
-      // Behind the gate, which takes PORT+1: DynamoDB Local itself on a free port.
-      startDynamoDbLocal({ dataDir: dataPath('dynamodb'), port: 0 }),
-      startS3Local({ dataDir: dataPath('s3'), buckets: [LOCAL_NAMES.documentsBucket, LOCAL_NAMES.reportsBucket] }),
-      startKmsStandin({
-        port: ports.kms,
-        dataDir: options.dataDir,
-        keys: [
-          { alias: LOCAL_NAMES.vaultKeyAlias, keySpec: 'SYMMETRIC_DEFAULT' },
-          { alias: LOCAL_NAMES.credentialMacKeyAlias, keySpec: 'HMAC_256' },
-          { alias: LOCAL_NAMES.fingerprintKeyAlias, keySpec: 'HMAC_256' },
-          { alias: LOCAL_NAMES.requestHashKeyAlias, keySpec: 'HMAC_256' },
-        ],
-        authorize: authorizeKeyUse,
-        verifier,
-      }),
-      startPaypalStandin({ port: ports.paypal }),
-      // The stack's PayPal secret, created only when absent (see LOCAL_PAYPAL_CREDENTIALS).
-      // On a free port, like the EventBridge stand-in: only the functions and the CLIs call it, and they read its URL.
-      startSecretsManagerStandin({
-        dataDir: options.dataDir,
-        secrets: [{ name: LOCAL_NAMES.paypalSecretName, secretString: JSON.stringify(LOCAL_PAYPAL_CREDENTIALS), description: 'Payments local: PayPal REST client credentials (JSON client_id, client_secret)' }],
-        verifier,
-      }),
-    ]);
-    closers.push(dynamodbLocal.close, s3Local.close, kmsStandin.close, paypalStandin.close, secretsManager.close);
-    const eventBridge = await startEventBridgeStandin({ busNames: [LOCAL_NAMES.eventBusName], verifier });
-    closers.push(eventBridge.close);
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
 
-    const vaultKey = kmsStandin.keys[LOCAL_NAMES.vaultKeyAlias];
-    const macKey = kmsStandin.keys[LOCAL_NAMES.credentialMacKeyAlias];
-    const fingerprintKey = kmsStandin.keys[LOCAL_NAMES.fingerprintKeyAlias];
-    const requestHashKey = kmsStandin.keys[LOCAL_NAMES.requestHashKeyAlias];
-    if (!vaultKey || !macKey || !fingerprintKey || !requestHashKey) throw new Error('KMS stand-in did not create the local keys');
-    const paypalSecret = secretsManager.secrets[LOCAL_NAMES.paypalSecretName];
-    if (!paypalSecret) throw new Error('Secrets Manager stand-in did not create the PayPal secret');
+/** What stops each part started so far, run last-started first. */
+type Closers = Array<() => Promise<void>>;
 
-    keyOfArn = new Map([
-      [vaultKey.arn, 'vault'],
-      [fingerprintKey.arn, 'fingerprint'],
-      [requestHashKey.arn, 'requestHash'],
-      [macKey.arn, 'credentialMac'],
-    ]);
-    // Every caller reaches DynamoDB through the gate, which refuses what each function's grants do not allow.
-    const dynamoGate = await startDynamoGate({
+async function closeInReverse(closers: Closers): Promise<void> {
+  for (const close of closers.splice(0).reverse()) await close().catch(() => {});
+}
+
+type InvokeAs = <R>(functionName: string, invoke: () => Promise<R>) => Promise<R>;
+
+/** The ports the runtime answers on, checked free before anything starts, so a taken PORT fails at once rather than after DynamoDB Local's start-up. */
+async function claimPorts(port: number): Promise<LocalPorts> {
+  const ports = localPorts(port);
+  await assertPortFree(ports.api, 'the API (PORT)');
+  // S3's address is what presigned uploads and downloads name: the functions' gate takes PORT+2, s3rver behind it a free port.
+  await assertPortFree(ports.s3, 'S3 (PORT+2)');
+  await assertPortFree(ports.dynamodb, 'DynamoDB (PORT+1)');
+  return ports;
+}
+
+/** Every function the runtime hosts, with what it may touch, and the credentials each signs with. */
+function hostedFunctions(options: LocalRuntimeOptions) {
+  const routes = options.routes ?? routeTable;
+  const triggers = options.s3Triggers ?? s3Triggers;
+  const accesses = functionAccesses(routes, triggers);
+  // IAM's part, locally: each function signs with a credential of its own, made now, and its grants (the same data CDK's policies come from)
+  // say what it may do; the operator (this runtime, the CLIs) signs with another. Every endpoint that holds data checks the signatures.
+  const signing = generateSigningCredentials(accesses.map(([name]) => name));
+  return {
+    routes,
+    triggers,
+    accesses,
+    signing,
+    verifier: signatureVerifier(signing),
+    functionsDir: options.functionsDir ?? path.join(REPO_ROOT, 'functions'),
+    // A refusal is an error whatever the access log's setting: it would fail in AWS.
+    logRefusal: options.log ?? ((line: Record<string, unknown>) => process.stderr.write(`${JSON.stringify(line)}\n`)),
+  };
+}
+type HostedFunctions = ReturnType<typeof hostedFunctions>;
+
+/** The stores' emulators, each behind a gate (startEndpoints), so on free ports of their own. */
+async function startStores(dataDir: string | undefined, closers: Closers) {
+  const dataPath = (name: string) => (dataDir ? path.join(dataDir, name) : undefined);
+  if (dataDir) for (const name of ['dynamodb', 's3']) await mkdir(path.join(dataDir, name), { recursive: true });
+  const [dynamodbLocal, s3Local] = await Promise.all([
+    startDynamoDbLocal({ dataDir: dataPath('dynamodb'), port: 0 }),
+    startS3Local({ dataDir: dataPath('s3'), buckets: [LOCAL_NAMES.documentsBucket, LOCAL_NAMES.reportsBucket] }),
+  ]);
+  closers.push(dynamodbLocal.close, s3Local.close);
+  return { dynamodbLocal, s3Local };
+}
+type Stores = Awaited<ReturnType<typeof startStores>>;
+
+/** The runtime's KMS keys, and which granted key each is (shared/platform/key-grants.ts). */
+const LOCAL_KEYS = [
+  { alias: LOCAL_NAMES.vaultKeyAlias, keySpec: 'SYMMETRIC_DEFAULT', granted: 'vault' },
+  { alias: LOCAL_NAMES.credentialMacKeyAlias, keySpec: 'HMAC_256', granted: 'credentialMac' },
+  { alias: LOCAL_NAMES.fingerprintKeyAlias, keySpec: 'HMAC_256', granted: 'fingerprint' },
+  { alias: LOCAL_NAMES.requestHashKeyAlias, keySpec: 'HMAC_256', granted: 'requestHash' },
+] as const satisfies ReadonlyArray<{ alias: string; keySpec: KmsStandinKeySpec; granted: GrantedKey }>;
+
+/**
+ * Every endpoint a caller reaches, each checking signatures and, where the
+ * stack's policies hold data, the caller's grants: the gates in front of the
+ * stores, the KMS, Secrets Manager and EventBridge stand-ins, and PayPal's.
+ */
+async function startEndpoints(parts: { ports: LocalPorts; dataDir: string | undefined; stores: Stores; hosted: HostedFunctions }, closers: Closers) {
+  const { ports, stores, hosted } = parts;
+  const checks = { verifier: hosted.verifier, log: hosted.logRefusal };
+  const grantsOfEach = <Grant>(grants: (access: FunctionAccess) => Grant[]) => new Map(hosted.accesses.map(([name, access]) => [name, grants(access)]));
+  const [dynamoGate, s3Gate, kms, secretsManager, eventBridge, paypal] = await Promise.all([
+    startDynamoGate({
+      ...checks,
       port: ports.dynamodb,
-      verifier,
-      target: dynamodbLocal.endpoint,
-      tables: { [LOCAL_NAMES.tableName]: 'table', [LOCAL_NAMES.auHistoryTableName]: 'auHistory' },
-      functions: new Map(accesses.map(([name, access]) => [name, dynamodbGrants(access)])),
-      // A refusal is an error whatever the access log's setting: it would fail in AWS.
-      log: logRefusal,
-    });
-    closers.push(dynamoGate.close);
-    // Every caller's S3 endpoint is a gate in front of s3rver, which refuses what each function's bucket grants do not allow.
-    const s3Gate = await startS3Gate({
-      verifier,
+      target: stores.dynamodbLocal.endpoint,
+      resources: { [LOCAL_NAMES.tableName]: 'table', [LOCAL_NAMES.auHistoryTableName]: 'auHistory' },
+      functions: grantsOfEach(dynamodbGrants),
+    }),
+    startS3Gate({
+      ...checks,
       port: ports.s3,
-      target: s3Local.endpoint,
-      buckets: { [LOCAL_NAMES.documentsBucket]: 'documents', [LOCAL_NAMES.reportsBucket]: 'reports' },
-      functions: new Map(accesses.map(([name, access]) => [name, bucketGrants(access)])),
-      log: logRefusal,
-    });
-    closers.push(s3Gate.close);
+      target: stores.s3Local.endpoint,
+      resources: { [LOCAL_NAMES.documentsBucket]: 'documents', [LOCAL_NAMES.reportsBucket]: 'reports' },
+      functions: grantsOfEach(bucketGrants),
+    }),
+    startKmsStandin({
+      ...checks,
+      port: ports.kms,
+      dataDir: parts.dataDir,
+      keys: LOCAL_KEYS,
+      resources: Object.fromEntries(LOCAL_KEYS.map(({ alias, granted }) => [alias, granted])),
+      functions: grantsOfEach(keyGrants),
+    }),
+    // The stack's PayPal secret, created only when absent (see LOCAL_PAYPAL_CREDENTIALS).
+    startSecretsManagerStandin({ ...checks, dataDir: parts.dataDir, secrets: [{ name: LOCAL_NAMES.paypalSecretName, secretString: JSON.stringify(LOCAL_PAYPAL_CREDENTIALS) }] }),
+    startEventBridgeStandin({ ...checks, busNames: [LOCAL_NAMES.eventBusName] }),
+    startPaypalStandin({ port: ports.paypal }),
+  ]);
+  closers.push(dynamoGate.close, s3Gate.close, kms.close, secretsManager.close, eventBridge.close, paypal.close);
+  const keyArn = (alias: string) => kms.keys[alias]?.arn ?? missing(`the KMS key ${alias}`);
+  const keyArns = { vault: keyArn(LOCAL_NAMES.vaultKeyAlias), credentialMac: keyArn(LOCAL_NAMES.credentialMacKeyAlias), fingerprint: keyArn(LOCAL_NAMES.fingerprintKeyAlias), requestHash: keyArn(LOCAL_NAMES.requestHashKeyAlias) };
+  const paypalSecretArn = secretsManager.secrets[LOCAL_NAMES.paypalSecretName]?.arn ?? missing('the PayPal secret');
+  return { dynamoGate, s3Gate, kms, secretsManager, eventBridge, paypal, keyArns, paypalSecretArn };
+}
+type Endpoints = Awaited<ReturnType<typeof startEndpoints>>;
 
-    // What Lambda and CDK give every function; the rest each function gets from its declared access.
-    const platformEnvironment: Record<string, string> = {
-      AWS_REGION: 'us-east-1',
-      AWS_ENDPOINT_URL_DYNAMODB: dynamoGate.url,
-      AWS_ENDPOINT_URL_S3: s3Gate.url,
-      AWS_ENDPOINT_URL_KMS: kmsStandin.url,
-      AWS_ENDPOINT_URL_SECRETS_MANAGER: secretsManager.url,
-      AWS_ENDPOINT_URL_EVENTBRIDGE: eventBridge.url,
-      S3_FORCE_PATH_STYLE: 'true',
-      ENVIRONMENT_NAME: LOCAL_NAMES.environmentName,
-      POWERTOOLS_SERVICE_NAME: 'payments-api',
-      // No X-Ray daemon and no CloudWatch agent here: the same handler code, with tracing and EMF metrics off.
-      POWERTOOLS_TRACE_ENABLED: 'false',
-      POWERTOOLS_METRICS_DISABLED: 'true',
-    };
-    const resources: FunctionResources = {
-      tableName: LOCAL_NAMES.tableName,
-      auHistoryTableName: LOCAL_NAMES.auHistoryTableName,
-      vaultKeyId: vaultKey.arn,
-      documentsBucket: LOCAL_NAMES.documentsBucket,
-      // As in AWS, documents are written naming SSE-KMS under the vault key (s3rver accepts and ignores the headers).
-      documentsKmsKeyId: vaultKey.arn,
-      credentialMacKeyId: macKey.arn,
-      fingerprintKeyId: fingerprintKey.arn,
-      requestHashKeyId: requestHashKey.arn,
-      reportsBucket: LOCAL_NAMES.reportsBucket,
-      eventBusName: LOCAL_NAMES.eventBusName,
-      // As in AWS, PayPal functions read their client credentials from the secret, once per container.
-      paypal: { apiUrl: paypalStandin.url, credentials: { secretArn: paypalSecret.arn } },
-    };
-    const containers = functionContainers({ accesses, platformEnvironment, resources, credentialOf: (name) => signing.forFunction(name) });
-    const invokeAs = <R>(functionName: string, invoke: () => Promise<R>): Promise<R> => {
-      const container = containers.get(functionName);
-      if (!container) throw new Error(`no function named ${functionName}`);
-      return runInContainer(container, invoke);
-    };
-    const handlerEnvironment: Record<string, string> = {
+function missing(what: string): never {
+  throw new Error(`the local runtime did not create ${what}`);
+}
+
+/**
+ * What each function's container holds (functionContainers), what the CLIs
+ * get (handlerEnvironment), and this process's own environment.
+ */
+function functionEnvironments(hosted: HostedFunctions, endpoints: Endpoints) {
+  // What Lambda and CDK give every function; the rest each function gets from its declared access.
+  const platformEnvironment: Record<string, string> = {
+    AWS_REGION: 'us-east-1',
+    AWS_ENDPOINT_URL_DYNAMODB: endpoints.dynamoGate.url,
+    AWS_ENDPOINT_URL_S3: endpoints.s3Gate.url,
+    AWS_ENDPOINT_URL_KMS: endpoints.kms.url,
+    AWS_ENDPOINT_URL_SECRETS_MANAGER: endpoints.secretsManager.url,
+    AWS_ENDPOINT_URL_EVENTBRIDGE: endpoints.eventBridge.url,
+    S3_FORCE_PATH_STYLE: 'true',
+    ENVIRONMENT_NAME: LOCAL_NAMES.environmentName,
+    POWERTOOLS_SERVICE_NAME: 'payments-api',
+    // No X-Ray daemon and no CloudWatch agent here: the same handler code, with tracing and EMF metrics off.
+    POWERTOOLS_TRACE_ENABLED: 'false',
+    POWERTOOLS_METRICS_DISABLED: 'true',
+  };
+  const { keyArns } = endpoints;
+  const resources: FunctionResources = {
+    tableName: LOCAL_NAMES.tableName,
+    auHistoryTableName: LOCAL_NAMES.auHistoryTableName,
+    vaultKeyId: keyArns.vault,
+    documentsBucket: LOCAL_NAMES.documentsBucket,
+    // As in AWS, documents are written naming SSE-KMS under the vault key (s3rver accepts and ignores the headers).
+    documentsKmsKeyId: keyArns.vault,
+    credentialMacKeyId: keyArns.credentialMac,
+    fingerprintKeyId: keyArns.fingerprint,
+    requestHashKeyId: keyArns.requestHash,
+    reportsBucket: LOCAL_NAMES.reportsBucket,
+    eventBusName: LOCAL_NAMES.eventBusName,
+    // As in AWS, PayPal functions read their client credentials from the secret, once per container.
+    paypal: { apiUrl: endpoints.paypal.url, credentials: { secretArn: endpoints.paypalSecretArn } },
+  };
+  const { signing } = hosted;
+  const containers = functionContainers({ accesses: hosted.accesses, platformEnvironment, resources, credentialOf: (name) => signing.forFunction(name) });
+  const invokeAs: InvokeAs = (functionName, invoke) => {
+    const container = containers.get(functionName);
+    if (!container) throw new Error(`no function named ${functionName}`);
+    return runInContainer(container, invoke);
+  };
+  // Handlers run in this process, each inside its own function's container (see functionContainers);
+  // the process itself holds what every function gets, and signs as the operator: what runs outside any
+  // function (the Account Updater engine's reading of a file, as Step Functions reads it) is the runtime's own.
+  delete process.env.AWS_PROFILE;
+  delete process.env.AWS_SESSION_TOKEN;
+  Object.assign(process.env, platformEnvironment, credentialEnvironment(signing.operator));
+  return {
+    invokeAs,
+    handlerEnvironment: {
       ...platformEnvironment,
       ...Object.assign({}, ...[...containers.values()].map((container) => container.environment)),
       // CLIs act as the operator, not as one function.
       ...credentialEnvironment(signing.operator),
-    };
-    // Handlers run in this process, each inside its own function's container (see functionContainers);
-    // the process itself holds what every function gets, and signs as the operator: what runs outside any
-    // function (the Account Updater engine's reading of a file, as Step Functions reads it) is the runtime's own.
-    delete process.env.AWS_PROFILE;
-    delete process.env.AWS_SESSION_TOKEN;
-    Object.assign(process.env, platformEnvironment, credentialEnvironment(signing.operator));
+    } as Record<string, string>,
+  };
+}
 
-    const clientConfig = { region: 'us-east-1', credentials: signing.operator };
-    const dynamodbClient = new DynamoDBClient({ ...clientConfig, endpoint: dynamoGate.url });
-    const kmsClient = new KMSClient({ ...clientConfig, endpoint: kmsStandin.url });
-    closers.push(async () => {
-      dynamodbClient.destroy();
-      kmsClient.destroy();
+/** The tables (and the stream poller on the main one's stream), then the seed: LOCAL_SEED's, or the demo organization. */
+async function provision(parts: { options: LocalRuntimeOptions; hosted: HostedFunctions; stores: Stores; endpoints: Endpoints; invokeAs: InvokeAs }, closers: Closers) {
+  const { options, hosted, endpoints } = parts;
+  const clientConfig = { region: 'us-east-1', credentials: hosted.signing.operator };
+  const dynamodbClient = new DynamoDBClient({ ...clientConfig, endpoint: endpoints.dynamoGate.url });
+  const kmsClient = new KMSClient({ ...clientConfig, endpoint: endpoints.kms.url });
+  closers.push(async () => {
+    dynamodbClient.destroy();
+    kmsClient.destroy();
+  });
+  const [{ streamArn }] = await Promise.all([ensureTable(dynamodbClient, LOCAL_NAMES.tableName), ensureHistoryTable(dynamodbClient, LOCAL_NAMES.auHistoryTableName)]);
+  // Positions are taken before the API listens, so every change it commits reaches the publisher.
+  const streams = await startStreamPoller({ endpoint: parts.stores.dynamodbLocal.endpoint, streamArn, triggers: streamTriggers, functionsDir: hosted.functionsDir, invokeAs: parts.invokeAs, log: options.log });
+  closers.push(streams.close);
+
+  const documentClient = DynamoDBDocumentClient.from(dynamodbClient, { marshallOptions: { removeUndefinedValues: true } });
+  const deps = {
+    organizations: new DynamoOrganizationStore(documentClient, LOCAL_NAMES.tableName),
+    credentials: new DynamoCredentialStore(documentClient, LOCAL_NAMES.tableName),
+    hasher: new KmsSecretHasher(kmsClient, endpoints.keyArns.credentialMac),
+  };
+  const issuedCredentials = options.seed ? await applySeed(options.seed, deps) : await seedDemoOrganization(deps);
+  return { issuedCredentials, organizations: deps.organizations, publishableKeys: new DynamoPublishableKeyStore(documentClient, LOCAL_NAMES.tableName) };
+}
+
+/** The API Gateway emulator on PORT, with the runtime's admin route and, once the demo is set up, its pages. */
+async function startApi(parts: { options: LocalRuntimeOptions; hosted: HostedFunctions; ports: LocalPorts; invokeAs: InvokeAs }, closers: Closers) {
+  const { options, hosted } = parts;
+  // GET /v3/js/tokenize.js serves the built library: build it from the source now.
+  const script = assetOf(await writeTokenizeScript());
+  let pages: NonNullable<ApiGatewayEmulatorOptions['localRoutes']> = async () => false;
+  const adminToken = randomBytes(32).toString('base64url');
+  const api = await startApiGatewayEmulator({
+    localRoutes: async (req, res) => (await adminRoute(req, res, adminToken, () => api.flushAuthorizerCache())) || pages(req, res),
+    routes: hosted.routes,
+    functionsDir: hosted.functionsDir,
+    invokeAs: parts.invokeAs,
+    port: parts.ports.api,
+    stage: LOCAL_NAMES.stage,
+    binaryMediaTypes: ['multipart/form-data'],
+    authorizerHandler: 'authorizer',
+    authorizerCacheTtlSeconds: Number(process.env.AUTHORIZER_CACHE_TTL_SECONDS ?? AUTHORIZER_CACHE_TTL_SECONDS),
+    log: options.log,
+  });
+  closers.push(api.close);
+  return {
+    url: api.url,
+    port: api.port,
+    adminToken,
+    scriptVersion: script.version,
+    servePages(routes: typeof pages) {
+      pages = routes;
+    },
+  };
+}
+type Api = Awaited<ReturnType<typeof startApi>>;
+
+/**
+ * The file domain events are appended to, named after the API's port (known
+ * only now); each run starts a fresh one. It goes last, once nothing can
+ * append to it, or on exit however it comes about; kept only with the data
+ * it describes (dataDir).
+ */
+async function writeEventsFile(parts: { dataDir: string | undefined; port: number; eventBridge: EventBridgeStandin }, closers: Closers): Promise<string> {
+  const eventsFile = eventsFilePath(REPO_ROOT, parts.port);
+  await rm(eventsFile, { force: true });
+  await parts.eventBridge.writeTo(eventsFile);
+  if (!parts.dataDir) {
+    const deregister = onExitSync(() => rmSync(eventsFile, { force: true }));
+    closers.unshift(async () => {
+      deregister();
+      await rm(eventsFile, { force: true });
     });
-    const [{ streamArn }] = await Promise.all([ensureTable(dynamodbClient, LOCAL_NAMES.tableName), ensureHistoryTable(dynamodbClient, LOCAL_NAMES.auHistoryTableName)]);
-    // Positions are taken before the API listens, so every change it commits reaches the publisher.
-    const streams = await startStreamPoller({
-      endpoint: dynamodbLocal.endpoint,
-      streamArn,
-      triggers: streamTriggers,
-      functionsDir: options.functionsDir ?? path.join(REPO_ROOT, 'functions'),
-      invokeAs,
-      log: options.log,
-    });
-    closers.push(streams.close);
-
-    const documentClient = DynamoDBDocumentClient.from(dynamodbClient, { marshallOptions: { removeUndefinedValues: true } });
-    const deps = {
-      organizations: new DynamoOrganizationStore(documentClient, LOCAL_NAMES.tableName),
-      credentials: new DynamoCredentialStore(documentClient, LOCAL_NAMES.tableName),
-      hasher: new KmsSecretHasher(kmsClient, macKey.arn),
-    };
-    const issuedCredentials = options.seed ? await applySeed(options.seed, deps) : await seedDemoOrganization(deps);
-    // GET /v3/js/tokenize.js serves the built library: build it from the source now.
-    const script = assetOf(await writeTokenizeScript());
-
-    let localRoutes: NonNullable<ApiGatewayEmulatorOptions['localRoutes']> = async () => false;
-    const adminToken = randomBytes(32).toString('base64url');
-    const api = await startApiGatewayEmulator({
-      localRoutes: async (req, res) => (await adminRoute(req, res, adminToken, () => api.flushAuthorizerCache())) || localRoutes(req, res),
-      routes,
-      functionsDir: options.functionsDir ?? path.join(REPO_ROOT, 'functions'),
-      invokeAs,
-      port: ports.api,
-      stage: LOCAL_NAMES.stage,
-      binaryMediaTypes: ['multipart/form-data'],
-      authorizerHandler: 'authorizer',
-      authorizerCacheTtlSeconds: Number(process.env.AUTHORIZER_CACHE_TTL_SECONDS ?? AUTHORIZER_CACHE_TTL_SECONDS),
-      log: options.log,
-    });
-    closers.push(api.close);
-    // Named after the port, known only now; each run starts a fresh file.
-    const eventsFile = eventsFilePath(REPO_ROOT, api.port);
-    await rm(eventsFile, { force: true });
-    await eventBridge.writeTo(eventsFile);
-    // Removed last, once nothing can append to it, or on exit however it comes about; kept only with the data it describes.
-    if (!options.dataDir) {
-      const deregister = onExitSync(() => rmSync(eventsFile, { force: true }));
-      closers.unshift(async () => {
-        deregister();
-        await rm(eventsFile, { force: true });
-      });
-    }
-
-    // S3 notifications: the same trigger table CDK reads, driving the same handlers.
-    const s3Events = routeS3Events({
-      server: s3Local.server,
-      triggers,
-      buckets: { documents: LOCAL_NAMES.documentsBucket },
-      functionsDir: options.functionsDir ?? path.join(REPO_ROOT, 'functions'),
-      invokeAs,
-      log: options.log,
-    });
-    closers.push(s3Events.close);
-    // Account Updater inbox: the same state machine definition and handlers as the stack's EventBridge rule starts.
-    const { routeInboxToEngine } = await import('./au-engine.ts');
-    const inbox = routeInboxToEngine(s3Local.server as never, LOCAL_NAMES.reportsBucket, { functionsDir: options.functionsDir ?? path.join(REPO_ROOT, 'functions'), invokeAs, log: options.log });
-    closers.push(inbox.close);
-
-    let demo: LocalRuntime['demo'];
-    const merchantCredential = issuedCredentials[0];
-    if (!options.seed && merchantCredential) {
-      // The page's origin is only known once the port is.
-      const publishableKey = await issuePublishableKey(
-        { organizationId: LOCAL_NAMES.demoOrganizationId, locationId: LOCAL_NAMES.demoLocationId, allowedOrigins: [`http://localhost:${api.port}`] },
-        { organizations: deps.organizations, publishableKeys: new DynamoPublishableKeyStore(documentClient, LOCAL_NAMES.tableName) },
-      );
-      localRoutes = await demoRoutes({ merchantCredential, publishableKey, scriptVersion: script.version, apiUrl: () => `http://127.0.0.1:${api.port}` });
-      demo = { url: `${api.url}/demo/checkout`, publishableKey };
-    }
-
-    return {
-      url: api.url,
-      port: api.port,
-      handlerEnvironment,
-      issuedCredentials,
-      demo,
-      endpoints: {
-        dynamodb: dynamoGate.url,
-        s3: s3Gate.url,
-        kms: kmsStandin.url,
-        paypal: paypalStandin.url,
-        secretsManager: secretsManager.url,
-        eventbridge: eventBridge.url,
-      },
-      eventsFile,
-      kmsCalls: { calls: kmsStandin.calls, reset: () => kmsStandin.resetCalls() },
-      adminToken,
-      close: closeAll,
-    };
-  } catch (error) {
-    await closeAll();
-    throw error;
   }
+  return eventsFile;
+}
+
+/** S3 notifications (the same trigger table CDK reads, driving the same handlers) and the Account Updater inbox (the stack's EventBridge rule and state machine). */
+async function startTriggers(parts: { options: LocalRuntimeOptions; hosted: HostedFunctions; stores: Stores; invokeAs: InvokeAs }, closers: Closers): Promise<void> {
+  const { hosted, invokeAs } = parts;
+  const { server } = parts.stores.s3Local;
+  const s3Events = routeS3Events({ server, triggers: hosted.triggers, buckets: { documents: LOCAL_NAMES.documentsBucket }, functionsDir: hosted.functionsDir, invokeAs, log: parts.options.log });
+  closers.push(s3Events.close);
+  // Imported only now: its S3 client (shared/aws/s3.ts) is built as the module loads, and must see the endpoint and path style this process now holds.
+  const { routeInboxToEngine } = await import('./au-engine.ts');
+  const inbox = routeInboxToEngine(server as never, LOCAL_NAMES.reportsBucket, { functionsDir: hosted.functionsDir, invokeAs, log: parts.options.log });
+  closers.push(inbox.close);
+}
+
+/** The demo checkout (without a seed): a publishable key for the page's origin, known only once the port is, and its pages. */
+async function startDemo(api: Api, provisioned: Awaited<ReturnType<typeof provision>>): Promise<LocalRuntime['demo']> {
+  const merchantCredential = provisioned.issuedCredentials[0];
+  if (!merchantCredential) return undefined;
+  const publishableKey = await issuePublishableKey(
+    { organizationId: LOCAL_NAMES.demoOrganizationId, locationId: LOCAL_NAMES.demoLocationId, allowedOrigins: [`http://localhost:${api.port}`] },
+    { organizations: provisioned.organizations, publishableKeys: provisioned.publishableKeys },
+  );
+  api.servePages(await demoRoutes({ merchantCredential, publishableKey, scriptVersion: api.scriptVersion, apiUrl: () => `http://127.0.0.1:${api.port}` }));
+  return { url: `${api.url}/demo/checkout`, publishableKey };
 }
 
 /**

@@ -10,65 +10,56 @@
  * it; a read of a missing key by a function that may not list the whole
  * bucket is 403 rather than 404, as S3 does. What passes goes on to s3rver
  * re-signed with s3rver's own key. Bodies stream both ways, a form's excepted
- * (read whole to check it, up to MAX_FORM_BYTES).
+ * (read whole to check it, up to MAX_FORM_BYTES). The server and the reading
+ * of grants are those of every local endpoint (local/gate-server.ts,
+ * local/function-identity.ts); S3's own ways of signing (presigned URLs,
+ * forms) are checked here.
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { BucketGrant, GrantedBucket, RequestedS3Action } from '#shared/platform/bucket-grants.ts';
 import { bucketGrantsAllow, mayListWholeBucket } from '#shared/platform/bucket-grants.ts';
-import { REFUSED_CALL } from './function-identity.ts';
-import type { GateServer, PassOn } from './gate-server.ts';
-import { relay, startGateServer } from './gate-server.ts';
+import { grantsOf, logRefusal } from './function-identity.ts';
+import type { GateOptions, GateServer, PassOn, ServiceProtocol } from './gate-server.ts';
+import { AwsServiceError, connectTo, readBoundedBody, relay, startGateServer } from './gate-server.ts';
 import { localCredentials } from './ports.ts';
 import { parsePolicy, policyFailure, readPostForm } from './s3-post-policy.ts';
 import type { Principal } from './signing-credentials.ts';
-import { principalName } from './signing-credentials.ts';
 import { parseQuery, signHeaders } from './sigv4.ts';
-import type { SignatureRefusal, SignatureVerifier } from './sigv4.ts';
-import { readBoundedBody } from './standin-http.ts';
+import type { SignatureRefusal } from './sigv4.ts';
 
 /** The largest form upload the gate reads (the service's forms allow 8,000,000 bytes). */
 const MAX_FORM_BYTES = 64 * 1024 * 1024;
 /** What a presigned URL adds to a request's query to sign it; none of it goes on to s3rver. */
 const SIGNATURE_QUERY_PARAMETERS = new Set(['x-amz-algorithm', 'x-amz-credential', 'x-amz-date', 'x-amz-expires', 'x-amz-signedheaders', 'x-amz-signature', 'x-amz-security-token']);
 
-export interface S3GateOptions {
-  /** 0: a free one. */
-  readonly port: number;
+export interface S3GateOptions extends GateOptions<GrantedBucket, BucketGrant> {
   /** s3rver's endpoint. */
   readonly target: string;
-  /** Which granted bucket each bucket name is. */
-  readonly buckets: Readonly<Record<string, GrantedBucket>>;
-  /** Each function's bucket grants. */
-  readonly functions: ReadonlyMap<string, readonly BucketGrant[]>;
-  readonly verifier: SignatureVerifier;
-  readonly log: (line: Record<string, unknown>) => void;
 }
 
 export async function startS3Gate(options: S3GateOptions): Promise<GateServer> {
+  const emulator = connectTo(options.target);
   return startGateServer({
     name: 's3 gate',
     port: options.port,
-    target: options.target,
+    protocol: S3_PROTOCOL,
     log: options.log,
-    async handle(req, res, passOn) {
-      const head = req.method === 'HEAD';
-      if (isFormUpload(req)) return handleFormUpload(req, res, passOn, options);
+    closed: emulator.close,
+    async handle(req, res) {
+      if (isFormUpload(req)) return handleFormUpload(req, res, emulator.passOn, options);
       const check = await options.verifier.verifyRequest({ method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers }, 's3');
-      if (!check.ok) return refuse(req, res, signatureRefusal(check.refusal), head);
+      if (!check.ok) throw signatureRefusal(check.refusal);
       const grants = grantsOf(check.principal, options.functions);
-      const requested = requestedS3Actions(req.method ?? 'GET', req.url ?? '/', req.headers, options.buckets);
+      const requested = requestedS3Actions(req.method ?? 'GET', req.url ?? '/', req.headers, options.resources);
       const refused = grants && requested.find((action) => !bucketGrantsAllow(grants, action));
-      if (refused) {
-        logRefusal(options.log, check.principal, refused);
-        return refuse(req, res, ACCESS_DENIED, head);
-      }
-      const answer = await passOnSigned(req, res, passOn, req);
+      if (refused) refuse(options, check.principal, refused);
+      const answer = await passOnSigned(req, res, emulator.passOn, req);
       // S3 tells a caller that may not list the whole bucket nothing about which keys exist.
       const read = requested.find((action) => action.action === 'GetObject' || action.action === 'GetObjectVersion');
       if (grants && answer.statusCode === 404 && read?.bucket !== undefined && !mayListWholeBucket(grants, read.bucket)) {
         answer.resume();
-        return refuse(req, res, ACCESS_DENIED, head);
+        throw accessDenied();
       }
       await relay(answer, res);
     },
@@ -88,22 +79,19 @@ async function handleFormUpload(req: IncomingMessage, res: ServerResponse, passO
     if (error === tooLarge) return undefined;
     throw error;
   });
-  if (!body) return refuse(req, res, { status: 400, code: 'EntityTooLarge', message: 'Your proposed upload exceeds the maximum allowed size' }, false);
+  if (!body) throw new AwsServiceError('EntityTooLarge', 'Your proposed upload exceeds the maximum allowed size');
   const form = await readPostForm(body, req.headers).catch(() => undefined);
-  if (!form) return refuse(req, res, { status: 400, code: 'MalformedPOSTRequest', message: 'The body of your POST request is not well-formed multipart/form-data.' }, false);
+  if (!form) throw new AwsServiceError('MalformedPOSTRequest', 'The body of your POST request is not well-formed multipart/form-data.');
   const policy = form.fields.policy === undefined ? undefined : parsePolicy(form.fields.policy);
-  if (!policy) return refuse(req, res, form.fields.policy === undefined ? ACCESS_DENIED : { status: 400, code: 'InvalidPolicyDocument', message: 'Invalid Policy: Invalid JSON.' }, false);
+  if (!policy) throw form.fields.policy === undefined ? accessDenied() : new AwsServiceError('InvalidPolicyDocument', 'Invalid Policy: Invalid JSON.');
   const check = await options.verifier.verifyPostPolicy(form.fields, policy.expiration);
-  if (!check.ok) return refuse(req, res, check.refusal === 'expired' ? { ...ACCESS_DENIED, message: 'Invalid according to Policy: Policy expired.' } : signatureRefusal(check.refusal), false);
+  if (!check.ok) throw check.refusal === 'expired' ? accessDenied('Invalid according to Policy: Policy expired.') : signatureRefusal(check.refusal);
   const bucketName = decodeURIComponent((req.url ?? '/').split('?', 1)[0]!.replace(/^\/|\/$/g, ''));
   const failure = policyFailure(form, policy, bucketName);
-  if (failure) return refuse(req, res, failure, false);
+  if (failure) throw new AwsServiceError(failure.code, failure.message, failure.status);
   const grants = grantsOf(check.principal, options.functions);
-  const requested: RequestedS3Action = { action: 'PutObject', bucket: options.buckets[bucketName], key: form.fields.key ?? '' };
-  if (grants && !bucketGrantsAllow(grants, requested)) {
-    logRefusal(options.log, check.principal, requested);
-    return refuse(req, res, ACCESS_DENIED, false);
-  }
+  const requested: RequestedS3Action = { action: 'PutObject', bucket: options.resources[bucketName], key: form.fields.key ?? '' };
+  if (grants && !bucketGrantsAllow(grants, requested)) refuse(options, check.principal, requested);
   await relay(await passOn(req, res, { ...req.headers, 'content-length': String(body.length) }, body), res);
 }
 
@@ -123,13 +111,10 @@ async function passOnSigned(req: IncomingMessage, res: ServerResponse, passOn: P
   return passOn(req, res, { ...headers, ...signed }, body, url);
 }
 
-/** The operator's calls are unrestricted (undefined); a function's are held to its grants. */
-function grantsOf(principal: Principal, functions: ReadonlyMap<string, readonly BucketGrant[]>): readonly BucketGrant[] | undefined {
-  return principal.kind === 'operator' ? undefined : (functions.get(principal.name) ?? []);
-}
-
-function logRefusal(log: S3GateOptions['log'], principal: Principal, refused: RequestedS3Action): void {
-  log({ level: 'ERROR', message: REFUSED_CALL, service: 's3', function: principalName(principal), action: refused.action, bucket: refused.bucket, ...(refused.key !== undefined ? { key: refused.key } : {}), ...(refused.prefix !== undefined ? { prefix: refused.prefix } : {}) });
+/** Logs the call its signer's grants do not allow and answers it as S3 does. */
+function refuse(options: S3GateOptions, principal: Principal, refused: RequestedS3Action): never {
+  logRefusal(options.log, 's3', principal, { action: refused.action, bucket: refused.bucket, ...(refused.key !== undefined ? { key: refused.key } : {}), ...(refused.prefix !== undefined ? { prefix: refused.prefix } : {}) });
+  throw accessDenied();
 }
 
 /**
@@ -178,37 +163,34 @@ function copySourceRead(source: string, buckets: Readonly<Record<string, Granted
   };
 }
 
-/** An S3 error answer. */
-interface S3Refusal {
-  readonly status: number;
-  readonly code: string;
-  readonly message: string;
-}
-
-const ACCESS_DENIED: S3Refusal = { status: 403, code: 'AccessDenied', message: 'Access Denied' };
+const accessDenied = (message = 'Access Denied'): AwsServiceError => new AwsServiceError('AccessDenied', message, 403);
 
 /** As S3 answers a request whose signature does not hold. */
-function signatureRefusal(refusal: SignatureRefusal): S3Refusal {
+function signatureRefusal(refusal: SignatureRefusal): AwsServiceError {
   switch (refusal) {
     case 'unknown-key':
-      return { status: 403, code: 'InvalidAccessKeyId', message: 'The AWS Access Key Id you provided does not exist in our records.' };
+      return new AwsServiceError('InvalidAccessKeyId', 'The AWS Access Key Id you provided does not exist in our records.', 403);
     case 'mismatch':
-      return { status: 403, code: 'SignatureDoesNotMatch', message: 'The request signature we calculated does not match the signature you provided. Check your key and signing method.' };
+      return new AwsServiceError('SignatureDoesNotMatch', 'The request signature we calculated does not match the signature you provided. Check your key and signing method.', 403);
     case 'skewed':
-      return { status: 403, code: 'RequestTimeTooSkewed', message: 'The difference between the request time and the current time is too large.' };
+      return new AwsServiceError('RequestTimeTooSkewed', 'The difference between the request time and the current time is too large.', 403);
     case 'expired':
-      return { ...ACCESS_DENIED, message: 'Request has expired' };
+      return accessDenied('Request has expired');
     case 'malformed':
     case 'missing':
-      return ACCESS_DENIED;
+      return accessDenied();
   }
 }
 
-/** Answers as S3 does (a HEAD without a body); the rest of the request is drained, not read. */
-function refuse(req: IncomingMessage, res: ServerResponse, refusal: S3Refusal, head: boolean): void {
-  req.resume();
-  const requestId = randomUUID();
-  const text = `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${refusal.code}</Code><Message>${refusal.message}</Message><RequestId>${requestId}</RequestId></Error>`;
-  res.writeHead(refusal.status, { 'Content-Type': 'application/xml', 'x-amz-request-id': requestId, ...(head ? {} : { 'Content-Length': Buffer.byteLength(text) }) });
-  res.end(head ? undefined : text);
-}
+/** S3's answers: an XML error document (none for a HEAD); the rest of the request is drained, not read. */
+const S3_PROTOCOL: ServiceProtocol = {
+  answer(req, res, error) {
+    req.resume();
+    const head = req.method === 'HEAD';
+    const requestId = randomUUID();
+    const text = `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${error.type}</Code><Message>${error.message}</Message><RequestId>${requestId}</RequestId></Error>`;
+    res.writeHead(error.status, { 'Content-Type': 'application/xml', 'x-amz-request-id': requestId, ...(head ? {} : { 'Content-Length': Buffer.byteLength(text) }) });
+    res.end(head ? undefined : text);
+  },
+  internalError: new AwsServiceError('InternalError', 's3rver did not answer.', 502),
+};

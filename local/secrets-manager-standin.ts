@@ -3,36 +3,38 @@
  * JSON 1.1 wire protocol, so the unmodified `@aws-sdk/client-secrets-manager`
  * reaches it through `AWS_ENDPOINT_URL_SECRETS_MANAGER` (or `endpoint`) and
  * the handlers read their secrets with the code they run in AWS. It serves
- * what the service and its CLIs use (GetSecretValue, PutSecretValue,
- * DescribeSecret, CreateSecret), with secret ids in both forms (name or ARN),
- * version staging labels as Secrets Manager moves them and its typed
- * exceptions. Every call is signed (SigV4, checked as the service checks it,
- * local/sigv4.ts) by a credential the runtime issued. Values sit in memory
- * (and, with `dataDir`, in a 0600 file), unencrypted.
+ * exactly the operations the code base sends (GetSecretValue from the
+ * functions, PutSecretValue from `admin set-paypal-credentials`); the secrets
+ * themselves are made at start, as the stack's deploy makes them. Secret ids
+ * come in both forms (name or ARN), version staging labels move as Secrets
+ * Manager moves them, and failures are its typed exceptions. Like every local
+ * endpoint it is a gate (local/aws-json-standin.ts): every call is signed
+ * (SigV4, checked as the service checks it, local/sigv4.ts) by a credential
+ * the runtime issued. Values sit in memory (and, with `dataDir`, in a 0600
+ * file), unencrypted.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
+import type { AwsJsonOperation, Body } from './aws-json-standin.ts';
+import { startAwsJsonStandin } from './aws-json-standin.ts';
+import type { Log } from './gate-server.ts';
+import { AwsServiceError } from './gate-server.ts';
+import { LOCAL_ACCOUNT_ID } from './lambda-context.ts';
 import type { SignatureVerifier } from './sigv4.ts';
 import { StandinDataFile } from './standin-data-file.ts';
-import { AwsServiceError, awsJsonServer, closeServer, listenAt, readAwsJsonRequest, sendAwsJson } from './standin-http.ts';
 
 export interface SecretsManagerStandinOptions {
-  /** 0 (the default) picks an ephemeral port. */
-  port?: number;
-  host?: string;
   /** When set, secrets persist in `<dataDir>/secrets.json` across restarts. */
   dataDir?: string;
   /**
    * Created at start unless a secret of that name already exists (persisted in
    * `dataDir`): a value stored since is kept, as a deploy keeps a stored secret.
    */
-  secrets?: Array<{ name: string; secretString: string; description?: string }>;
-  region?: string;
-  accountId?: string;
+  secrets?: Array<{ name: string; secretString: string }>;
   /** Checks each call's signature. */
   verifier: SignatureVerifier;
+  log: Log;
 }
 
 export interface SecretsManagerStandin {
@@ -55,9 +57,6 @@ interface StoredVersion {
 interface StoredSecret {
   name: string;
   arn: string;
-  description?: string;
-  createdDate: number;
-  lastChangedDate: number;
   versions: StoredVersion[];
 }
 
@@ -66,8 +65,7 @@ interface PersistedData {
   secrets: StoredSecret[];
 }
 
-type Body = Record<string, unknown>;
-type Operation = (body: Body) => Promise<Body> | Body;
+type OperationName = 'GetSecretValue' | 'PutSecretValue';
 
 const DATA_FILE = 'secrets.json';
 const CURRENT = 'AWSCURRENT';
@@ -114,8 +112,8 @@ function stages(body: Body, name: string): string[] | undefined {
   return [...new Set(value as string[])];
 }
 
-/** SecretString or SecretBinary, exactly one, as PutSecretValue takes them (CreateSecret may take neither). */
-function secretValue(body: Body, required: boolean): Pick<StoredVersion, 'secretString' | 'secretBinary'> | undefined {
+/** SecretString or SecretBinary, exactly one, as PutSecretValue takes them. */
+function secretValue(body: Body): Pick<StoredVersion, 'secretString' | 'secretBinary'> {
   const secretString = optString(body, 'SecretString', MAX_SECRET_BYTES, 0);
   const binary = body.SecretBinary;
   if (binary !== undefined && binary !== null && (typeof binary !== 'string' || !BASE64_PATTERN.test(binary))) {
@@ -128,10 +126,7 @@ function secretValue(body: Body, required: boolean): Pick<StoredVersion, 'secret
   if (secretBinary !== undefined && Buffer.from(secretBinary, 'base64').length > MAX_SECRET_BYTES) {
     throw validationError(`Value at 'SecretBinary' failed to satisfy constraint: Member must have length less than or equal to ${MAX_SECRET_BYTES}`);
   }
-  if (secretString === undefined && secretBinary === undefined) {
-    if (required) throw new AwsServiceError('InvalidRequestException', 'You must provide either SecretString or SecretBinary.');
-    return undefined;
-  }
+  if (secretString === undefined && secretBinary === undefined) throw new AwsServiceError('InvalidRequestException', 'You must provide either SecretString or SecretBinary.');
   return secretString !== undefined ? { secretString } : { secretBinary };
 }
 
@@ -174,17 +169,9 @@ class SecretStore {
     return this.dataFile.flushed();
   }
 
-  create(name: string, description: string | undefined): StoredSecret {
+  create(name: string): StoredSecret {
     const suffix = Array.from(randomBytes(6), (byte) => ARN_SUFFIX_ALPHABET[byte % ARN_SUFFIX_ALPHABET.length]).join('');
-    const created = now();
-    const secret: StoredSecret = {
-      name,
-      arn: `arn:aws:secretsmanager:${this.region}:${this.accountId}:secret:${name}-${suffix}`,
-      ...(description === undefined ? {} : { description }),
-      createdDate: created,
-      lastChangedDate: created,
-      versions: [],
-    };
+    const secret: StoredSecret = { name, arn: `arn:aws:secretsmanager:${this.region}:${this.accountId}:secret:${name}-${suffix}`, versions: [] };
     this.secrets.set(name, secret);
     return secret;
   }
@@ -207,7 +194,6 @@ class SecretStore {
     for (const version of secret.versions) version.stages = version.stages.filter((stage) => !moving.has(stage));
     const version: StoredVersion = { versionId, ...value, stages: [...moving], createdDate: now() };
     secret.versions = [...secret.versions.filter((existing) => existing.stages.length > 0), version];
-    secret.lastChangedDate = version.createdDate;
     return version;
   }
 
@@ -227,14 +213,10 @@ class SecretStore {
   }
 }
 
-function versionIdsToStages(secret: StoredSecret): Record<string, string[]> {
-  return Object.fromEntries(secret.versions.map((version) => [version.versionId, version.stages]));
-}
-
-function operations(store: SecretStore): Map<string, Operation> {
+function operations(store: SecretStore): Map<OperationName, AwsJsonOperation<OperationName>> {
   const token = (body: Body): string => optString(body, 'ClientRequestToken', 64, 32) ?? randomUUID();
 
-  return new Map<string, Operation>([
+  return new Map<OperationName, AwsJsonOperation<OperationName>>([
     [
       'GetSecretValue',
       (body) => {
@@ -264,7 +246,7 @@ function operations(store: SecretStore): Map<string, Operation> {
       'PutSecretValue',
       async (body) => {
         const secret = store.resolve(reqString(body, 'SecretId', 2048));
-        const value = secretValue(body, true) as Pick<StoredVersion, 'secretString' | 'secretBinary'>;
+        const value = secretValue(body);
         const labels = stages(body, 'VersionStages');
         const versionId = token(body);
         const existing = secret.versions.find((version) => version.versionId === versionId);
@@ -278,41 +260,6 @@ function operations(store: SecretStore): Map<string, Operation> {
         return { ARN: secret.arn, Name: secret.name, VersionId: version.versionId, VersionStages: version.stages };
       },
     ],
-    [
-      'DescribeSecret',
-      (body) => {
-        const secret = store.resolve(reqString(body, 'SecretId', 2048));
-        return {
-          ARN: secret.arn,
-          Name: secret.name,
-          ...(secret.description === undefined ? {} : { Description: secret.description }),
-          CreatedDate: secret.createdDate,
-          LastChangedDate: secret.lastChangedDate,
-          VersionIdsToStages: versionIdsToStages(secret),
-        };
-      },
-    ],
-    [
-      'CreateSecret',
-      async (body) => {
-        const name = reqString(body, 'Name', 512);
-        if (!NAME_PATTERN.test(name)) throw new AwsServiceError('InvalidParameterException', 'Invalid name. Must be a valid name containing alphanumeric characters, or any of the following: -/_+=.@!');
-        const description = optString(body, 'Description', 2048, 0);
-        const value = secretValue(body, false);
-        const versionId = token(body);
-        const existing = store.secrets.get(name);
-        if (existing) {
-          // A retried create that landed carries the same token and value.
-          const same = existing.versions.find((version) => version.versionId === versionId);
-          if (value && same && sameValue(same, value)) return { ARN: existing.arn, Name: existing.name, VersionId: same.versionId };
-          throw new AwsServiceError('ResourceExistsException', `The operation failed because the secret ${name} already exists.`);
-        }
-        const secret = store.create(name, description);
-        const version = value ? store.addVersion(secret, versionId, value) : undefined;
-        await store.persist();
-        return { ARN: secret.arn, Name: secret.name, ...(version ? { VersionId: version.versionId } : {}) };
-      },
-    ],
   ]);
 }
 
@@ -320,40 +267,32 @@ function operations(store: SecretStore): Map<string, Operation> {
 // HTTP
 
 export async function startSecretsManagerStandin(options: SecretsManagerStandinOptions): Promise<SecretsManagerStandin> {
-  const host = options.host ?? '127.0.0.1';
-  const store = new SecretStore(options.region ?? 'us-east-1', options.accountId ?? '000000000000', new StandinDataFile(options.dataDir ? join(options.dataDir, DATA_FILE) : undefined));
+  const store = new SecretStore('us-east-1', LOCAL_ACCOUNT_ID, new StandinDataFile(options.dataDir ? join(options.dataDir, DATA_FILE) : undefined));
   if (options.dataDir) await mkdir(options.dataDir, { recursive: true });
   await store.load();
 
   let created = false;
-  for (const { name, secretString, description } of options.secrets ?? []) {
+  for (const { name, secretString } of options.secrets ?? []) {
     if (!NAME_PATTERN.test(name)) throw new Error(`Invalid secret name ${name}`);
     if (store.secrets.has(name)) continue;
-    store.addVersion(store.create(name, description), randomUUID(), { secretString });
+    store.addVersion(store.create(name), randomUUID(), { secretString });
     created = true;
   }
   if (created) await store.persist();
 
-  const handlers = operations(store);
-
-  const handle = async (req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void> => {
-    const { operationName, body } = await readAwsJsonRequest(req, { signingName: 'secretsmanager', verifier: options.verifier, targetPrefix: 'secretsmanager', unknownOperation: 'UnknownOperationException', operations: handlers });
-    sendAwsJson(res, 200, requestId, await handlers.get(operationName)!(body));
-  };
-
-  const server = awsJsonServer('Secrets Manager', { type: 'InternalServiceError', message: 'Internal error in the local Secrets Manager stand-in.' }, handle);
-
-  const url = await listenAt(server, host, options.port ?? 0);
+  // On a free port: only the functions and the CLIs call it, and they read its URL.
+  const server = await startAwsJsonStandin({
+    name: 'Secrets Manager',
+    port: 0,
+    service: { signingName: 'secretsmanager', targetPrefix: 'secretsmanager', unknownOperation: 'UnknownOperationException', internalError: { type: 'InternalServiceError', message: 'Internal error in the local Secrets Manager stand-in.' } },
+    verifier: options.verifier,
+    log: options.log,
+    operations: operations(store),
+    closed: () => store.flushed(),
+  });
 
   const secrets: Record<string, { arn: string }> = {};
   for (const { name } of options.secrets ?? []) secrets[name] = { arn: store.resolve(name).arn };
 
-  return {
-    url,
-    secrets,
-    async close() {
-      await closeServer(server);
-      await store.flushed();
-    },
-  };
+  return { url: server.url, secrets, close: server.close };
 }

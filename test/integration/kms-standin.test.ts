@@ -11,6 +11,8 @@ import { signedFetch } from '../support/signed-fetch.ts';
 /** The stand-in checks every signature: these tests sign as the operator. */
 const signing = generateSigningCredentials([]);
 const verifier = signatureVerifier(signing);
+/** No function is granted a key: the operator's calls are the only ones allowed. */
+const gate = { port: 0, verifier, resources: {}, functions: new Map(), log: () => undefined };
 
 const VAULT = 'alias/vault';
 const OTHER = 'alias/other';
@@ -47,7 +49,7 @@ describe('KMS stand-in with @aws-sdk/client-kms', () => {
         { alias: OTHER, keySpec: 'SYMMETRIC_DEFAULT' },
         { alias: MAC, keySpec: 'HMAC_256' },
       ],
-      verifier,
+      ...gate,
     });
     kms = clientFor(standin.url);
   });
@@ -257,7 +259,7 @@ describe('KMS stand-in persistence', () => {
       { alias: VAULT, keySpec: 'SYMMETRIC_DEFAULT' as const },
       { alias: MAC, keySpec: 'HMAC_256' as const },
     ];
-    const first = await startKmsStandin({ dataDir, keys, verifier });
+    const first = await startKmsStandin({ dataDir, keys, ...gate });
     const firstClient = clientFor(first.url);
     let ciphertext: Uint8Array | undefined;
     let dataKey: Buffer | undefined;
@@ -276,7 +278,7 @@ describe('KMS stand-in persistence', () => {
     const persisted = JSON.parse(await readFile(join(dataDir, 'kms-keys.json'), 'utf8')) as { aliases: Record<string, string> };
     expect(persisted.aliases[VAULT]).toBe(first.keys[VAULT]?.keyId);
 
-    const second = await startKmsStandin({ dataDir, keys, verifier });
+    const second = await startKmsStandin({ dataDir, keys, ...gate });
     const secondClient = clientFor(second.url);
     try {
       expect(second.keys).toEqual(first.keys);
@@ -292,8 +294,8 @@ describe('KMS stand-in persistence', () => {
 
   it('keeps memory-only instances independent', async () => {
     const keys = [{ alias: VAULT, keySpec: 'SYMMETRIC_DEFAULT' as const }];
-    const first = await startKmsStandin({ keys, verifier });
-    const second = await startKmsStandin({ keys, verifier });
+    const first = await startKmsStandin({ keys, ...gate });
+    const second = await startKmsStandin({ keys, ...gate });
     const firstClient = clientFor(first.url);
     const secondClient = clientFor(second.url);
     try {
