@@ -59,6 +59,16 @@ async function objectBytes(bucket: string, key: string): Promise<string | undefi
   }
 }
 
+/** The key the finalizer stored a session's file under, once it has (bounded polling: the S3 event is asynchronous). */
+async function storedDocumentKey(documentId: string): Promise<string> {
+  for (let attempt = 0; attempt < 100; attempt += 1) {
+    const stored = (await stores.objectKeys('org_200')).find((key) => key.startsWith('documents/') && key.includes(documentId));
+    if (stored) return stored;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`document ${documentId} was not stored within 10 s`);
+}
+
 describe('the local S3 endpoint', () => {
   it('refuses unsigned GET, LIST and PUT, and an unsigned PUT into au-inbox/ changes nothing', async () => {
     const victim = await openSession();
@@ -94,16 +104,23 @@ describe('the local S3 endpoint', () => {
   it('refuses an upload form re-pointed at another document, and leaves that document as it was', async () => {
     const victim = await openSession();
     expect((await postForm(victim.upload.url, victim.upload.fields, Buffer.from('original bytes'))).status).toBe(204);
+    // The finalizer moves the victim's file from its upload key to the document's own: wait for it, so what is
+    // compared below is the stored document, not a key the finalizer is about to delete.
+    const stored = await storedDocumentKey(victim.document_id);
+    const victimFiles = async () => ({ upload: await objectBytes(documentsBucket, victim.upload.fields.key!), stored: await objectBytes(documentsBucket, stored) });
+    const before = await victimFiles();
+    expect(before).toEqual({ upload: undefined, stored: 'original bytes' });
+
     const attacker = await openSession();
     const repointed = await postForm(attacker.upload.url, { ...attacker.upload.fields, key: victim.upload.fields.key! }, Buffer.from('attacker bytes'));
     expect(await s3Error(repointed)).toEqual({ status: 403, code: 'AccessDenied' });
-    expect(await objectBytes(documentsBucket, victim.upload.fields.key!)).toBe('original bytes');
+    expect(await victimFiles()).toEqual(before);
     // Its policy altered to name the other key: the signature no longer holds.
     const policy = JSON.parse(Buffer.from(attacker.upload.fields.Policy!, 'base64').toString('utf8')) as { conditions: unknown[] };
     const rewritten = { ...policy, conditions: policy.conditions.map((condition) => (JSON.stringify(condition).includes('"key"') ? { key: victim.upload.fields.key } : condition)) };
     const forged = await postForm(attacker.upload.url, { ...attacker.upload.fields, key: victim.upload.fields.key!, Policy: Buffer.from(JSON.stringify(rewritten)).toString('base64') }, Buffer.from('attacker bytes'));
     expect(await s3Error(forged)).toEqual({ status: 403, code: 'SignatureDoesNotMatch' });
-    expect(await objectBytes(documentsBucket, victim.upload.fields.key!)).toBe('original bytes');
+    expect(await victimFiles()).toEqual(before);
   });
 
   it("enforces a form's policy as S3 does: size, fields not in the policy, an exact Content-Type, a declared SHA-256, and its expiry", async () => {
