@@ -59,14 +59,18 @@ async function objectBytes(bucket: string, key: string): Promise<string | undefi
   }
 }
 
-/** The key the finalizer stored a session's file under, once it has (bounded polling: the S3 event is asynchronous). */
-async function storedDocumentKey(documentId: string): Promise<string> {
+/**
+ * The key the finalizer stored a session's file under, once it has moved it there (copied, then deleted the
+ * upload key); bounded polling, as the S3 event is asynchronous.
+ */
+async function storedDocumentKey(documentId: string, uploadKey: string): Promise<string> {
   for (let attempt = 0; attempt < 100; attempt += 1) {
-    const stored = (await stores.objectKeys('org_200')).find((key) => key.startsWith('documents/') && key.includes(documentId));
-    if (stored) return stored;
+    const keys = await stores.objectKeys('org_200');
+    const stored = keys.find((key) => key.startsWith('documents/') && key.includes(documentId));
+    if (stored && !keys.includes(uploadKey)) return stored;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  throw new Error(`document ${documentId} was not stored within 10 s`);
+  throw new Error(`document ${documentId} was not moved to its stored key within 10 s`);
 }
 
 describe('the local S3 endpoint', () => {
@@ -106,7 +110,7 @@ describe('the local S3 endpoint', () => {
     expect((await postForm(victim.upload.url, victim.upload.fields, Buffer.from('original bytes'))).status).toBe(204);
     // The finalizer moves the victim's file from its upload key to the document's own: wait for it, so what is
     // compared below is the stored document, not a key the finalizer is about to delete.
-    const stored = await storedDocumentKey(victim.document_id);
+    const stored = await storedDocumentKey(victim.document_id, victim.upload.fields.key!);
     const victimFiles = async () => ({ upload: await objectBytes(documentsBucket, victim.upload.fields.key!), stored: await objectBytes(documentsBucket, stored) });
     const before = await victimFiles();
     expect(before).toEqual({ upload: undefined, stored: 'original bytes' });
