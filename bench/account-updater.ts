@@ -60,6 +60,7 @@ import { lambdaHeapFlags } from '../local/lambda-context.ts';
 import { eventsFilePath } from '../local/runtime-file.ts';
 import { recordRun } from './results.ts';
 import { median, REPO_ROOT, startRuntimeForBench } from './support.ts';
+import { withLuhnDigit } from '../test/support/card-numbers.ts';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 100_000);
 const SMALL = Math.max(1_000, Math.round(ROWS / 10));
@@ -123,14 +124,7 @@ const NEW_NUMBER_PREFIX = '49';
 
 /** A 16-digit number passing Luhn, different for every index (and prefix). */
 function cardNumber(index: number, prefix = '4'): string {
-  const body = `${prefix}${String(index).padStart(15 - prefix.length, '0')}`;
-  let sum = 0;
-  for (let position = 0; position < body.length; position += 1) {
-    let digit = Number(body[body.length - 1 - position]);
-    if (position % 2 === 0) digit = digit * 2 > 9 ? digit * 2 - 9 : digit * 2;
-    sum += digit;
-  }
-  return `${body}${(10 - (sum % 10)) % 10}`;
+  return withLuhnDigit(`${prefix}${String(index).padStart(15 - prefix.length, '0')}`);
 }
 
 /**

@@ -10,6 +10,7 @@ import type { Paymethod } from '#shared/domain/paymethods/model.ts';
 import { useRuntimeEnvironment } from '../support/api.ts';
 import { npmScript } from '../support/cli.ts';
 import { unique } from '../support/paymethods.ts';
+import { withLuhnDigit } from '../support/card-numbers.ts';
 
 /**
  * The engine (the state machine's definition and handlers, run locally) on
@@ -63,16 +64,6 @@ async function seedCards(prefix: string, count: number, organizationId: string):
   return tokens;
 }
 
-/** `body` with its Luhn check digit appended. */
-function withLuhnDigit(body: string): string {
-  let sum = 0;
-  for (let index = 0; index < body.length; index += 1) {
-    let digit = Number(body[body.length - 1 - index]);
-    if (index % 2 === 0) digit = digit * 2 > 9 ? digit * 2 - 9 : digit * 2;
-    sum += digit;
-  }
-  return `${body}${(10 - (sum % 10)) % 10}`;
-}
 
 async function cardsOf(tokens: readonly string[]) {
   const { DynamoCardUpdates } = await import('#shared/store/card-updates.ts');

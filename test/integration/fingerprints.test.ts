@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Identity } from '../support/api.ts';
 import { call, MERCHANT, UNRELATED } from '../support/api.ts';
 import { CARD, customerPath, ECHECK, expectError, locationPath, OTHER_CARD_NUMBER, post, resultsOf, unique } from '../support/paymethods.ts';
+import { withLuhnDigit } from '../support/card-numbers.ts';
 
 const ORG = MERCHANT.organizationId;
 const OTHER_ORG = UNRELATED.organizationId;
@@ -62,7 +63,7 @@ describe('fingerprints', () => {
     const loc = unique('loc_');
     const otherLoc = unique('loc_');
     const number = `4${String(Date.now()).padStart(14, '0')}`;
-    const card = { ...CARD, account_number: withLuhn(number) };
+    const card = { ...CARD, account_number: withLuhnDigit(number) };
     const a = await created(`${locationPath(ORG, loc)}/paymethods`, { card });
     const b = await created(customerPath(ORG, otherLoc, unique('cst_')), { card });
     await created(`${locationPath(ORG, loc)}/paymethods`, { card: CARD });
@@ -171,13 +172,3 @@ describe('fail_on_duplicate', () => {
   });
 });
 
-/** `partial` with its Luhn check digit appended. */
-function withLuhn(partial: string): string {
-  let sum = 0;
-  for (let index = 0; index < partial.length; index += 1) {
-    let digit = Number(partial[partial.length - 1 - index]);
-    if (index % 2 === 0) digit = digit * 2 > 9 ? digit * 2 - 9 : digit * 2;
-    sum += digit;
-  }
-  return `${partial}${(10 - (sum % 10)) % 10}`;
-}

@@ -1,6 +1,10 @@
 /** A number of `length` digits starting with `prefix` that passes the Luhn check (the last digit is the check digit). */
 export function cardNumber(prefix: string, length = 16): string {
-  const body = prefix.padEnd(length - 1, '0');
+  return withLuhnDigit(prefix.padEnd(length - 1, '0'));
+}
+
+/** `body` with its Luhn check digit appended. */
+export function withLuhnDigit(body: string): string {
   for (let check = 0; check <= 9; check += 1) {
     const candidate = `${body}${check}`;
     if (luhnSum(candidate) % 10 === 0) return candidate;

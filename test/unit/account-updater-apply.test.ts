@@ -16,6 +16,7 @@ import { InvalidRequest } from '#shared/domain/errors.ts';
 import type { Paymethod } from '#shared/domain/paymethods/model.ts';
 import type { SealedSecret, Vault, VaultBinding } from '#shared/domain/vault.ts';
 import { UnreadableSecret } from '#shared/domain/vault.ts';
+import { withLuhnDigit } from '../support/card-numbers.ts';
 
 /** A vault that "seals" by binding the plaintext to its ids, so a wrong binding cannot open it. */
 class FakeVault implements Vault {
@@ -93,16 +94,6 @@ async function* once(bytes: Uint8Array): AsyncGenerator<Uint8Array> {
   yield bytes;
 }
 
-/** `body` with its Luhn check digit appended. */
-function withLuhnDigit(body: string): string {
-  let sum = 0;
-  for (let index = 0; index < body.length; index += 1) {
-    let digit = Number(body[body.length - 1 - index]);
-    if (index % 2 === 0) digit = digit * 2 > 9 ? digit * 2 - 9 : digit * 2;
-    sum += digit;
-  }
-  return `${body}${(10 - (sum % 10)) % 10}`;
-}
 
 /** Whether `text` shows `digits` in some spelling: compatibility forms folded (full-width digits, NBSP), separators dropped. */
 function holdsNumber(text: string, digits: string): boolean {
