@@ -27,18 +27,10 @@ import type { Identity } from '../support/api.ts';
 import { authHeaders } from '../support/api.ts';
 import { runtimeStores } from '../support/documents.ts';
 import type { RuntimeStores } from '../support/documents.ts';
-import type { FaultProxy, FaultRule } from '../support/fault-proxy.ts';
-import { startFaultProxy } from '../support/fault-proxy.ts';
+import type { Dependency, FaultProxy, FaultRule } from '../support/fault-proxy.ts';
+import { proxyDependencies } from '../support/fault-proxy.ts';
 import { CARD, PAYPAL, unique } from '../support/paymethods.ts';
 
-type Dependency = 'dynamodb' | 's3' | 'kms' | 'paypal';
-
-const ENDPOINT_VARIABLES: Record<Dependency, string> = {
-  dynamodb: 'AWS_ENDPOINT_URL_DYNAMODB',
-  s3: 'AWS_ENDPOINT_URL_S3',
-  kms: 'AWS_ENDPOINT_URL_KMS',
-  paypal: 'PAYPAL_API_URL',
-};
 
 const DYNAMODB_WRITES = new Set(['PutItem', 'UpdateItem', 'DeleteItem', 'TransactWriteItems', 'BatchWriteItem'].map((name) => `DynamoDB_20120810.${name}`));
 
@@ -66,19 +58,14 @@ const CASES: Case[] = [
 describe('answers within 10 s of arrival with a dependency stalled', () => {
   let stores: RuntimeStores;
   let api: ApiGatewayEmulator;
-  const proxies = {} as Record<Dependency, FaultProxy>;
-  const saved: Record<string, string | undefined> = {};
+  let proxies: Record<Dependency, FaultProxy>;
+  let restoreEndpoints: (() => Promise<void>) | undefined;
   const slowest: Record<Dependency, number> = { dynamodb: 0, s3: 0, kms: 0, paypal: 0 };
   const byCase: Record<string, { status: number; ms: number }> = {};
 
   beforeAll(async () => {
     stores = runtimeStores(); // applies the runtime's environment; the proxies then take the endpoints over
-    for (const dependency of Object.keys(ENDPOINT_VARIABLES) as Dependency[]) {
-      const variable = ENDPOINT_VARIABLES[dependency];
-      saved[variable] = process.env[variable];
-      proxies[dependency] = await startFaultProxy(process.env[variable] as string);
-      process.env[variable] = proxies[dependency].url;
-    }
+    ({ proxies, restore: restoreEndpoints } = await proxyDependencies());
     // In this process, so the handlers reach the stores through the proxies; no authorizer cache, so every request runs it.
     api = await startApiGatewayEmulator({
       routes,
@@ -93,8 +80,7 @@ describe('answers within 10 s of arrival with a dependency stalled', () => {
 
   afterAll(async () => {
     await api?.close();
-    for (const proxy of Object.values(proxies)) await proxy.close();
-    Object.assign(process.env, saved);
+    await restoreEndpoints?.();
     stores?.destroy();
     const file = path.resolve(import.meta.dirname, '../../test-output/answer-deadline.json');
     await mkdir(path.dirname(file), { recursive: true });

@@ -22,21 +22,13 @@ import type { Identity } from '../support/api.ts';
 import { call } from '../support/api.ts';
 import { runtimeStores } from '../support/documents.ts';
 import type { RuntimeStores } from '../support/documents.ts';
-import type { Fault, FaultProxy, FaultRule } from '../support/fault-proxy.ts';
-import { startFaultProxy } from '../support/fault-proxy.ts';
+import type { Dependency, Fault, FaultProxy, FaultRule } from '../support/fault-proxy.ts';
+import { proxyDependencies } from '../support/fault-proxy.ts';
 import { lambdaContext, proxyEvent } from '../support/lambda-event.ts';
 import type { ProxyHandler } from '../support/lambda-event.ts';
 import { CARD, PAYPAL, unique } from '../support/paymethods.ts';
 
-type Dependency = 'dynamodb' | 's3' | 'kms' | 'paypal';
 type Route = 'card' | 'paypal' | 'ott' | 'document' | 'session';
-
-const ENDPOINT_VARIABLES: Record<Dependency, string> = {
-  dynamodb: 'AWS_ENDPOINT_URL_DYNAMODB',
-  s3: 'AWS_ENDPOINT_URL_S3',
-  kms: 'AWS_ENDPOINT_URL_KMS',
-  paypal: 'PAYPAL_API_URL',
-};
 
 /** The call each fault strikes: the commit point (DynamoDB) or the dependency call before it. */
 const CALLS = {
@@ -48,19 +40,14 @@ const CALLS = {
 
 describe('exactly-once creates under stalled and dropped dependencies', () => {
   let stores: RuntimeStores;
-  const proxies = {} as Record<Dependency, FaultProxy>;
+  let proxies: Record<Dependency, FaultProxy>;
+  let restoreEndpoints: (() => Promise<void>) | undefined;
   const handlers = {} as Record<Route, ProxyHandler>;
-  const saved: Record<string, string | undefined> = {};
   const longest: Record<Dependency, number> = { dynamodb: 0, s3: 0, kms: 0, paypal: 0 };
 
   beforeAll(async () => {
     stores = runtimeStores(); // applies the runtime's environment; the proxies then take the endpoints over
-    for (const dependency of Object.keys(ENDPOINT_VARIABLES) as Dependency[]) {
-      const variable = ENDPOINT_VARIABLES[dependency];
-      saved[variable] = process.env[variable];
-      proxies[dependency] = await startFaultProxy(process.env[variable] as string);
-      process.env[variable] = proxies[dependency].url;
-    }
+    ({ proxies, restore: restoreEndpoints } = await proxyDependencies());
     handlers.card = (await import('#functions/paymethods-create-customer.ts')).handler as unknown as ProxyHandler;
     handlers.paypal = (await import('#functions/paymethods-create-location.ts')).handler as unknown as ProxyHandler;
     handlers.ott = (await import('#functions/onetimetokens-create.ts')).handler as unknown as ProxyHandler;
@@ -69,8 +56,7 @@ describe('exactly-once creates under stalled and dropped dependencies', () => {
   });
 
   afterAll(async () => {
-    for (const proxy of Object.values(proxies)) await proxy.close();
-    Object.assign(process.env, saved);
+    await restoreEndpoints?.();
     stores?.destroy();
     const file = path.resolve(import.meta.dirname, '../../test-output/fault-timings.json');
     await mkdir(path.dirname(file), { recursive: true });

@@ -80,3 +80,35 @@ export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
   proxy.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return proxy;
 }
+
+/** The dependencies a handler calls, and the variable that names each one's endpoint. */
+export type Dependency = 'dynamodb' | 's3' | 'kms' | 'paypal';
+const ENDPOINT_VARIABLES: Record<Dependency, string> = {
+  dynamodb: 'AWS_ENDPOINT_URL_DYNAMODB',
+  s3: 'AWS_ENDPOINT_URL_S3',
+  kms: 'AWS_ENDPOINT_URL_KMS',
+  paypal: 'PAYPAL_API_URL',
+};
+
+/**
+ * A fault proxy in front of each dependency this process's handlers call (its
+ * endpoint variable now names the proxy); `restore` closes them and puts the
+ * variables back. Call it after the runtime's environment is applied.
+ */
+export async function proxyDependencies(): Promise<{ proxies: Record<Dependency, FaultProxy>; restore(): Promise<void> }> {
+  const proxies = {} as Record<Dependency, FaultProxy>;
+  const saved: Record<string, string | undefined> = {};
+  for (const dependency of Object.keys(ENDPOINT_VARIABLES) as Dependency[]) {
+    const variable = ENDPOINT_VARIABLES[dependency];
+    saved[variable] = process.env[variable];
+    proxies[dependency] = await startFaultProxy(process.env[variable] as string);
+    process.env[variable] = proxies[dependency].url;
+  }
+  return {
+    proxies,
+    async restore() {
+      for (const proxy of Object.values(proxies)) await proxy.close();
+      Object.assign(process.env, saved);
+    },
+  };
+}
