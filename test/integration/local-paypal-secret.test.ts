@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLIENTS_PATH } from '#local/paypal-standin.ts';
-import { readRuntimeFile } from '#local/runtime-file.ts';
+import { eventsFilePath, readRuntimeFile } from '#local/runtime-file.ts';
 import { PAYPAL_UNSET_CLIENT_ID } from '#shared/platform/paypal-secret.ts';
 import { MERCHANT, authHeaders } from '../support/api.ts';
 import { followRuntime } from '../support/local-process.ts';
@@ -42,6 +42,8 @@ async function startRuntime(dataDir: string): Promise<Runtime> {
     async stop() {
       child.kill('SIGTERM');
       await exited;
+      // With LOCAL_DATA_DIR the runtime keeps its events file, as it keeps the data: this test's is its own to remove.
+      await rm(eventsFilePath(repoRoot, port), { force: true });
     },
   };
 }
