@@ -16,8 +16,10 @@ import type { BenchRun } from '../../bench/results.ts';
 import { DEFAULT_EXPORT_SCHEDULE, STATE_MACHINE_DATA_KEY_REUSE_SECONDS } from '#infra/account-updater.ts';
 import { NODE_MAJOR } from '#infra/bundling.ts';
 import { PREFLIGHT_MAX_AGE_SECONDS } from '#shared/http/cors.ts';
-import { MAX_JSON_DEPTH } from '#shared/http/hostile-input.ts';
-import { IDEMPOTENCY_LEASE_MS } from '#shared/http/idempotency.ts';
+import { MAX_CACHED_FINGERPRINT_KEYS } from '#shared/aws/kms-fingerprints.ts';
+import { DATA_KEY_MAX_SEALS, DATA_KEY_REUSE_MS, IV_BYTES, MAX_CACHED_DATA_KEYS, SCHEME_VERSION } from '#shared/aws/kms-vault.ts';
+import { MAX_ISSUES, MAX_JSON_DEPTH } from '#shared/http/hostile-input.ts';
+import { IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_RETENTION_MS } from '#shared/http/idempotency.ts';
 import { BATCH_ROWS, MAX_CONCURRENT_BATCHES, TOLERATED_FAILURE_PERCENTAGE } from '#shared/account-updater/state-machine.ts';
 import { DYNAMODB_BUDGET, EVENTBRIDGE_BUDGET, KMS_BUDGET, S3_BUDGET } from '#shared/aws/client-config.ts';
 import { WRITES_IN_FLIGHT, NEW_NUMBER_GROUP } from '#shared/domain/account-updater/apply.ts';
@@ -28,12 +30,15 @@ import { DOWNLOAD_URL_SECONDS } from '#shared/domain/documents/read-documents.ts
 import { UPLOAD_WINDOW_SECONDS } from '#shared/domain/documents/upload-session.ts';
 import { ORGANIZATION_ID_PATTERN } from '#shared/domain/ids.ts';
 import { FINGERPRINT_PATTERN } from '#shared/domain/paymethods/fingerprints.ts';
+import { CARD_BRANDS } from '#shared/domain/paymethods/rules.ts';
 import { DEFAULT_MINTS_PER_MINUTE, MAX_MINTS_PER_MINUTE } from '#shared/domain/publishable-keys.ts';
 import { ACCOUNT_UPDATER_FUNCTION_SIZING } from '#shared/platform/function-sizing.ts';
 import { AUTHORIZER_CACHE_TTL_SECONDS } from '#shared/platform/names.ts';
 import { API_GATEWAY_MAX_HEADER_BYTES, routes } from '#shared/platform/routes.ts';
 import { streamTriggers } from '#shared/platform/triggers.ts';
+import { ORGANIZATION_CACHE_MS } from '#shared/store/organizations.ts';
 import { BOUNDARY_TTL_SECONDS } from '#shared/store/page-boundaries.ts';
+import { LOCATION_CACHE_MS } from '#shared/store/publishable-keys.ts';
 import { AU_SHARDS } from '#shared/store/keys.ts';
 import { SCRIPT_MAX_AGE_SECONDS, VERSIONED_SCRIPT_MAX_AGE_SECONDS } from '#shared/tokenization/script.ts';
 import { resourcesOfType, settings, synthesize } from './template-helpers.ts';
@@ -46,6 +51,21 @@ const readme = read('README.md');
 const doc = (name: string) => flat(read(`docs/${name}.md`));
 const number = (value: number) => value.toLocaleString('en-US');
 const minutes = (seconds: number) => seconds / 60;
+const seconds = (ms: number) => ms / 1000;
+
+/**
+ * Issuer prefix ranges as inclusive [low, high] pairs of one digit count,
+ * neighbours merged, so "38 or 39" and 38-39 compare equal.
+ */
+function prefixRanges(ranges: ReadonlyArray<readonly [string, string]>): string[] {
+  const merged: Array<[string, string]> = [];
+  for (const [low, high] of ranges.toSorted(([a], [b]) => a.length - b.length || Number(a) - Number(b))) {
+    const last = merged.at(-1);
+    if (last && last[1].length === low.length && Number(last[1]) + 1 === Number(low)) last[1] = high;
+    else merged.push([low, high]);
+  }
+  return merged.map(([low, high]) => `${low}-${high}`);
+}
 
 describe('the README as a front door', () => {
   it('fits in about 300 lines and keeps the two commands a reader types first', () => {
@@ -123,9 +143,15 @@ describe('the tables, as the README and docs/data-model.md count them', () => {
 
 describe('docs/data-model.md', () => {
   it('stamps last_used_at at the resolution the code uses', () => {
-    const seconds = LAST_USED_RESOLUTION_MS / 1000;
-    expect(doc('data-model')).toContain(`only when the stamp is over ${seconds} s old) | UpdateItem, condition \`last_used_at < :now-${seconds}s\``);
-    expect(doc('api-decisions')).toContain(`\`last_used_at\` is written at most every ${seconds} s per credential`);
+    const resolution = seconds(LAST_USED_RESOLUTION_MS);
+    expect(doc('data-model')).toContain(`only when the stamp is over ${resolution} s old) | UpdateItem, condition \`last_used_at < :now-${resolution}s\``);
+    expect(doc('api-decisions')).toContain(`\`last_used_at\` is written at most every ${resolution} s per credential`);
+  });
+
+  it("states how long a container keeps an organization (tenancy) and a location's keys (preflight)", () => {
+    const model = doc('data-model');
+    expect(model).toContain(`| Is organization A the parent of B (tenancy) | GetItem \`ORG#<B>\`/\`ORG\`, cached ${seconds(ORGANIZATION_CACHE_MS)} s per container |`);
+    expect(model).toContain(`| CORS preflight: origins allowed at a location | Query gsi1 \`LOC#<org>#<loc>#PUBKEY\`, cached ${seconds(LOCATION_CACHE_MS)} s per container |`);
   });
 });
 
@@ -137,6 +163,27 @@ describe('docs/api-decisions.md', () => {
     expect(decisions).toContain(`over API Gateway's ${number(API_GATEWAY_MAX_HEADER_BYTES)}-byte limit are 413`);
     const mint = routes.find((route) => route.handler === 'onetimetokens-create')!;
     expect(decisions).toContain(`Bodies over ${mint.maxBodyBytes! / 1024} KB are 413 before parsing`);
+  });
+
+  it('states how many hostile-input problems an answer lists', () => {
+    expect(decisions).toContain(`at most ${MAX_ISSUES} such problems are listed`);
+  });
+
+  it("states each card_type's issuer prefixes (and amex's length) as the code's brand table has them", () => {
+    const sentence = decisions.split('must agree with the number\'s issuer prefix (')[1]!.split('), on create')[0]!;
+    const documented = Object.fromEntries(
+      sentence.split('; ').map((entry) => {
+        const [, brand, prefixes] = /^`(\w+)` (.*)$/.exec(entry)!;
+        const [list, length] = prefixes!.split(' with exactly ');
+        const ranges = list!.split(/, | or /).map((prefix) => prefix.split('-') as [string, string?]).map(([low, high]) => [low, high ?? low] as const);
+        return [brand, { ranges: prefixRanges(ranges), length: length ? Number.parseInt(length, 10) : undefined }];
+      }),
+    );
+    expect(documented).toEqual(Object.fromEntries(Object.entries(CARD_BRANDS).map(([brand, { ranges, length }]) => [brand, { ranges: prefixRanges(ranges), length }])));
+  });
+
+  it('states the data key reuse that spares KMS calls on create', () => {
+    expect(decisions).toContain(`one \`GenerateDataKey\` per organization per container every ${minutes(seconds(DATA_KEY_REUSE_MS))} minutes or ${number(DATA_KEY_MAX_SEALS)} seals`);
   });
 
   it('states the attempts a dependency call makes at most', () => {
@@ -194,6 +241,29 @@ describe('docs/account-updater.md', () => {
     expect(guide).toContain(`EventBridge ${DEFAULT_EXPORT_SCHEDULE} ──▶ au-export`);
     expect(guide).toContain(`the schedule is \`${DEFAULT_EXPORT_SCHEDULE}\``);
     expect(guide).toContain(`rotating, data keys reused ${STATE_MACHINE_DATA_KEY_REUSE_SECONDS} s`);
+  });
+});
+
+describe('docs/vault.md', () => {
+  const vault = doc('vault');
+
+  it("states the scheme's version, IV and data key reuse as kms-vault.ts has them", () => {
+    const reuseMinutes = minutes(seconds(DATA_KEY_REUSE_MS));
+    expect(vault).toContain(`## Scheme (version ${SCHEME_VERSION}): KMS envelope encryption`);
+    expect(vault).toContain(`\`{"v":${SCHEME_VERSION},"purpose":"paymethod-vault",`);
+    expect(vault).toContain(
+      `for at most ${reuseMinutes} minutes and ${number(DATA_KEY_MAX_SEALS)} seals (\`maxKeyAgeMs\`, \`maxKeyUses\`), and at most ${MAX_CACHED_DATA_KEYS} keys per container`,
+    );
+    expect(vault).toContain(`(${number(DATA_KEY_MAX_SEALS)} random ${IV_BYTES * 8}-bit IVs per key`);
+    expect(vault).toContain(`AES-256-GCM with a fresh random ${IV_BYTES}-byte IV`);
+    expect(vault).toContain(`or the key aged out (${reuseMinutes} min / ${number(DATA_KEY_MAX_SEALS)} uses) | 1 \`GenerateDataKey\``);
+  });
+
+  it('states the fingerprint length, the derived keys a container keeps and how long a request hash is kept', () => {
+    expect(FINGERPRINT_PATTERN.source).toContain('{43}');
+    expect(vault).toContain('`fp_` followed by the base64url HMAC-SHA-256 (43 characters)');
+    expect(vault).toContain(`at most ${number(MAX_CACHED_FINGERPRINT_KEYS)} organizations, never logged`);
+    expect(vault).toContain(`(\`IDEM#\`, kept ${seconds(IDEMPOTENCY_RETENTION_MS) / 3600} h by TTL`);
   });
 });
 
