@@ -15,13 +15,17 @@ import { recordRun } from '../../bench/results.ts';
 import type { BenchRun } from '../../bench/results.ts';
 import { DEFAULT_EXPORT_SCHEDULE, STATE_MACHINE_DATA_KEY_REUSE_SECONDS } from '#infra/account-updater.ts';
 import { NODE_MAJOR } from '#infra/bundling.ts';
+import { DEFAULT_WEB_ACL } from '#infra/environments.ts';
+import { SECRET_MAC_VERSION } from '#shared/aws/credential-hasher.ts';
 import { PREFLIGHT_MAX_AGE_SECONDS } from '#shared/http/cors.ts';
 import { MAX_CACHED_FINGERPRINT_KEYS } from '#shared/aws/kms-fingerprints.ts';
 import { DATA_KEY_MAX_SEALS, DATA_KEY_REUSE_MS, IV_BYTES, MAX_CACHED_DATA_KEYS, SCHEME_VERSION } from '#shared/aws/kms-vault.ts';
 import { MAX_ISSUES, MAX_JSON_DEPTH } from '#shared/http/hostile-input.ts';
 import { IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_RETENTION_MS } from '#shared/http/idempotency.ts';
 import { BATCH_ROWS, MAX_CONCURRENT_BATCHES, TOLERATED_FAILURE_PERCENTAGE } from '#shared/account-updater/state-machine.ts';
-import { DYNAMODB_BUDGET, EVENTBRIDGE_BUDGET, KMS_BUDGET, S3_BUDGET } from '#shared/aws/client-config.ts';
+import type { CallBudget } from '#shared/aws/client-config.ts';
+import { DYNAMODB_BUDGET, EVENTBRIDGE_BUDGET, KMS_BUDGET, S3_BUDGET, SECRETS_MANAGER_BUDGET } from '#shared/aws/client-config.ts';
+import { FAILED_AUTHENTICATION_LIMIT, FAILED_AUTHENTICATION_WINDOW_SECONDS } from '#shared/domain/authentication.ts';
 import { WRITES_IN_FLIGHT, NEW_NUMBER_GROUP } from '#shared/domain/account-updater/apply.ts';
 import { LISTED_ERRORS } from '#shared/domain/account-updater/merge.ts';
 import { LAST_USED_RESOLUTION_MS } from '#shared/domain/credentials.ts';
@@ -32,7 +36,7 @@ import { ORGANIZATION_ID_PATTERN } from '#shared/domain/ids.ts';
 import { FINGERPRINT_PATTERN } from '#shared/domain/paymethods/fingerprints.ts';
 import { CARD_BRANDS } from '#shared/domain/paymethods/rules.ts';
 import { DEFAULT_MINTS_PER_MINUTE, MAX_MINTS_PER_MINUTE } from '#shared/domain/publishable-keys.ts';
-import { ACCOUNT_UPDATER_FUNCTION_SIZING } from '#shared/platform/function-sizing.ts';
+import { ACCOUNT_UPDATER_FUNCTION_SIZING, API_FUNCTION_SIZING } from '#shared/platform/function-sizing.ts';
 import { AUTHORIZER_CACHE_TTL_SECONDS } from '#shared/platform/names.ts';
 import { API_GATEWAY_MAX_HEADER_BYTES, routes } from '#shared/platform/routes.ts';
 import { streamTriggers } from '#shared/platform/triggers.ts';
@@ -271,6 +275,105 @@ describe('docs/events.md', () => {
   it("states the publisher's memory and timeout", () => {
     const [publisher] = streamTriggers;
     expect(doc('events')).toContain(`| \`events-publish\` | Node ${NODE_MAJOR}, arm64, ${publisher!.sizing.memoryMb} MB, ${publisher!.sizing.timeoutSeconds} s;`);
+  });
+});
+
+describe('docs/operations.md', () => {
+  const operations = doc('operations');
+  const raw = read('docs/operations.md');
+  const template = synthesize(settings('prod'));
+  const alarm = (name: string) => Object.values(resourcesOfType(template, 'AWS::CloudWatch::Alarm')).find((resource) => resource.Properties.AlarmName === `PaymentsApi-prod-${name}`)!.Properties;
+
+  /** The dev and prod cells of a row of the environments table, by its setting. */
+  const environmentRow = (setting: string) => {
+    const row = raw.split('\n').find((line) => line.startsWith(`| \`${setting}\` |`));
+    if (!row) throw new Error(`docs/operations.md has no "${setting}" row`);
+    return row.split('|').slice(2, 4).map((cell) => cell.trim());
+  };
+
+  it('states each environment setting the way cdk.json sets it', () => {
+    interface Context {
+      responseEnvironment: string;
+      logRetentionDays: number;
+      removalPolicy: string;
+      deletionProtection: boolean;
+      authorizerCacheTtlSeconds: number;
+      throttling: { rateLimit: number; burstLimit: number };
+      alarms: { enabled: boolean; serverErrorRatePercent: number; p99LatencyMs: number };
+      webAcl?: false;
+    }
+    const { dev, prod } = (JSON.parse(read('cdk.json')) as { context: { environments: { dev: Context; prod: Context } } }).context.environments;
+    const both = (cell: (environment: Context) => unknown) => [String(cell(dev)), String(cell(prod))];
+    expect(environmentRow('responseEnvironment')).toEqual(both((environment) => `\`${environment.responseEnvironment}\``));
+    expect(environmentRow('logRetentionDays')).toEqual(both((environment) => environment.logRetentionDays));
+    expect(environmentRow('removalPolicy')).toEqual(both((environment) => `\`${environment.removalPolicy}\``));
+    expect(environmentRow('deletionProtection')).toEqual(both((environment) => environment.deletionProtection));
+    expect(environmentRow('authorizerCacheTtlSeconds')).toEqual(both((environment) => environment.authorizerCacheTtlSeconds));
+    expect(environmentRow('throttling')).toEqual(both(({ throttling }) => `${throttling.rateLimit} rps / ${throttling.burstLimit} burst`));
+    expect(environmentRow('alarms.enabled')).toEqual(both((environment) => environment.alarms.enabled));
+    expect(environmentRow('alarms.serverErrorRatePercent')).toEqual(both((environment) => environment.alarms.serverErrorRatePercent));
+    expect(environmentRow('alarms.p99LatencyMs')).toEqual(both((environment) => environment.alarms.p99LatencyMs));
+    expect([dev.webAcl, prod.webAcl]).toEqual([false, undefined]);
+    expect(settings('prod').webAcl).toEqual(DEFAULT_WEB_ACL);
+    expect(environmentRow('webAcl')).toEqual(['`false`', `unset (on: ${DEFAULT_WEB_ACL.rateLimit} requests per address per ${DEFAULT_WEB_ACL.evaluationWindowSeconds} s)`]);
+  });
+
+  it("states the route functions' runtime, memory and timeout", () => {
+    expect(operations).toContain(`domain event publisher: Node.js ${NODE_MAJOR}, arm64, ${API_FUNCTION_SIZING.memoryMb} MB, ${API_FUNCTION_SIZING.timeoutSeconds} s for routes and the authorizer`);
+  });
+
+  it("states each AWS client's timeouts and attempts", () => {
+    const budget = ({ connectionTimeoutMs, socketTimeoutMs, requestTimeoutMs, maxAttempts }: CallBudget) =>
+      `${seconds(connectionTimeoutMs)} s / ${seconds(socketTimeoutMs)} s / ${seconds(requestTimeoutMs)} s x${maxAttempts}`;
+    expect(SECRETS_MANAGER_BUDGET).toEqual(KMS_BUDGET);
+    expect(operations).toContain(
+      `DynamoDB ${budget(DYNAMODB_BUDGET)}, KMS and Secrets Manager ${budget(KMS_BUDGET)}, S3 ${budget(S3_BUDGET)}, EventBridge ${budget(EVENTBRIDGE_BUDGET)};`,
+    );
+    const attempts = [DYNAMODB_BUDGET, KMS_BUDGET, S3_BUDGET, EVENTBRIDGE_BUDGET].map((each) => each.maxAttempts);
+    expect(operations).toContain(`at most ${Math.min(...attempts)}-${Math.max(...attempts)} attempts`);
+  });
+
+  it('states the failed-authentication limit and window, and the secure-key hash version', () => {
+    expect(operations).toContain(`capped two ways, each at ${FAILED_AUTHENTICATION_LIMIT} within ${FAILED_AUTHENTICATION_WINDOW_SECONDS} seconds`);
+    expect(operations).toContain(`after ${FAILED_AUTHENTICATION_LIMIT} failures from one address`);
+    expect(operations).toContain(`after ${FAILED_AUTHENTICATION_LIMIT} failures naming one access id`);
+    expect(operations).toContain(`if the last ${FAILED_AUTHENTICATION_WINDOW_SECONDS} seconds already hold ${FAILED_AUTHENTICATION_LIMIT} failures`);
+    expect(operations).toContain(`\`secret_mac_version\` (${SECRET_MAC_VERSION})`);
+  });
+
+  it("states the runbooks' alarm periods and thresholds as the template has them", () => {
+    const errorRate = alarm('api-5xx-rate');
+    expect([errorRate.DatapointsToAlarm, errorRate.EvaluationPeriods]).toEqual([2, 3]);
+    expect(JSON.stringify(errorRate.Metrics)).toContain('IF(requests >= 20,');
+    expect(operations).toContain('answered 5xx in 2 of 3 five-minute periods (only counted once a period has 20 requests)');
+
+    const latency = alarm('api-p99-latency');
+    expect(latency.DatapointsToAlarm).toBe(latency.EvaluationPeriods);
+    expect(operations).toContain(`p99 latency above \`p99LatencyMs\` for ${minutes((latency.EvaluationPeriods as number) * (latency.Period as number))} minutes`);
+
+    const [mapping] = Object.values(resourcesOfType(template, 'AWS::Lambda::EventSourceMapping'));
+    const { MaximumRetryAttempts, MaximumRecordAgeInSeconds } = mapping!.Properties as { MaximumRetryAttempts: number; MaximumRecordAgeInSeconds: number };
+    expect(MaximumRetryAttempts).toBe(streamTriggers[0]!.retryAttempts);
+    expect(operations).toContain(`still failed after ${MaximumRetryAttempts} retries (or was older than ${MaximumRecordAgeInSeconds / 3600} hours)`);
+
+    const behind = alarm('events-publish-iterator-age');
+    const [ageMetric] = behind.Metrics as Array<{ MetricStat: { Period: number } }>;
+    expect([behind.DatapointsToAlarm, behind.EvaluationPeriods, ageMetric!.MetricStat.Period]).toEqual([2, 3, 300]);
+    expect(operations).toContain(`the publisher is more than ${seconds(behind.Threshold as number)} s behind the table's stream (the age of the newest record it was handed, in two of three five-minute periods)`);
+  });
+
+  it("states the Account Updater's tolerated failures and how long inbox files are kept", () => {
+    expect(operations).toContain(`fails within the map's tolerance (${TOLERATED_FAILURE_PERCENTAGE}% of the batches) does not count`);
+    expect(operations).toContain(`${TOLERATED_FAILURE_PERCENTAGE}% of the batches failed after their retries`);
+    const inbox = Object.values(resourcesOfType(template, 'AWS::S3::Bucket'))
+      .flatMap((bucket) => (bucket.Properties.LifecycleConfiguration as { Rules?: Array<{ Prefix?: string; ExpirationInDays?: number }> } | undefined)?.Rules ?? [])
+      .find((rule) => rule.Prefix === 'au-inbox/');
+    expect(operations).toContain(`Inbox files expire after ${inbox?.ExpirationInDays} days`);
+  });
+
+  it('counts the routes where it prices per-route metrics and alarms', () => {
+    expect(operations).toContain(`${routes.length} routes ≈`);
+    expect(operations).toContain(`for ${routes.length} routes), the`);
   });
 });
 
