@@ -12,11 +12,13 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { recordRun } from '../../bench/results.ts';
+import { SECOND_FLUSH_AFTER_MS } from '../../scripts/authorizer-cache.ts';
 import type { BenchRun } from '../../bench/results.ts';
 import { DEFAULT_EXPORT_SCHEDULE, STATE_MACHINE_DATA_KEY_REUSE_SECONDS } from '#infra/account-updater.ts';
 import { NODE_MAJOR } from '#infra/bundling.ts';
 import { DEFAULT_WEB_ACL } from '#infra/environments.ts';
 import { SECRET_MAC_VERSION } from '#shared/aws/credential-hasher.ts';
+import { PAYPAL_TIMEOUT_MS } from '#shared/aws/paypal.ts';
 import { PREFLIGHT_MAX_AGE_SECONDS } from '#shared/http/cors.ts';
 import { MAX_CACHED_FINGERPRINT_KEYS } from '#shared/aws/kms-fingerprints.ts';
 import { DATA_KEY_MAX_SEALS, DATA_KEY_REUSE_MS, IV_BYTES, MAX_CACHED_DATA_KEYS, SCHEME_VERSION } from '#shared/aws/kms-vault.ts';
@@ -36,7 +38,7 @@ import { ORGANIZATION_ID_PATTERN } from '#shared/domain/ids.ts';
 import { FINGERPRINT_PATTERN } from '#shared/domain/paymethods/fingerprints.ts';
 import { CARD_BRANDS } from '#shared/domain/paymethods/rules.ts';
 import { DEFAULT_MINTS_PER_MINUTE, MAX_MINTS_PER_MINUTE } from '#shared/domain/publishable-keys.ts';
-import { ACCOUNT_UPDATER_FUNCTION_SIZING, API_FUNCTION_SIZING } from '#shared/platform/function-sizing.ts';
+import { ACCOUNT_UPDATER_FUNCTION_SIZING, API_FUNCTION_SIZING, AUTHORIZER_BUDGET_MS } from '#shared/platform/function-sizing.ts';
 import { AUTHORIZER_CACHE_TTL_SECONDS } from '#shared/platform/names.ts';
 import { API_GATEWAY_MAX_HEADER_BYTES, routes } from '#shared/platform/routes.ts';
 import { streamTriggers } from '#shared/platform/triggers.ts';
@@ -331,6 +333,22 @@ describe('docs/operations.md', () => {
     );
     const attempts = [DYNAMODB_BUDGET, KMS_BUDGET, S3_BUDGET, EVENTBRIDGE_BUDGET].map((each) => each.maxAttempts);
     expect(operations).toContain(`at most ${Math.min(...attempts)}-${Math.max(...attempts)} attempts`);
+    expect(operations).toContain(`PayPal one ${seconds(PAYPAL_TIMEOUT_MS)} s attempt`);
+  });
+
+  it('states the authorizer cache, the last_used_at resolution and the second flush after a revocation', () => {
+    const ttl = AUTHORIZER_CACHE_TTL_SECONDS;
+    const resolution = seconds(LAST_USED_RESOLUTION_MS);
+    expect(operations).toContain(`answering from cached decisions for up to ${ttl} s`);
+    expect(operations).toContain(`the second time ${seconds(SECOND_FLUSH_AFTER_MS)} s after the first (the authorizer's ${seconds(AUTHORIZER_BUDGET_MS)} s budget and a margin)`);
+    expect(operations).toContain(`one authorizer run per credential and address each ${ttl} s`);
+    const writesAMinute = ['one', 'two', 'three', 'four'][60 / resolution - 1];
+    expect(operations).toContain(`(once per ${ttl} s per credential and address), with a conditional write only when the stamp is over ${resolution} s old: at most ${writesAMinute} writes a minute`);
+    expect(operations).toContain(`by up to the cache TTL plus ${resolution} s, a minute`);
+    expect(ttl + resolution).toBeLessThanOrEqual(60);
+    expect(operations).toContain(`\`authorizerCacheTtlSeconds\` is the same ${ttl}, and synth refuses more`);
+    expect(operations).toContain(`until the cache entry expires (${ttl} s at most)`);
+    expect(operations).toContain(`authorizer cache (${ttl} s, keyed on both auth headers and the address)`);
   });
 
   it('states the failed-authentication limit and window, and the secure-key hash version', () => {
