@@ -42,6 +42,7 @@ import { ACCOUNT_UPDATER_FUNCTION_SIZING, API_FUNCTION_SIZING, AUTHORIZER_BUDGET
 import { AUTHORIZER_CACHE_TTL_SECONDS } from '#shared/platform/names.ts';
 import { API_GATEWAY_MAX_HEADER_BYTES, routes } from '#shared/platform/routes.ts';
 import { streamTriggers } from '#shared/platform/triggers.ts';
+import { HISTORY_RETENTION_SECONDS } from '#shared/store/account-updater.ts';
 import { ORGANIZATION_CACHE_MS } from '#shared/store/organizations.ts';
 import { BOUNDARY_TTL_SECONDS } from '#shared/store/page-boundaries.ts';
 import { LOCATION_CACHE_MS } from '#shared/store/publishable-keys.ts';
@@ -143,7 +144,7 @@ describe('the tables, as the README and docs/data-model.md count them', () => {
       .map((bucket) => (bucket.Properties.LifecycleConfiguration as { Rules?: Array<{ Prefix?: string; ExpirationInDays?: number }> } | undefined)?.Rules ?? [])
       .filter((rules) => rules.some((rule) => rule.Prefix === 'au-reports/'));
     expect(bucketRules?.find((rule) => rule.Prefix === 'au-reports/')?.ExpirationInDays).toBe(400);
-    expect(doc('account-updater')).toContain('History and month items expire (TTL) after 400 days; reports are kept 400 days.');
+    expect(doc('account-updater')).toContain(`History and month items expire (TTL) after ${HISTORY_RETENTION_SECONDS / 86_400} days; reports are kept 400 days.`);
   });
 });
 
@@ -387,6 +388,15 @@ describe('docs/operations.md', () => {
       .flatMap((bucket) => (bucket.Properties.LifecycleConfiguration as { Rules?: Array<{ Prefix?: string; ExpirationInDays?: number }> } | undefined)?.Rules ?? [])
       .find((rule) => rule.Prefix === 'au-inbox/');
     expect(operations).toContain(`Inbox files expire after ${inbox?.ExpirationInDays} days`);
+  });
+
+  it("states how long a document's old versions and the Account Updater's history are kept", () => {
+    const documents = Object.values(resourcesOfType(template, 'AWS::S3::Bucket'))
+      .find((bucket) => (bucket.Properties.LoggingConfiguration as { LogFilePrefix?: string } | undefined)?.LogFilePrefix === 'documents-bucket/')!;
+    const rules = (documents.Properties.LifecycleConfiguration as { Rules: Array<{ NoncurrentVersionExpiration?: { NoncurrentDays: number } }> }).Rules;
+    const [days] = rules.flatMap((rule) => rule.NoncurrentVersionExpiration?.NoncurrentDays ?? []);
+    expect(operations).toContain(`recovered from its previous version for ${days} days`);
+    expect(operations).toContain(`until TTL (${HISTORY_RETENTION_SECONDS / 86_400} days) empties the old partitions`);
   });
 
   it('counts the routes where it prices per-route metrics and alarms', () => {
