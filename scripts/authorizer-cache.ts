@@ -13,6 +13,9 @@ import { AUTHORIZER_BUDGET_MS } from '#shared/platform/function-sizing.ts';
 import { ADMIN_FLUSH_PATH } from '../local/runtime-file.ts';
 import { appliedTarget } from './target.ts';
 
+/** None outlives the authorizer's budget; the second flush comes a second after it. */
+export const SECOND_FLUSH_AFTER_MS = AUTHORIZER_BUDGET_MS + 1_000;
+
 export type FlushOutcome = { flushed: 'api-gateway'; restApiId: string; stage: string } | { flushed: 'local-runtime'; url: string } | { flushed: 'none'; reason: string };
 
 export async function flushAuthorizerCache(): Promise<FlushOutcome> {
@@ -34,7 +37,7 @@ export async function flushAuthorizerCache(): Promise<FlushOutcome> {
   await flushStageAuthorizersCache(restApiId, stage);
   // An authorizer invocation that read the credential before the revocation may hand its "allow" to the gateway
   // after the flush; none outlives the authorizer's budget, so a second flush after it catches that answer.
-  await sleep(AUTHORIZER_BUDGET_MS + 1_000);
+  await sleep(SECOND_FLUSH_AFTER_MS);
   await flushStageAuthorizersCache(restApiId, stage);
   return { flushed: 'api-gateway', restApiId, stage };
 }

@@ -21,7 +21,7 @@ import type { SecretHasher } from '#shared/domain/credentials.ts';
  * GenerateMac over the secure key itself, one KMS call per attempt; such
  * credentials no longer verify and are re-issued.
  */
-const SECRET_MAC_VERSION = 2;
+export const SECRET_MAC_VERSION = 2;
 const DERIVATION_LABEL = 'payments/credential-secret-mac/v2';
 
 export class KmsSecretHasher implements SecretHasher {

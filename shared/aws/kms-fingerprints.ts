@@ -17,7 +17,7 @@ import type { AccountIdentity, Fingerprinter } from '#shared/domain/paymethods/f
  * Derived keys live only in this module's memory (bounded) and are never logged.
  */
 const DERIVATION_LABEL = 'payments/paymethod-fingerprint/v1/organization/';
-const MAX_CACHED_ORGANIZATIONS = 1_000;
+export const MAX_CACHED_FINGERPRINT_KEYS = 1_000;
 
 export class KmsFingerprinter implements Fingerprinter {
   private readonly organizationKeys = new Map<string, Promise<Buffer>>();
@@ -37,7 +37,7 @@ export class KmsFingerprinter implements Fingerprinter {
   private organizationKey(organizationId: string): Promise<Buffer> {
     const cached = this.organizationKeys.get(organizationId);
     if (cached) return cached;
-    if (this.organizationKeys.size >= MAX_CACHED_ORGANIZATIONS) this.organizationKeys.clear();
+    if (this.organizationKeys.size >= MAX_CACHED_FINGERPRINT_KEYS) this.organizationKeys.clear();
     const derived = this.derive(organizationId);
     this.organizationKeys.set(organizationId, derived);
     // A failed derivation is not remembered: the next request asks KMS again.

@@ -40,7 +40,15 @@ interface CachedKey {
 }
 
 const PURPOSE = VAULT_ENCRYPTION_PURPOSE;
-const SCHEME_VERSION = 1;
+/** How long a container seals with one data key, and how many seals it makes with it, before asking KMS for a fresh one. */
+export const DATA_KEY_REUSE_MS = 5 * 60_000;
+// Random 96-bit IVs stay far below GCM's 2^32-messages-per-key bound.
+export const DATA_KEY_MAX_SEALS = 10_000;
+/** Data keys a container holds at once (one per organization), so memory stays bounded. */
+export const MAX_CACHED_DATA_KEYS = 256;
+/** GCM's standard nonce length. */
+export const IV_BYTES = 12;
+export const SCHEME_VERSION = 1;
 
 export class KmsVault implements Vault {
   private readonly sealingKeys = new Map<string, CachedKey>();
@@ -55,17 +63,16 @@ export class KmsVault implements Vault {
     private readonly keyId: string,
     options: KmsVaultOptions = {},
   ) {
-    this.maxKeyAgeMs = options.maxKeyAgeMs ?? 5 * 60_000;
-    // Random 96-bit IVs stay far below GCM's 2^32-messages-per-key bound.
-    this.maxKeyUses = options.maxKeyUses ?? 10_000;
-    this.maxCachedKeys = options.maxCachedKeys ?? 256;
+    this.maxKeyAgeMs = options.maxKeyAgeMs ?? DATA_KEY_REUSE_MS;
+    this.maxKeyUses = options.maxKeyUses ?? DATA_KEY_MAX_SEALS;
+    this.maxCachedKeys = options.maxCachedKeys ?? MAX_CACHED_DATA_KEYS;
     this.clock = options.clock ?? Date.now;
   }
 
   async seal(plaintext: string, binding: VaultBinding): Promise<SealedSecret> {
     const key = await this.sealingKeyFor(binding.organizationId);
     key.uses += 1;
-    const iv = randomBytes(12);
+    const iv = randomBytes(IV_BYTES);
     const cipher = createCipheriv('aes-256-gcm', key.plaintext, iv);
     cipher.setAAD(additionalData(binding));
     const ciphertext = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);

@@ -5,6 +5,9 @@ import { SECRETS_MANAGER_BUDGET, awsClient } from './client-config.ts';
 import { remainingMs } from '../runtime/deadline.ts';
 import { parsePaypalSecret } from '../platform/paypal-secret.ts';
 
+/** PayPal's one attempt is cut here, or at the request deadline if that comes first. */
+export const PAYPAL_TIMEOUT_MS = 5_000;
+
 export interface PaypalClientCredentials {
   clientId: string;
   clientSecret: string;
@@ -70,7 +73,7 @@ export class PaypalBillingAgreements implements BillingAgreements {
       return await (this.options.fetch ?? fetch)(`${this.options.apiUrl.replace(/\/+$/, '')}${path}`, {
         method: 'POST',
         ...init,
-        signal: AbortSignal.timeout(Math.min(this.options.timeoutMs ?? 5_000, left ?? Infinity)),
+        signal: AbortSignal.timeout(Math.min(this.options.timeoutMs ?? PAYPAL_TIMEOUT_MS, left ?? Infinity)),
       });
     } catch (error) {
       throw new Unavailable('PayPal is unreachable; retry later', 1, { cause: error });

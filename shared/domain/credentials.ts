@@ -134,8 +134,8 @@ export function requireOrganizationNamed(caller: Caller, named: ReadonlyArray<st
 
 /**
  * The stored credential is in hand already, so a fresh stamp costs no write;
- * a stale one costs one conditional write (at most one a minute, whatever the
- * number of containers). Bookkeeping never refuses a valid caller: a failed
+ * a stale one costs one conditional write (at most one per
+ * LAST_USED_RESOLUTION_MS, whatever the number of containers). Bookkeeping never refuses a valid caller: a failed
  * stamp is retried by the next authentication.
  */
 async function recordUse(stored: StoredCredential, credentials: Pick<CredentialStore, 'recordUse'>, now: Date): Promise<void> {

@@ -21,7 +21,7 @@ export const MAX_JSON_DEPTH = 32;
 /** Names every JavaScript object answers to: refused as JSON members whatever their value. */
 export const FORBIDDEN_MEMBER_NAMES: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
 /** An error that lists a field per bad string stays bounded (a 6 MB body of bad strings must not give a larger answer). */
-const MAX_ISSUES = 50;
+export const MAX_ISSUES = 50;
 
 /**
  * U+0000, or a high surrogate not followed by a low one, or a low surrogate

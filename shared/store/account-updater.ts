@@ -9,7 +9,7 @@ import { TTL_ATTRIBUTE } from '../platform/table.ts';
 import { isConditionFailure } from './write-conflicts.ts';
 
 /** History and month markers are kept about 13 months, then DynamoDB's TTL removes them. */
-const HISTORY_RETENTION_SECONDS = 400 * 24 * 3600;
+export const HISTORY_RETENTION_SECONDS = 400 * 24 * 3600;
 type Item = Record<string, unknown>;
 
 /** Where the history lives. */

@@ -25,6 +25,9 @@ export class DynamoOrganizationStore implements OrganizationStore {
   }
 }
 
+/** How long a container keeps an organization (its parent, for tenancy checks). */
+export const ORGANIZATION_CACHE_MS = 60_000;
+
 /**
  * Parentage changes rarely and is read on every partner request, so each
  * container keeps answers for a minute.
@@ -34,7 +37,7 @@ export class CachedOrganizationStore implements OrganizationStore {
 
   constructor(
     private readonly inner: OrganizationStore,
-    private readonly ttlMs = 60_000,
+    private readonly ttlMs = ORGANIZATION_CACHE_MS,
     private readonly clock: () => number = Date.now,
   ) {}
 

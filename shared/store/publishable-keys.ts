@@ -90,7 +90,7 @@ export class DynamoMintRateLimiter implements MintRateLimiter {
   }
 }
 
-const LOCATION_CACHE_MS = 60_000;
+export const LOCATION_CACHE_MS = 60_000;
 const LOCATION_CACHE_ENTRIES = 1_000;
 
 /**

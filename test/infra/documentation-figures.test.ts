@@ -12,14 +12,22 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { recordRun } from '../../bench/results.ts';
+import { SECOND_FLUSH_AFTER_MS } from '../../scripts/authorizer-cache.ts';
 import type { BenchRun } from '../../bench/results.ts';
 import { DEFAULT_EXPORT_SCHEDULE, STATE_MACHINE_DATA_KEY_REUSE_SECONDS } from '#infra/account-updater.ts';
 import { NODE_MAJOR } from '#infra/bundling.ts';
+import { DEFAULT_WEB_ACL } from '#infra/environments.ts';
+import { SECRET_MAC_VERSION } from '#shared/aws/credential-hasher.ts';
+import { PAYPAL_TIMEOUT_MS } from '#shared/aws/paypal.ts';
 import { PREFLIGHT_MAX_AGE_SECONDS } from '#shared/http/cors.ts';
-import { MAX_JSON_DEPTH } from '#shared/http/hostile-input.ts';
-import { IDEMPOTENCY_LEASE_MS } from '#shared/http/idempotency.ts';
+import { MAX_CACHED_FINGERPRINT_KEYS } from '#shared/aws/kms-fingerprints.ts';
+import { DATA_KEY_MAX_SEALS, DATA_KEY_REUSE_MS, IV_BYTES, MAX_CACHED_DATA_KEYS, SCHEME_VERSION } from '#shared/aws/kms-vault.ts';
+import { MAX_ISSUES, MAX_JSON_DEPTH } from '#shared/http/hostile-input.ts';
+import { IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_RETENTION_MS } from '#shared/http/idempotency.ts';
 import { BATCH_ROWS, MAX_CONCURRENT_BATCHES, TOLERATED_FAILURE_PERCENTAGE } from '#shared/account-updater/state-machine.ts';
-import { DYNAMODB_BUDGET, EVENTBRIDGE_BUDGET, KMS_BUDGET, S3_BUDGET } from '#shared/aws/client-config.ts';
+import type { CallBudget } from '#shared/aws/client-config.ts';
+import { DYNAMODB_BUDGET, EVENTBRIDGE_BUDGET, KMS_BUDGET, S3_BUDGET, SECRETS_MANAGER_BUDGET } from '#shared/aws/client-config.ts';
+import { FAILED_AUTHENTICATION_LIMIT, FAILED_AUTHENTICATION_WINDOW_SECONDS } from '#shared/domain/authentication.ts';
 import { WRITES_IN_FLIGHT, NEW_NUMBER_GROUP } from '#shared/domain/account-updater/apply.ts';
 import { LISTED_ERRORS } from '#shared/domain/account-updater/merge.ts';
 import { LAST_USED_RESOLUTION_MS } from '#shared/domain/credentials.ts';
@@ -28,12 +36,16 @@ import { DOWNLOAD_URL_SECONDS } from '#shared/domain/documents/read-documents.ts
 import { UPLOAD_WINDOW_SECONDS } from '#shared/domain/documents/upload-session.ts';
 import { ORGANIZATION_ID_PATTERN } from '#shared/domain/ids.ts';
 import { FINGERPRINT_PATTERN } from '#shared/domain/paymethods/fingerprints.ts';
+import { CARD_BRANDS } from '#shared/domain/paymethods/rules.ts';
 import { DEFAULT_MINTS_PER_MINUTE, MAX_MINTS_PER_MINUTE } from '#shared/domain/publishable-keys.ts';
-import { ACCOUNT_UPDATER_FUNCTION_SIZING } from '#shared/platform/function-sizing.ts';
+import { ACCOUNT_UPDATER_FUNCTION_SIZING, API_FUNCTION_SIZING, AUTHORIZER_BUDGET_MS } from '#shared/platform/function-sizing.ts';
 import { AUTHORIZER_CACHE_TTL_SECONDS } from '#shared/platform/names.ts';
 import { API_GATEWAY_MAX_HEADER_BYTES, routes } from '#shared/platform/routes.ts';
 import { streamTriggers } from '#shared/platform/triggers.ts';
+import { HISTORY_RETENTION_SECONDS } from '#shared/store/account-updater.ts';
+import { ORGANIZATION_CACHE_MS } from '#shared/store/organizations.ts';
 import { BOUNDARY_TTL_SECONDS } from '#shared/store/page-boundaries.ts';
+import { LOCATION_CACHE_MS } from '#shared/store/publishable-keys.ts';
 import { AU_SHARDS } from '#shared/store/keys.ts';
 import { SCRIPT_MAX_AGE_SECONDS, VERSIONED_SCRIPT_MAX_AGE_SECONDS } from '#shared/tokenization/script.ts';
 import { resourcesOfType, settings, synthesize } from './template-helpers.ts';
@@ -46,6 +58,21 @@ const readme = read('README.md');
 const doc = (name: string) => flat(read(`docs/${name}.md`));
 const number = (value: number) => value.toLocaleString('en-US');
 const minutes = (seconds: number) => seconds / 60;
+const seconds = (ms: number) => ms / 1000;
+
+/**
+ * Issuer prefix ranges as inclusive [low, high] pairs of one digit count,
+ * neighbours merged, so "38 or 39" and 38-39 compare equal.
+ */
+function prefixRanges(ranges: ReadonlyArray<readonly [string, string]>): string[] {
+  const merged: Array<[string, string]> = [];
+  for (const [low, high] of ranges.toSorted(([a], [b]) => a.length - b.length || Number(a) - Number(b))) {
+    const last = merged.at(-1);
+    if (last && last[1].length === low.length && Number(last[1]) + 1 === Number(low)) last[1] = high;
+    else merged.push([low, high]);
+  }
+  return merged.map(([low, high]) => `${low}-${high}`);
+}
 
 describe('the README as a front door', () => {
   it('fits in about 300 lines and keeps the two commands a reader types first', () => {
@@ -117,15 +144,21 @@ describe('the tables, as the README and docs/data-model.md count them', () => {
       .map((bucket) => (bucket.Properties.LifecycleConfiguration as { Rules?: Array<{ Prefix?: string; ExpirationInDays?: number }> } | undefined)?.Rules ?? [])
       .filter((rules) => rules.some((rule) => rule.Prefix === 'au-reports/'));
     expect(bucketRules?.find((rule) => rule.Prefix === 'au-reports/')?.ExpirationInDays).toBe(400);
-    expect(doc('account-updater')).toContain('History and month items expire (TTL) after 400 days; reports are kept 400 days.');
+    expect(doc('account-updater')).toContain(`History and month items expire (TTL) after ${HISTORY_RETENTION_SECONDS / 86_400} days; reports are kept 400 days.`);
   });
 });
 
 describe('docs/data-model.md', () => {
   it('stamps last_used_at at the resolution the code uses', () => {
-    const seconds = LAST_USED_RESOLUTION_MS / 1000;
-    expect(doc('data-model')).toContain(`only when the stamp is over ${seconds} s old) | UpdateItem, condition \`last_used_at < :now-${seconds}s\``);
-    expect(doc('api-decisions')).toContain(`\`last_used_at\` is written at most every ${seconds} s per credential`);
+    const resolution = seconds(LAST_USED_RESOLUTION_MS);
+    expect(doc('data-model')).toContain(`only when the stamp is over ${resolution} s old) | UpdateItem, condition \`last_used_at < :now-${resolution}s\``);
+    expect(doc('api-decisions')).toContain(`\`last_used_at\` is written at most every ${resolution} s per credential`);
+  });
+
+  it("states how long a container keeps an organization (tenancy) and a location's keys (preflight)", () => {
+    const model = doc('data-model');
+    expect(model).toContain(`| Is organization A the parent of B (tenancy) | GetItem \`ORG#<B>\`/\`ORG\`, cached ${seconds(ORGANIZATION_CACHE_MS)} s per container |`);
+    expect(model).toContain(`| CORS preflight: origins allowed at a location | Query gsi1 \`LOC#<org>#<loc>#PUBKEY\`, cached ${seconds(LOCATION_CACHE_MS)} s per container |`);
   });
 });
 
@@ -137,6 +170,27 @@ describe('docs/api-decisions.md', () => {
     expect(decisions).toContain(`over API Gateway's ${number(API_GATEWAY_MAX_HEADER_BYTES)}-byte limit are 413`);
     const mint = routes.find((route) => route.handler === 'onetimetokens-create')!;
     expect(decisions).toContain(`Bodies over ${mint.maxBodyBytes! / 1024} KB are 413 before parsing`);
+  });
+
+  it('states how many hostile-input problems an answer lists', () => {
+    expect(decisions).toContain(`at most ${MAX_ISSUES} such problems are listed`);
+  });
+
+  it("states each card_type's issuer prefixes (and amex's length) as the code's brand table has them", () => {
+    const sentence = decisions.split('must agree with the number\'s issuer prefix (')[1]!.split('), on create')[0]!;
+    const documented = Object.fromEntries(
+      sentence.split('; ').map((entry) => {
+        const [, brand, prefixes] = /^`(\w+)` (.*)$/.exec(entry)!;
+        const [list, length] = prefixes!.split(' with exactly ');
+        const ranges = list!.split(/, | or /).map((prefix) => prefix.split('-') as [string, string?]).map(([low, high]) => [low, high ?? low] as const);
+        return [brand, { ranges: prefixRanges(ranges), length: length ? Number.parseInt(length, 10) : undefined }];
+      }),
+    );
+    expect(documented).toEqual(Object.fromEntries(Object.entries(CARD_BRANDS).map(([brand, { ranges, length }]) => [brand, { ranges: prefixRanges(ranges), length }])));
+  });
+
+  it('states the data key reuse that spares KMS calls on create', () => {
+    expect(decisions).toContain(`one \`GenerateDataKey\` per organization per container every ${minutes(seconds(DATA_KEY_REUSE_MS))} minutes or ${number(DATA_KEY_MAX_SEALS)} seals`);
   });
 
   it('states the attempts a dependency call makes at most', () => {
@@ -197,10 +251,157 @@ describe('docs/account-updater.md', () => {
   });
 });
 
+describe('docs/vault.md', () => {
+  const vault = doc('vault');
+
+  it("states the scheme's version, IV and data key reuse as kms-vault.ts has them", () => {
+    const reuseMinutes = minutes(seconds(DATA_KEY_REUSE_MS));
+    expect(vault).toContain(`## Scheme (version ${SCHEME_VERSION}): KMS envelope encryption`);
+    expect(vault).toContain(`\`{"v":${SCHEME_VERSION},"purpose":"paymethod-vault",`);
+    expect(vault).toContain(
+      `for at most ${reuseMinutes} minutes and ${number(DATA_KEY_MAX_SEALS)} seals (\`maxKeyAgeMs\`, \`maxKeyUses\`), and at most ${MAX_CACHED_DATA_KEYS} keys per container`,
+    );
+    expect(vault).toContain(`(${number(DATA_KEY_MAX_SEALS)} random ${IV_BYTES * 8}-bit IVs per key`);
+    expect(vault).toContain(`AES-256-GCM with a fresh random ${IV_BYTES}-byte IV`);
+    expect(vault).toContain(`or the key aged out (${reuseMinutes} min / ${number(DATA_KEY_MAX_SEALS)} uses) | 1 \`GenerateDataKey\``);
+  });
+
+  it('states the fingerprint length, the derived keys a container keeps and how long a request hash is kept', () => {
+    expect(FINGERPRINT_PATTERN.source).toContain('{43}');
+    expect(vault).toContain('`fp_` followed by the base64url HMAC-SHA-256 (43 characters)');
+    expect(vault).toContain(`at most ${number(MAX_CACHED_FINGERPRINT_KEYS)} organizations, never logged`);
+    expect(vault).toContain(`(\`IDEM#\`, kept ${seconds(IDEMPOTENCY_RETENTION_MS) / 3600} h by TTL`);
+  });
+});
+
 describe('docs/events.md', () => {
   it("states the publisher's memory and timeout", () => {
     const [publisher] = streamTriggers;
     expect(doc('events')).toContain(`| \`events-publish\` | Node ${NODE_MAJOR}, arm64, ${publisher!.sizing.memoryMb} MB, ${publisher!.sizing.timeoutSeconds} s;`);
+  });
+});
+
+describe('docs/operations.md', () => {
+  const operations = doc('operations');
+  const raw = read('docs/operations.md');
+  const template = synthesize(settings('prod'));
+  const alarm = (name: string) => Object.values(resourcesOfType(template, 'AWS::CloudWatch::Alarm')).find((resource) => resource.Properties.AlarmName === `PaymentsApi-prod-${name}`)!.Properties;
+
+  /** The dev and prod cells of a row of the environments table, by its setting. */
+  const environmentRow = (setting: string) => {
+    const row = raw.split('\n').find((line) => line.startsWith(`| \`${setting}\` |`));
+    if (!row) throw new Error(`docs/operations.md has no "${setting}" row`);
+    return row.split('|').slice(2, 4).map((cell) => cell.trim());
+  };
+
+  it('states each environment setting the way cdk.json sets it', () => {
+    interface Context {
+      responseEnvironment: string;
+      logRetentionDays: number;
+      removalPolicy: string;
+      deletionProtection: boolean;
+      authorizerCacheTtlSeconds: number;
+      throttling: { rateLimit: number; burstLimit: number };
+      alarms: { enabled: boolean; serverErrorRatePercent: number; p99LatencyMs: number };
+      webAcl?: false;
+    }
+    const { dev, prod } = (JSON.parse(read('cdk.json')) as { context: { environments: { dev: Context; prod: Context } } }).context.environments;
+    const both = (cell: (environment: Context) => unknown) => [String(cell(dev)), String(cell(prod))];
+    expect(environmentRow('responseEnvironment')).toEqual(both((environment) => `\`${environment.responseEnvironment}\``));
+    expect(environmentRow('logRetentionDays')).toEqual(both((environment) => environment.logRetentionDays));
+    expect(environmentRow('removalPolicy')).toEqual(both((environment) => `\`${environment.removalPolicy}\``));
+    expect(environmentRow('deletionProtection')).toEqual(both((environment) => environment.deletionProtection));
+    expect(environmentRow('authorizerCacheTtlSeconds')).toEqual(both((environment) => environment.authorizerCacheTtlSeconds));
+    expect(environmentRow('throttling')).toEqual(both(({ throttling }) => `${throttling.rateLimit} rps / ${throttling.burstLimit} burst`));
+    expect(environmentRow('alarms.enabled')).toEqual(both((environment) => environment.alarms.enabled));
+    expect(environmentRow('alarms.serverErrorRatePercent')).toEqual(both((environment) => environment.alarms.serverErrorRatePercent));
+    expect(environmentRow('alarms.p99LatencyMs')).toEqual(both((environment) => environment.alarms.p99LatencyMs));
+    expect([dev.webAcl, prod.webAcl]).toEqual([false, undefined]);
+    expect(settings('prod').webAcl).toEqual(DEFAULT_WEB_ACL);
+    expect(environmentRow('webAcl')).toEqual(['`false`', `unset (on: ${DEFAULT_WEB_ACL.rateLimit} requests per address per ${DEFAULT_WEB_ACL.evaluationWindowSeconds} s)`]);
+  });
+
+  it("states the route functions' runtime, memory and timeout", () => {
+    expect(operations).toContain(`domain event publisher: Node.js ${NODE_MAJOR}, arm64, ${API_FUNCTION_SIZING.memoryMb} MB, ${API_FUNCTION_SIZING.timeoutSeconds} s for routes and the authorizer`);
+  });
+
+  it("states each AWS client's timeouts and attempts", () => {
+    const budget = ({ connectionTimeoutMs, socketTimeoutMs, requestTimeoutMs, maxAttempts }: CallBudget) =>
+      `${seconds(connectionTimeoutMs)} s / ${seconds(socketTimeoutMs)} s / ${seconds(requestTimeoutMs)} s x${maxAttempts}`;
+    expect(SECRETS_MANAGER_BUDGET).toEqual(KMS_BUDGET);
+    expect(operations).toContain(
+      `DynamoDB ${budget(DYNAMODB_BUDGET)}, KMS and Secrets Manager ${budget(KMS_BUDGET)}, S3 ${budget(S3_BUDGET)}, EventBridge ${budget(EVENTBRIDGE_BUDGET)};`,
+    );
+    const attempts = [DYNAMODB_BUDGET, KMS_BUDGET, S3_BUDGET, EVENTBRIDGE_BUDGET].map((each) => each.maxAttempts);
+    expect(operations).toContain(`at most ${Math.min(...attempts)}-${Math.max(...attempts)} attempts`);
+    expect(operations).toContain(`PayPal one ${seconds(PAYPAL_TIMEOUT_MS)} s attempt`);
+  });
+
+  it('states the authorizer cache, the last_used_at resolution and the second flush after a revocation', () => {
+    const ttl = AUTHORIZER_CACHE_TTL_SECONDS;
+    const resolution = seconds(LAST_USED_RESOLUTION_MS);
+    expect(operations).toContain(`answering from cached decisions for up to ${ttl} s`);
+    expect(operations).toContain(`the second time ${seconds(SECOND_FLUSH_AFTER_MS)} s after the first (the authorizer's ${seconds(AUTHORIZER_BUDGET_MS)} s budget and a margin)`);
+    expect(operations).toContain(`one authorizer run per credential and address each ${ttl} s`);
+    const writesAMinute = ['one', 'two', 'three', 'four'][60 / resolution - 1];
+    expect(operations).toContain(`(once per ${ttl} s per credential and address), with a conditional write only when the stamp is over ${resolution} s old: at most ${writesAMinute} writes a minute`);
+    expect(operations).toContain(`by up to the cache TTL plus ${resolution} s, a minute`);
+    expect(ttl + resolution).toBeLessThanOrEqual(60);
+    expect(operations).toContain(`\`authorizerCacheTtlSeconds\` is the same ${ttl}, and synth refuses more`);
+    expect(operations).toContain(`until the cache entry expires (${ttl} s at most)`);
+    expect(operations).toContain(`authorizer cache (${ttl} s, keyed on both auth headers and the address)`);
+  });
+
+  it('states the failed-authentication limit and window, and the secure-key hash version', () => {
+    expect(operations).toContain(`capped two ways, each at ${FAILED_AUTHENTICATION_LIMIT} within ${FAILED_AUTHENTICATION_WINDOW_SECONDS} seconds`);
+    expect(operations).toContain(`after ${FAILED_AUTHENTICATION_LIMIT} failures from one address`);
+    expect(operations).toContain(`after ${FAILED_AUTHENTICATION_LIMIT} failures naming one access id`);
+    expect(operations).toContain(`if the last ${FAILED_AUTHENTICATION_WINDOW_SECONDS} seconds already hold ${FAILED_AUTHENTICATION_LIMIT} failures`);
+    expect(operations).toContain(`\`secret_mac_version\` (${SECRET_MAC_VERSION})`);
+  });
+
+  it("states the runbooks' alarm periods and thresholds as the template has them", () => {
+    const errorRate = alarm('api-5xx-rate');
+    expect([errorRate.DatapointsToAlarm, errorRate.EvaluationPeriods]).toEqual([2, 3]);
+    expect(JSON.stringify(errorRate.Metrics)).toContain('IF(requests >= 20,');
+    expect(operations).toContain('answered 5xx in 2 of 3 five-minute periods (only counted once a period has 20 requests)');
+
+    const latency = alarm('api-p99-latency');
+    expect(latency.DatapointsToAlarm).toBe(latency.EvaluationPeriods);
+    expect(operations).toContain(`p99 latency above \`p99LatencyMs\` for ${minutes((latency.EvaluationPeriods as number) * (latency.Period as number))} minutes`);
+
+    const [mapping] = Object.values(resourcesOfType(template, 'AWS::Lambda::EventSourceMapping'));
+    const { MaximumRetryAttempts, MaximumRecordAgeInSeconds } = mapping!.Properties as { MaximumRetryAttempts: number; MaximumRecordAgeInSeconds: number };
+    expect(MaximumRetryAttempts).toBe(streamTriggers[0]!.retryAttempts);
+    expect(operations).toContain(`still failed after ${MaximumRetryAttempts} retries (or was older than ${MaximumRecordAgeInSeconds / 3600} hours)`);
+
+    const behind = alarm('events-publish-iterator-age');
+    const [ageMetric] = behind.Metrics as Array<{ MetricStat: { Period: number } }>;
+    expect([behind.DatapointsToAlarm, behind.EvaluationPeriods, ageMetric!.MetricStat.Period]).toEqual([2, 3, 300]);
+    expect(operations).toContain(`the publisher is more than ${seconds(behind.Threshold as number)} s behind the table's stream (the age of the newest record it was handed, in two of three five-minute periods)`);
+  });
+
+  it("states the Account Updater's tolerated failures and how long inbox files are kept", () => {
+    expect(operations).toContain(`fails within the map's tolerance (${TOLERATED_FAILURE_PERCENTAGE}% of the batches) does not count`);
+    expect(operations).toContain(`${TOLERATED_FAILURE_PERCENTAGE}% of the batches failed after their retries`);
+    const inbox = Object.values(resourcesOfType(template, 'AWS::S3::Bucket'))
+      .flatMap((bucket) => (bucket.Properties.LifecycleConfiguration as { Rules?: Array<{ Prefix?: string; ExpirationInDays?: number }> } | undefined)?.Rules ?? [])
+      .find((rule) => rule.Prefix === 'au-inbox/');
+    expect(operations).toContain(`Inbox files expire after ${inbox?.ExpirationInDays} days`);
+  });
+
+  it("states how long a document's old versions and the Account Updater's history are kept", () => {
+    const documents = Object.values(resourcesOfType(template, 'AWS::S3::Bucket'))
+      .find((bucket) => (bucket.Properties.LoggingConfiguration as { LogFilePrefix?: string } | undefined)?.LogFilePrefix === 'documents-bucket/')!;
+    const rules = (documents.Properties.LifecycleConfiguration as { Rules: Array<{ NoncurrentVersionExpiration?: { NoncurrentDays: number } }> }).Rules;
+    const [days] = rules.flatMap((rule) => rule.NoncurrentVersionExpiration?.NoncurrentDays ?? []);
+    expect(operations).toContain(`recovered from its previous version for ${days} days`);
+    expect(operations).toContain(`until TTL (${HISTORY_RETENTION_SECONDS / 86_400} days) empties the old partitions`);
+  });
+
+  it('counts the routes where it prices per-route metrics and alarms', () => {
+    expect(operations).toContain(`${routes.length} routes ≈`);
+    expect(operations).toContain(`for ${routes.length} routes), the`);
   });
 });
 

@@ -58,7 +58,7 @@ export const ACCOUNT_TYPES = ['checking', 'savings'] as const;
 export const PAYMETHOD_TYPES = ['card', 'echeck', 'vendor'] as const;
 
 /** Issuer prefixes (IIN ranges) per card_type, as inclusive ranges over the number's first digits. */
-const CARD_BRANDS: Readonly<Record<(typeof CARD_TYPES)[number], { ranges: ReadonlyArray<readonly [string, string]>; length?: number; rule: string }>> = {
+export const CARD_BRANDS: Readonly<Record<(typeof CARD_TYPES)[number], { ranges: ReadonlyArray<readonly [string, string]>; length?: number; rule: string }>> = {
   visa: { ranges: [['4', '4']], rule: 'a visa number starts with 4' },
   mast: { ranges: [['51', '55'], ['2221', '2720']], rule: 'a mast number starts with 51 to 55 or 2221 to 2720' },
   amex: { ranges: [['34', '34'], ['37', '37']], length: 15, rule: 'an amex number starts with 34 or 37 and has 15 digits' },
