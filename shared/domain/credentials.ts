@@ -15,7 +15,7 @@ export interface StoredCredential {
    */
   secret_mac_version?: number;
   created_at: string;
-  /** Stamped by the authorizer at most once a minute (so it may lag by up to a minute past its last cache miss). */
+  /** Stamped by the authorizer when over LAST_USED_RESOLUTION_MS old (so it may lag by that plus the authorizer cache's TTL). */
   last_used_at?: string;
   /** Set by `admin revoke-credentials`; a revoked credential never authenticates again and is not listed. */
   revoked_at?: string;

@@ -37,8 +37,8 @@ const CARD_VERIFICATION_VALUE = 'card_verification_value';
  * body) without running again; same key + another request is 422; a repeat
  * while the first still runs is 409. Keys are scoped to the authenticated
  * organization. "Same request" is the route, its path parameters and the
- * body: a JSON body in canonical form (members sorted, whitespace and null
- * members aside) without any `card_verification_value`, so a retry that
+ * body: a JSON body in canonical form (members sorted, whitespace aside; a
+ * null member still counts) without any `card_verification_value`, so a retry that
  * sends another CVV (or none) is the same request; a multipart body's parts,
  * its boundary aside (so an upload retried by a client that picks a new
  * boundary each time is the same request). What is stored of it is a keyed
