@@ -148,14 +148,15 @@ export function requestParts(routeName: string, request: Pick<ApiRequest, 'pathP
 
 /**
  * JSON text with every object's members in one order and every
- * `card_verification_value`, at any depth, left out: equal for bodies that
- * mean the same, whatever their spacing or member order.
+ * `card_verification_value` and `null` member, at any depth, left out: equal
+ * for bodies that mean the same (the contract reads a `null` member as
+ * absent), whatever their spacing or member order.
  */
 export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (value !== null && typeof value === 'object') {
     const members = Object.entries(value as Record<string, unknown>)
-      .filter(([name]) => name !== CARD_VERIFICATION_VALUE)
+      .filter(([name, member]) => name !== CARD_VERIFICATION_VALUE && member !== null)
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     return `{${members.map(([name, member]) => `${JSON.stringify(name)}:${canonicalJson(member)}`).join(',')}}`;
   }

@@ -84,12 +84,15 @@ describe('Idempotency-Key fingerprints', () => {
     expect(await otherKey.hash(parts)).not.toBe(claim.fingerprint);
   });
 
-  it('leaves the CVV out at any depth: another CVV, or none, is the same request; member order and spacing do not count', async () => {
+  it('leaves the CVV and null members out at any depth: another CVV, or none, is the same request; member order and spacing do not count', async () => {
     const first = (await json(CARD_BODY)).fingerprint;
     expect((await json(CARD_BODY.replace('"123"', '"9876"'))).fingerprint).toBe(first);
     expect((await json('{"card":{"account_number":"4111111111111111","name_on_card":"Ann"}}')).fingerprint).toBe(first);
     expect((await json('{ "card" : { "name_on_card":"Ann", "card_verification_value":"000", "account_number":"4111111111111111" } }')).fingerprint).toBe(first);
-    expect(canonicalJson({ b: [{ card_verification_value: '1', z: 1, a: null }], a: 'x', card_verification_value: '2' })).toBe('{"a":"x","b":[{"a":null,"z":1}]}');
+    expect(canonicalJson({ b: [{ card_verification_value: '1', z: 1, a: null }], a: 'x', card_verification_value: '2' })).toBe('{"a":"x","b":[{"z":1}]}');
+    // A member whose value is null means the same as none: a retry that adds one is the same request.
+    expect((await json('{"card":{"account_number":"4111111111111111","name_on_card":"Ann","label":null}}')).fingerprint).toBe(first);
+    expect(canonicalJson([null, { a: null }])).toBe('[null,{}]');
     // Anything else that differs is another request.
     expect((await json(CARD_BODY.replace('4111111111111111', '4012888888881881'))).fingerprint).not.toBe(first);
     expect((await json(CARD_BODY.replace('Ann', 'Bob'))).fingerprint).not.toBe(first);
