@@ -62,8 +62,8 @@ describe('Account Updater: applying a file with the CLI against the running serv
     expect(JSON.parse(result.stdout)).toMatchObject({ applied: 0, skipped: 0, error_count: 3 });
     // Not a terminal here: whole lines, the first when the file is checked and the last when it is done.
     const lines = result.stderr.trimEnd().split('\n');
-    expect(lines[0]).toBe('0/3 rows (0%), 0 rows/s, 0 errors, estimating time left');
-    expect(lines.at(-2)).toMatch(/^3\/3 rows \(100%\), \d+ rows\/s, 3 errors, done$/);
+    expect(lines[0]).toBe('0/3 rows (0%), 0 rows/s, 0 errors, 0s in, estimating time left');
+    expect(lines.at(-2)).toMatch(/^3\/3 rows \(100%\), \d+ rows\/s, 3 errors, \d+s in, done$/);
     expect(lines.at(-1)).toMatch(/^au:apply: applied 0, skipped 0, 3 errors in 3 rows, \d+s \(\d+ rows\/s\)$/);
   });
 
