@@ -177,7 +177,7 @@ async function phase(): Promise<void> {
     result = { updates: await raw() };
   } else {
     const { exportAccountUpdates } = await import('#shared/domain/account-updater/export.ts');
-    const { exportDeps } = await import('#shared/wiring/account-updater.ts');
+    const { exportDeps } = await import('#shared/wiring/account-updater-export.ts');
     result = await exportAccountUpdates(values.month!, exportDeps());
   }
   const elapsedMs = performance.now() - started;

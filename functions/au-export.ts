@@ -4,7 +4,8 @@ import type { ExportResult } from '#shared/domain/account-updater/export.ts';
 import { exportAccountUpdates, previousMonth } from '#shared/domain/account-updater/export.ts';
 import { injectLambdaContext, logger } from '#shared/log/logger.ts';
 import { recordBusinessMetric } from '#shared/observability/metrics.ts';
-import { clock, exportDeps } from '#shared/wiring/account-updater.ts';
+import { clock } from '#shared/wiring/account-updater.ts';
+import { exportDeps } from '#shared/wiring/account-updater-export.ts';
 
 /** The schedule's event, or `{"month": "yyyy-mm"}` when invoked by hand. */
 type ExportEvent = Partial<Pick<ScheduledEvent, 'time'>> & { month?: string };

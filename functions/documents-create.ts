@@ -3,7 +3,7 @@ import { createDocument } from '#shared/domain/documents/create-document.ts';
 import { MAX_FILE_BYTES, MAX_METADATA_BYTES } from '#shared/domain/documents/document.ts';
 import type { AvailableDocument } from '#shared/domain/documents/document.ts';
 import { documentView } from '#shared/http/documents.ts';
-import { pathParams } from '#shared/http/request.ts';
+import { pathParams, withoutPathEchoes } from '#shared/http/request.ts';
 import { recordBusinessMetric } from '#shared/observability/metrics.ts';
 import { idempotentApiHandler } from '#shared/http/idempotency.ts';
 import { documentUrl } from '#shared/http/links.ts';
@@ -22,7 +22,8 @@ export const handler = idempotentApiHandler('documents-create', async (request, 
     maxJsonBytes: MAX_METADATA_BYTES,
   });
   const answer = (document: AvailableDocument) => created(documentView(document), { self: documentUrl(request, organizationId, document.document_id) });
-  const document = await createDocument({ organizationId, metadata: upload.metadata, file: upload.file, completion: completion(answer) }, documentDeps());
+  const metadata = withoutPathEchoes(upload.metadata, request.pathParameters);
+  const document = await createDocument({ organizationId, metadata, file: upload.file, completion: completion(answer) }, documentDeps());
   recordBusinessMetric('DocumentsStored', 1, { document_type: document.type });
   return answer(document);
 });

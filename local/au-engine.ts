@@ -45,7 +45,12 @@ export interface EngineOptions {
    * state's input and output, each execution's input and output, errors.
    */
   history?: (event: HistoryEvent) => void;
+  /** Told the file's row count once the check step has read it, then the rows of each batch as it completes or fails. */
+  progress?: (event: EngineProgress) => void;
 }
+
+/** What au:apply's progress display is told: the run's size, then each batch's rows as it ends. */
+export type EngineProgress = { type: 'started'; rows: number } | { type: 'batch'; rows: number; errors: number };
 
 /** One event of an execution's history (the run's, or a child execution's of the map). */
 export interface HistoryEvent {
@@ -78,6 +83,8 @@ type MapState = {
   ItemProcessor: StateMachineDefinition & { ProcessorConfig?: unknown };
   ResultWriter: { Parameters: { Bucket: string; Prefix: string }; WriterConfig: { OutputType: string; Transformation: string } };
 };
+/** Rows of a range of lines, the header (line 1, in the first range) left out. */
+const dataRows = (range: { first_line: number; last_line: number }) => Math.max(0, range.last_line - Math.max(range.first_line, 2) + 1);
 const contextOf = (name: AccountUpdaterFunction) => lambdaContext(name, ACCOUNT_UPDATER_FUNCTION_SIZING[name]);
 const RUN = 'run';
 
@@ -108,6 +115,7 @@ export async function runAccountUpdaterLocally(input: EngineInput, options: Engi
     return checked;
   }
   const { run } = checked;
+  options.progress?.({ type: 'started', rows: dataRows({ first_line: 1, last_line: run.records }) });
   record({ execution: RUN, type: 'MapStateEntered', state: STATE.apply, input: checked });
   const { failedBatches, failure } = await applyBatches(definition, checked, (event) => chunk(event, contextOf('au-chunk')), options);
   if (failure) {
@@ -163,7 +171,14 @@ async function applyBatches(
     const childInput = await evaluate(map.ItemSelector, mapInput, { Map: { Item: { Index: index, Value: items[index] } } });
     const child = machine.run(childInput as Json, {
       overrides: {
-        taskResourceLocalHandlers: { [STATE.batch]: async (event) => (await chunk(event as unknown as BatchEvent)) as ReturnType<typeof JSON.parse> },
+        taskResourceLocalHandlers: {
+          [STATE.batch]: async (event) => {
+            const output = (await chunk(event as unknown as BatchEvent)) as { first_line: number; last_line: number; errors: number };
+            // Once per batch: a retried batch reaches here only on the attempt that succeeded.
+            options.progress?.({ type: 'batch', rows: dataRows(output), errors: output.errors });
+            return output as ReturnType<typeof JSON.parse>;
+          },
+        },
         retryIntervalOverrides: { [STATE.batch]: options.retryIntervalMs ?? 50 },
       },
     });
@@ -180,6 +195,9 @@ async function applyBatches(
     } catch (error) {
       const cause = (error as { cause?: { name?: string; message?: string } }).cause;
       failed.push({ Error: cause?.name ?? 'States.TaskFailed', Cause: cause?.message ?? String(error) });
+      // Every row of a failed batch is an error of the summary.
+      const rows = dataRows(items[index] as { first_line: number; last_line: number });
+      options.progress?.({ type: 'batch', rows, errors: rows });
       log({ level: 'ERROR', message: 'Account Updater batch failed after its retries', run_id: run.run_id, item: index, error: String(error) });
     } finally {
       await history;

@@ -22,6 +22,12 @@ export interface PaypalStandin {
 
 const MAX_BODY_BYTES = 1024 * 1024;
 const BA_TOKEN_PATTERN = /^BA-[A-Za-z0-9]{17}$/;
+/**
+ * Well-formed billing-agreement tokens the stand-in refuses as PayPal refuses
+ * one the buyer never approved (422), so a client can test that path locally
+ * (docs/test-values.md). Any other well-formed token is approved.
+ */
+export const DECLINED_BILLING_AGREEMENT_TOKENS: readonly string[] = ['BA-DECLINED000000000'];
 const ID_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
 const TOKEN_LIFETIME_SECONDS = 32400;
 
@@ -126,6 +132,11 @@ export async function startPaypalStandin(options: PaypalStandinOptions = {}): Pr
     if (typeof tokenId !== 'string' || !BA_TOKEN_PATTERN.test(tokenId)) {
       throw paypalError(400, 'INVALID_REQUEST', 'Request is not well-formed, syntactically incorrect, or violates schema.', [
         { field: 'token_id', issue: 'INVALID_PARAMETER_SYNTAX', description: 'The token_id is not a valid billing agreement token.' },
+      ]);
+    }
+    if (DECLINED_BILLING_AGREEMENT_TOKENS.includes(tokenId)) {
+      throw paypalError(422, 'UNPROCESSABLE_ENTITY', 'The requested action could not be performed, semantically incorrect, or failed business validation.', [
+        { field: 'token_id', issue: 'BUYER_NOT_APPROVED', description: 'The buyer has not approved this billing agreement token.' },
       ]);
     }
     return { id: agreementIdFor(tokenId), state: 'ACTIVE' };

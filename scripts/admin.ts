@@ -8,35 +8,75 @@
  * npm run --silent admin -- revoke-publishable-key pk_... [--stack <name>]
  * npm run --silent admin -- set-paypal-credentials --client-id <id> [--stack <name>]   (client secret on stdin)
  * npm run --silent admin -- index-status [--wait] [--stack <name>]
+ * npm run --silent admin -- --help | <command> --help
  */
 import { parseArgs } from 'node:util';
 import { NotFound } from '#shared/domain/errors.ts';
-import { runCli, UsageError } from './cli.ts';
+import { Help, runCli, UsageError } from './cli.ts';
 import { applyTarget } from './target.ts';
 
-const USAGE = `usage:
-  admin create-organization org_<id> [--parent org_<id>] [--stack <name>]
-  admin create-credentials org_<id> [--stack <name>]
-  admin list-credentials org_<id> [--stack <name>]
-  admin revoke-credentials <api_access_id> [--stack <name>]
-  admin create-publishable-key org_<id> loc_<id> --origin <https://origin> [--origin ...] [--mints-per-minute <n>] [--stack <name>]
-  admin list-publishable-keys org_<id> [loc_<id>] [--stack <name>]
-  admin revoke-publishable-key pk_... [--stack <name>]
-  admin set-paypal-credentials --client-id <id> [--stack <name>]   (the client secret on standard input)
-  admin index-status [--wait] [--stack <name>]   (exit 0 once every index of the table can be read, 3 while one cannot)`;
+interface Command {
+  /** Arguments after the command's name, as the usage line shows them. */
+  synopsis: string;
+  summary: string;
+  /** Positional arguments after the command: how many are required, how many allowed. */
+  required: number;
+  allowed: number;
+  /** Options of this command besides --stack and --help. */
+  options: readonly string[];
+  /** More lines for `admin <command> --help`. */
+  details?: string;
+}
 
-/** Positional arguments after the command: how many are required, how many allowed. */
-const COMMANDS: Readonly<Record<string, { required: number; allowed: number }>> = {
-  'create-organization': { required: 1, allowed: 1 },
-  'create-credentials': { required: 1, allowed: 1 },
-  'list-credentials': { required: 1, allowed: 1 },
-  'revoke-credentials': { required: 1, allowed: 1 },
-  'create-publishable-key': { required: 2, allowed: 2 },
-  'list-publishable-keys': { required: 1, allowed: 2 },
-  'revoke-publishable-key': { required: 1, allowed: 1 },
-  'set-paypal-credentials': { required: 0, allowed: 0 },
-  'index-status': { required: 0, allowed: 0 },
+const COMMANDS: Readonly<Record<string, Command>> = {
+  'create-organization': { synopsis: 'org_<id> [--parent org_<id>]', summary: 'register an organization (a merchant under a partner with --parent)', required: 1, allowed: 1, options: ['parent'], details: 'Prints {"organization_id", "parent_organization_id"}. An existing id is ORGANIZATION_EXISTS (exit 1).' },
+  'create-credentials': { synopsis: 'org_<id>', summary: 'issue an API credential; the secure key is printed once', required: 1, allowed: 1, options: [], details: 'Prints {"organization_id", "api_access_id", "api_secure_key"}. The secure key is stored only as a keyed hash: keep it now.' },
+  'list-credentials': { synopsis: 'org_<id>', summary: "list an organization's credentials (no secrets)", required: 1, allowed: 1, options: [], details: 'Prints [{"api_access_id", "organization_id", "created_at", "last_used_at"}]; last_used_at may lag by up to a minute.' },
+  'revoke-credentials': { synopsis: '<api_access_id>', summary: 'revoke a credential and flush the authorizer cache', required: 1, allowed: 1, options: [], details: 'Prints {"api_access_id", "revoked": true}; every request with it is 401 from then on. An unknown id exits 2.' },
+  'create-publishable-key': { synopsis: 'org_<id> loc_<id> --origin <https://origin> [--origin ...] [--mints-per-minute <n>]', summary: "issue a publishable key for a location's checkout pages", required: 2, allowed: 2, options: ['origin', 'mints-per-minute'], details: 'Prints {"publishable_key", "organization_id", "location_id", "allowed_origins"}. At least one --origin.' },
+  'list-publishable-keys': { synopsis: 'org_<id> [loc_<id>]', summary: "list an organization's (or a location's) publishable keys", required: 1, allowed: 2, options: [], details: 'Prints [{"publishable_key", "organization_id", "location_id", "allowed_origins", "created_at"}].' },
+  'revoke-publishable-key': { synopsis: 'pk_...', summary: 'revoke a publishable key and flush the authorizer cache', required: 1, allowed: 1, options: [], details: 'Prints {"publishable_key", "revoked": true}. An unknown key exits 2.' },
+  'set-paypal-credentials': { synopsis: '--client-id <id>', summary: 'store the PayPal REST client credentials (the secret on standard input)', required: 0, allowed: 0, options: ['client-id'], details: 'Reads the client secret from standard input (never an argument: it would show in the shell history and ps).\nPrints {"secret_arn", "client_id", "updated": true}; the secret is never printed.' },
+  'index-status': { synopsis: '[--wait]', summary: "whether every index of the table can be read (while a stack's indexes are upgraded)", required: 0, allowed: 0, options: ['wait'], details: 'Prints {"table", "indexes", "ready"}; exit 3 while an index cannot be read. --wait asks again every 15 seconds, with progress on standard error, until all can.' },
 };
+
+const EXIT_CODES = `exit codes:
+  0  done (the result is JSON on standard output)
+  1  failed (a JSON error on standard error; plain text when it is a terminal)
+  2  usage error, or revoking an id that does not exist
+  3  index-status: an index cannot be read yet`;
+
+const COMMON_OPTIONS = `options:
+  --stack <name>  act on a deployed stack (its outputs name the table, keys and buckets); without it, the local service started by npm start in this folder (same PORT)
+  -h, --help      this help; \`admin <command> --help\` for one command`;
+
+const usageLine = (name: string) => `  admin ${name} ${COMMANDS[name]!.synopsis} [--stack <name>]`;
+const USAGE = `usage:\n${Object.keys(COMMANDS).map(usageLine).join('\n')}`;
+
+const ADMIN_HELP = `admin: organizations, credentials, publishable keys and settings of the payments API
+
+commands:
+${Object.entries(COMMANDS)
+  .map(([name, command]) => `  ${name.padEnd(24)}${command.summary}`)
+  .join('\n')}
+
+${USAGE}
+
+${COMMON_OPTIONS}
+
+${EXIT_CODES}`;
+
+function commandHelp(name: string): string {
+  const command = COMMANDS[name]!;
+  return `admin ${name}: ${command.summary}
+
+usage:
+${usageLine(name)}
+${command.details ? `\n${command.details}\n` : ''}
+${COMMON_OPTIONS}
+
+${EXIT_CODES}`;
+}
 
 /** How often `index-status --wait` asks DynamoDB again. */
 const INDEX_STATUS_INTERVAL_MS = 15_000;
@@ -51,6 +91,7 @@ await runCli(
       parsed = parseArgs({
         allowPositionals: true,
         options: {
+          help: { type: 'boolean', short: 'h' },
           parent: { type: 'string' },
           stack: { type: 'string' },
           origin: { type: 'string', multiple: true },
@@ -64,10 +105,18 @@ await runCli(
     }
     const [command, ...args] = parsed.positionals;
     invoked = command;
-    const shape = command === undefined ? undefined : COMMANDS[command];
-    if (!command || !shape) throw new UsageError(command ? `unknown command ${command}\n${USAGE}` : USAGE);
-    if (args.length < shape.required || args.length > shape.allowed) throw new UsageError(USAGE);
-    if (command !== 'index-status' && parsed.values.wait) throw new UsageError(`--wait belongs to index-status\n${USAGE}`);
+    if (command === 'help') throw new Help(args[0] !== undefined && Object.hasOwn(COMMANDS, args[0]) ? commandHelp(args[0]) : ADMIN_HELP);
+    const shape = command !== undefined && Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
+    if (parsed.values.help) throw new Help(shape ? commandHelp(command!) : ADMIN_HELP);
+    if (!command || !shape) throw new UsageError(command ? `unknown command ${command}\n${USAGE}` : `a command is needed\n${USAGE}`);
+    if (args.length < shape.required || args.length > shape.allowed) {
+      throw new UsageError(`${command} takes ${shape.required === shape.allowed ? shape.required : `${shape.required} or ${shape.allowed}`} argument${shape.allowed === 1 ? '' : 's'}, not ${args.length}\nusage:\n${usageLine(command)}`);
+    }
+    for (const [option, value] of Object.entries(parsed.values)) {
+      if (value === undefined || option === 'stack' || shape.options.includes(option)) continue;
+      const owner = Object.keys(COMMANDS).find((name) => COMMANDS[name]!.options.includes(option));
+      throw new UsageError(`--${option} belongs to ${owner}\nusage:\n${usageLine(command)}`);
+    }
     if (command === 'index-status') {
       await applyTarget(parsed.values.stack);
       const { DynamoDBClient } = await import('@aws-sdk/client-dynamodb');
@@ -96,11 +145,8 @@ await runCli(
         },
       });
     }
-    if (parsed.values['client-id']) throw new UsageError(`--client-id belongs to set-paypal-credentials\n${USAGE}`);
     const publishable = command === 'create-publishable-key';
-    if (command !== 'create-organization' && parsed.values.parent) throw new UsageError(`--parent belongs to create-organization\n${USAGE}`);
-    if (!publishable && (parsed.values.origin || parsed.values['mints-per-minute'])) throw new UsageError(`--origin and --mints-per-minute belong to create-publishable-key\n${USAGE}`);
-    if (publishable && !parsed.values.origin?.length) throw new UsageError(`create-publishable-key needs at least one --origin\n${USAGE}`);
+    if (publishable && !parsed.values.origin?.length) throw new UsageError(`create-publishable-key needs at least one --origin\nusage:\n${usageLine(command)}`);
     const mintsPerMinute = parsed.values['mints-per-minute'] === undefined ? undefined : Number(parsed.values['mints-per-minute']);
     const [first = '', second] = args;
 

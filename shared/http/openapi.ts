@@ -199,9 +199,45 @@ function operation(route: RouteDefinition, entry: RouteSchemas, components: Sche
     tags: [tagOf(route)],
     security: securityOf(route),
     ...(parameters.length > 0 ? { parameters } : {}),
-    ...(entry.request ? { requestBody: requestBody(route, entry.request, components) } : {}),
+    ...(entry.request ? { requestBody: requestBody(route, entry.request, components, entry.examples.request) } : {}),
     responses: { ...successResponse(route, entry, components), ...errorResponses(route, entry, errors) },
+    'x-codeSamples': [{ lang: 'Shell', label: 'curl', source: curlSample(route, entry) }],
   };
+}
+
+/** Path parameters of the curl samples: the examples' own ids where an answer carries one. */
+const SAMPLE_PATH_VALUES: Readonly<Record<string, string>> = {
+  organization_id: 'org_demo',
+  location_id: 'loc_1001',
+  customer_token: 'cst_1001',
+  paymethod_token: 'mth_kVkqVgnKkAujZVipF5fYju',
+  document_id: 'doc_jURx9tzO5BZhrFWUr1F0Tc',
+  one_time_token: 'ott_5E07tg5NBtqf90McJqQ8lA',
+};
+
+/**
+ * The operation as a curl command, with the README's variables ($BASE, the
+ * service's base URL; $AUTH, api_access_id:api_secure_key; $PK, a
+ * publishable key) and the example's body.
+ */
+export function curlSample(route: RouteDefinition, entry: RouteSchemas): string {
+  const answer = (entry.examples.response ?? {}) as Record<string, unknown>;
+  const path = route.path.replace(/\{(\w+)\}/g, (_match, name: string) => {
+    const value = answer[name] ?? (entry.examples.request as Record<string, unknown> | undefined)?.[name] ?? SAMPLE_PATH_VALUES[name];
+    return typeof value === 'string' ? value : `${name}_1`;
+  });
+  const organization = SAMPLE_PATH_VALUES.organization_id;
+  const lines = [`curl -s${route.method === 'GET' ? '' : ` -X ${route.method}`} "$BASE${path}"`];
+  if (route.auth === 'secret' || route.auth === 'publishable-or-secret') lines.push(`-u "$AUTH" -H "X-Service-Auth-Organization-Id: ${organization}"`);
+  if (route.method === 'OPTIONS') lines.push("-H 'Origin: https://shop.example' -H 'Access-Control-Request-Method: POST'");
+  if (route.method === 'POST') lines.push('-H "Idempotency-Key: $(uuidgen)"');
+  const request = entry.examples.request as Record<string, unknown> | undefined;
+  if (entry.request?.kind === 'json' && request) lines.push("-H 'Content-Type: application/json'", `-d '${JSON.stringify(request)}'`);
+  if (entry.request?.kind === 'multipart' && request) {
+    lines.push(`-F 'metadata=${JSON.stringify(request.metadata)};type=application/json'`, "-F 'file=@receipt.txt;type=text/plain'");
+  }
+  if (entry.response.status === 302) lines.push('-L -o document.bin');
+  return lines.join(' \\\n  ');
 }
 
 /** Either alternative satisfies an operation; each needs the organization header too. */
@@ -285,9 +321,10 @@ function filterParameter(spec: FilterSpec): { description: string; schema: JsonO
   }
 }
 
-function requestBody(route: RouteDefinition, request: RequestBody, components: SchemaComponents): JsonObject {
+function requestBody(route: RouteDefinition, request: RequestBody, components: SchemaComponents, example: unknown): JsonObject {
+  const examples = example === undefined ? {} : { example };
   if (request.kind === 'json') {
-    return { required: true, content: { 'application/json': { schema: components.request(request.schema, route) } } };
+    return { required: true, content: { 'application/json': { schema: components.request(request.schema, route), ...examples } } };
   }
   return {
     required: true,
@@ -310,6 +347,7 @@ function requestBody(route: RouteDefinition, request: RequestBody, components: S
           metadata: { contentType: 'application/json' },
           file: { contentType: request.fileContentTypes.join(', ') },
         },
+        ...examples,
       },
     },
   };
@@ -335,7 +373,9 @@ function successResponse(route: RouteDefinition, entry: RouteSchemas, components
     [response.status]: {
       description: response.description,
       headers,
-      ...(response.schema ? { content: { 'application/json': { schema: components.response(response.schema, route) } } } : {}),
+      ...(response.schema
+        ? { content: { 'application/json': { schema: components.response(response.schema, route), ...(entry.examples.response === undefined ? {} : { example: entry.examples.response }) } } }
+        : {}),
       ...(response.text ? { content: { [response.text.mediaType]: { schema: { type: 'string', description: response.text.description } } } } : {}),
     },
   };

@@ -45,13 +45,14 @@ export function buildApiRequest(event: APIGatewayProxyEvent, route: RouteDefinit
   if (route.maxBodyBytes !== undefined && rawBody && rawBody.length > route.maxBodyBytes) {
     throw new TooLarge(`the request body must be at most ${route.maxBodyBytes} bytes`);
   }
+  const pathParameters = checkPathParameters(event.pathParameters ?? {});
   return {
     requestId: event.requestContext?.requestId ?? 'unknown',
     method: event.httpMethod,
-    pathParameters: checkPathParameters(event.pathParameters ?? {}),
+    pathParameters,
     query: decodeQuery(event),
     headers,
-    body: route.binaryBody || !hasJsonBody(event.httpMethod) ? undefined : parseJsonBody(rawBody, headers),
+    body: route.binaryBody || !hasJsonBody(event.httpMethod) ? undefined : withoutPathEchoes(parseJsonBody(rawBody, headers), pathParameters),
     rawBody,
     caller: credential?.caller,
     credentialKind: credential?.kind,
@@ -82,6 +83,38 @@ function checkPathParameters(parameters: Record<string, string | undefined>): Re
     checked[name] = value;
   }
   return checked;
+}
+
+/** Path parameters a body may repeat as members: existing Forte clients send them. */
+const ECHOED_PATH_PARAMETERS = ['organization_id', 'location_id', 'customer_token'] as const;
+
+/**
+ * A body (or a document upload's JSON part) that repeats a path parameter
+ * the path carries, written with its prefix (`loc_123`) or without (`123`):
+ * equal to the path's, the member is dropped and changes nothing; different,
+ * 400 naming every such member. Members the path does not carry (the
+ * locationless create's organization_id, a location create's customer_token)
+ * are the body's own and are left as they are.
+ */
+export function withoutPathEchoes<T>(body: T, pathParameters: Readonly<Record<string, string>>): T {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return body;
+  const members = body as Record<string, unknown>;
+  const issues: Array<{ field: string; message: string }> = [];
+  let kept: Record<string, unknown> | undefined;
+  for (const name of ECHOED_PATH_PARAMETERS) {
+    const expected = pathParameters[name];
+    // A null member is absent (the contract), and the body's schema treats it so.
+    if (expected === undefined || !Object.hasOwn(members, name) || members[name] === null) continue;
+    const value = members[name];
+    if (value === expected || (typeof value === 'string' && `${pathParameterSpec(name)?.prefix ?? ''}${value}` === expected)) {
+      kept ??= { ...members };
+      delete kept[name];
+    } else {
+      issues.push({ field: name, message: `must be the path's ${name}, ${expected}, when the body repeats it (with or without its prefix)` });
+    }
+  }
+  if (issues.length > 0) throw new InvalidRequest(issues);
+  return (kept ?? body) as T;
 }
 
 /** Whether `value` can be the path parameter `name`: its prefix, at least one character more, within its length. */

@@ -72,7 +72,18 @@ export interface RouteSchemas {
   readonly notModified?: string;
   /** Longer description of the operation (CommonMark). */
   readonly description?: string;
+  /**
+   * One request and its answer as a client sends and receives them (the JSON
+   * body; for a multipart upload its JSON part and the file's text). The
+   * document shows them and builds each operation's curl sample from them; a
+   * unit test checks each against its schema, and fails for a JSON body or
+   * answer without one.
+   */
+  readonly examples: { readonly request?: unknown; readonly response?: unknown };
 }
+
+/** The server the examples name: a deployed stack's ApiUrl. */
+const API = 'https://a1b2c3d4e5.execute-api.us-east-1.amazonaws.com/prod';
 
 /** Request bodies, by component name (io: input). A body used by an entry but not named here is named after its route. */
 export const requestSchemas: Readonly<Record<string, z.ZodMiniType>> = {
@@ -144,18 +155,123 @@ const CREATE_DESCRIPTION =
 
 export const routeSchemas: Readonly<Record<string, RouteSchemas>> = {
   'paymethods-create-customer': {
+    examples: {
+      request: {
+        label: 'Main card',
+        notes: 'Visa for subscriptions',
+        card: {
+          card_type: 'visa',
+          name_on_card: 'Ann Lee',
+          account_number: '4111111111111111',
+          expire_month: 12,
+          expire_year: 2031,
+          card_verification_value: '123',
+        },
+      },
+      response: {
+        paymethod_token: 'mth_kVkqVgnKkAujZVipF5fYju',
+        location_id: 'loc_1001',
+        customer_token: 'cst_1001',
+        label: 'Main card',
+        notes: 'Visa for subscriptions',
+        card: {
+          card_type: 'visa',
+          name_on_card: 'Ann Lee',
+          expire_month: 12,
+          expire_year: 2031,
+          last_4_account_number: '1111',
+          masked_account_number: '****1111',
+          fingerprint: 'fp_mJtov_LU6XOQeua1EFVzuQiQiCLImqWaQHG0zJ2_HCE',
+        },
+        response: {
+          environment: 'live',
+          response_desc: 'Create Successful.',
+        },
+        links: {
+          self: `${API}/v3/organizations/org_demo/locations/loc_1001/paymethods/mth_kVkqVgnKkAujZVipF5fYju`,
+          transactions: `${API}/v3/organizations/org_demo/locations/loc_1001/paymethods/mth_kVkqVgnKkAujZVipF5fYju/transactions`,
+          settlements: `${API}/v3/organizations/org_demo/locations/loc_1001/paymethods/mth_kVkqVgnKkAujZVipF5fYju/settlements`,
+          schedules: `${API}/v3/organizations/org_demo/locations/loc_1001/paymethods/mth_kVkqVgnKkAujZVipF5fYju/schedules`,
+        },
+      },
+    },
     request: { kind: 'json', schema: createBodySchema },
     response: { status: 201, description: "The paymethod, attached to the path's customer.", schema: paymethodCreated },
     errors: PAYMETHOD_CREATE_ERRORS,
     description: `${CREATE_DESCRIPTION} The first paymethod of a customer becomes its default.`,
   },
   'paymethods-create-location': {
+    examples: {
+      request: {
+        label: 'Operating account',
+        echeck: {
+          account_holder: 'Lee Bakery LLC',
+          account_number: '987654321012',
+          routing_number: '021000021',
+          account_type: 'checking',
+          sec_code: 'CCD',
+        },
+      },
+      response: {
+        paymethod_token: 'mth_KR95lbfeOETSyabTK539Ji',
+        location_id: 'loc_1001',
+        label: 'Operating account',
+        echeck: {
+          account_holder: 'Lee Bakery LLC',
+          routing_number: '021000021',
+          account_type: 'checking',
+          sec_code: 'CCD',
+          last_4_account_number: '1012',
+          masked_account_number: '****1012',
+          fingerprint: 'fp_RSwkYu3vQzrrs5LbG5GcZ4xxvidw0xmPLx0QPuRROBk',
+        },
+        response: {
+          environment: 'live',
+          response_desc: 'Create Successful.',
+        },
+        links: {
+          self: `${API}/v3/organizations/org_demo/locations/loc_1001/paymethods/mth_KR95lbfeOETSyabTK539Ji`,
+          transactions: `${API}/v3/organizations/org_demo/locations/loc_1001/paymethods/mth_KR95lbfeOETSyabTK539Ji/transactions`,
+          settlements: `${API}/v3/organizations/org_demo/locations/loc_1001/paymethods/mth_KR95lbfeOETSyabTK539Ji/settlements`,
+          schedules: `${API}/v3/organizations/org_demo/locations/loc_1001/paymethods/mth_KR95lbfeOETSyabTK539Ji/schedules`,
+        },
+      },
+    },
     request: { kind: 'json', schema: createBodySchema },
     response: { status: 201, description: 'The paymethod (clientless, or attached to the body customer_token).', schema: paymethodCreated },
     errors: PAYMETHOD_CREATE_ERRORS,
     description: CREATE_DESCRIPTION,
   },
   'paymethods-create-locationless': {
+    examples: {
+      request: {
+        organization_id: 'org_demo',
+        vendor: {
+          vendor_type: 'paypal',
+          vendor_billing_agreement_token: 'BA-8A802366G0648845U',
+        },
+      },
+      response: {
+        paymethod_token: 'mth_M3UEZgstj2TOzyT1dHp24N',
+        organization_id: 'org_demo',
+        customer_token: 'cst_2001',
+        vendor: {
+          vendor_type: 'paypal',
+          vendor_billing_agreement_token: 'BA-8A802366G0648845U',
+          vendor_billing_agreement_id: 'B-YSVBLA8747ZMAHKR6',
+        },
+        response: {
+          environment: 'live',
+          response_desc: 'Create Successful.',
+        },
+        links: {
+          self: `${API}/v3/organizations/org_demo/paymethods/mth_M3UEZgstj2TOzyT1dHp24N`,
+          transactions: `${API}/v3/organizations/org_demo/paymethods/mth_M3UEZgstj2TOzyT1dHp24N/transactions`,
+          settlements: `${API}/v3/organizations/org_demo/paymethods/mth_M3UEZgstj2TOzyT1dHp24N/settlements`,
+          schedules: `${API}/v3/organizations/org_demo/paymethods/mth_M3UEZgstj2TOzyT1dHp24N/schedules`,
+        },
+      },
+    },
     request: { kind: 'json', schema: locationlessCreateBodySchema },
     response: { status: 201, description: 'The locationless paymethod.', schema: paymethodCreated },
     errors: ['DUPLICATE_PAYMETHOD', 'VENDOR_REFUSED', 'CONCURRENT_MODIFICATION'],
@@ -163,40 +279,318 @@ export const routeSchemas: Readonly<Record<string, RouteSchemas>> = {
       "The body names the organization (organization_id): one the caller may act on, or 403. One-time tokens are not accepted here (400).",
   },
   'paymethods-get': {
+    examples: {
+      response: {
+        paymethod_token: 'mth_kVkqVgnKkAujZVipF5fYju',
+        organization_id: 'org_demo',
+        location_id: 'loc_1001',
+        customer_token: 'cst_1001',
+        label: 'Main card',
+        notes: 'Visa for subscriptions',
+        card: {
+          last_4_account_number: '1111',
+          masked_account_number: '****1111',
+          expire_month: 12,
+          fingerprint: 'fp_mJtov_LU6XOQeua1EFVzuQiQiCLImqWaQHG0zJ2_HCE',
+          expire_year: 2031,
+          card_type: 'visa',
+          name_on_card: 'Ann Lee',
+        },
+        is_default: 'true',
+        response: {
+          environment: 'live',
+          response_desc: 'Get Successful.',
+        },
+        links: {
+          self: `${API}/v3/organizations/org_demo/locations/loc_1001/paymethods/mth_kVkqVgnKkAujZVipF5fYju`,
+          transactions: `${API}/v3/organizations/org_demo/locations/loc_1001/paymethods/mth_kVkqVgnKkAujZVipF5fYju/transactions`,
+          settlements: `${API}/v3/organizations/org_demo/locations/loc_1001/paymethods/mth_kVkqVgnKkAujZVipF5fYju/settlements`,
+          schedules: `${API}/v3/organizations/org_demo/locations/loc_1001/paymethods/mth_kVkqVgnKkAujZVipF5fYju/schedules`,
+        },
+      },
+    },
     response: { status: 200, description: 'The paymethod.', schema: paymethodFetched },
   },
   'paymethods-update': {
+    description: 'Partial update: only the members sent change (a customer move, an echeck, the billing address, a card\'s expiry).',
+    examples: {
+      request: {
+        label: 'Backup card',
+        card: {
+          expire_month: 6,
+          expire_year: 2032,
+        },
+      },
+      response: {
+        paymethod_token: 'mth_kVkqVgnKkAujZVipF5fYju',
+        location_id: 'loc_1001',
+        customer_token: 'cst_1001',
+        label: 'Backup card',
+        notes: 'Visa for subscriptions',
+        card: {
+          last_4_account_number: '1111',
+          masked_account_number: '****1111',
+          expire_month: 6,
+          fingerprint: 'fp_mJtov_LU6XOQeua1EFVzuQiQiCLImqWaQHG0zJ2_HCE',
+          expire_year: 2032,
+          card_type: 'visa',
+          name_on_card: 'Ann Lee',
+        },
+        response: {
+          environment: 'live',
+          response_desc: 'Update Successful.',
+        },
+        links: {
+          self: `${API}/v3/organizations/org_demo/locations/loc_1001/paymethods/mth_kVkqVgnKkAujZVipF5fYju`,
+          transactions: `${API}/v3/organizations/org_demo/locations/loc_1001/paymethods/mth_kVkqVgnKkAujZVipF5fYju/transactions`,
+          settlements: `${API}/v3/organizations/org_demo/locations/loc_1001/paymethods/mth_kVkqVgnKkAujZVipF5fYju/settlements`,
+          schedules: `${API}/v3/organizations/org_demo/locations/loc_1001/paymethods/mth_kVkqVgnKkAujZVipF5fYju/schedules`,
+        },
+      },
+    },
     request: { kind: 'json', schema: updateBodySchema },
     response: { status: 200, description: 'The updated paymethod.', schema: paymethodUpdated },
     errors: ['CONCURRENT_MODIFICATION'],
   },
   'paymethods-delete': {
+    examples: {
+      response: {
+        paymethod_token: 'mth_KR95lbfeOETSyabTK539Ji',
+        response: {
+          environment: 'live',
+          response_desc: 'Delete Successful.',
+        },
+      },
+    },
     response: { status: 200, description: 'The paymethod and its ciphertext are gone.', schema: paymethodDeleted },
     errors: ['CONCURRENT_MODIFICATION'],
   },
   'paymethods-update-organization': {
+    examples: {
+      request: {
+        notes: 'PayPal for renewals',
+      },
+      response: {
+        paymethod_token: 'mth_M3UEZgstj2TOzyT1dHp24N',
+        organization_id: 'org_demo',
+        customer_token: 'cst_2001',
+        notes: 'PayPal for renewals',
+        vendor: {
+          vendor_billing_agreement_token: 'BA-8A802366G0648845U',
+          vendor_billing_agreement_id: 'B-YSVBLA8747ZMAHKR6',
+          vendor_type: 'paypal',
+        },
+        response: {
+          environment: 'live',
+          response_desc: 'Update Successful.',
+        },
+        links: {
+          self: `${API}/v3/organizations/org_demo/paymethods/mth_M3UEZgstj2TOzyT1dHp24N`,
+          transactions: `${API}/v3/organizations/org_demo/paymethods/mth_M3UEZgstj2TOzyT1dHp24N/transactions`,
+          settlements: `${API}/v3/organizations/org_demo/paymethods/mth_M3UEZgstj2TOzyT1dHp24N/settlements`,
+          schedules: `${API}/v3/organizations/org_demo/paymethods/mth_M3UEZgstj2TOzyT1dHp24N/schedules`,
+        },
+      },
+    },
     request: { kind: 'json', schema: updateBodySchema },
     response: { status: 200, description: 'The updated paymethod.', schema: paymethodUpdated },
     errors: ['CONCURRENT_MODIFICATION'],
     description: 'As the update at the location path, for a paymethod of any location of the organization, or of none: the one path a locationless paymethod has.',
   },
   'paymethods-delete-organization': {
+    examples: {
+      response: {
+        paymethod_token: 'mth_M3UEZgstj2TOzyT1dHp24N',
+        response: {
+          environment: 'live',
+          response_desc: 'Delete Successful.',
+        },
+      },
+    },
     response: { status: 200, description: 'The paymethod and its ciphertext are gone.', schema: paymethodDeleted },
     errors: ['CONCURRENT_MODIFICATION'],
     description: 'As the delete at the location path, for a paymethod of any location of the organization, or of none: the one path a locationless paymethod has.',
   },
   'paymethods-get-organization': {
+    description: 'The paymethod, at any location of the organization or at none (a locationless one).',
+    examples: {
+      response: {
+        paymethod_token: 'mth_kVkqVgnKkAujZVipF5fYju',
+        organization_id: 'org_demo',
+        location_id: 'loc_1001',
+        customer_token: 'cst_1001',
+        label: 'Backup card',
+        notes: 'Visa for subscriptions',
+        card: {
+          last_4_account_number: '1111',
+          masked_account_number: '****1111',
+          expire_month: 6,
+          fingerprint: 'fp_mJtov_LU6XOQeua1EFVzuQiQiCLImqWaQHG0zJ2_HCE',
+          expire_year: 2032,
+          card_type: 'visa',
+          name_on_card: 'Ann Lee',
+        },
+        is_default: 'true',
+        response: {
+          environment: 'live',
+          response_desc: 'Get Successful.',
+        },
+        links: {
+          self: `${API}/v3/organizations/org_demo/locations/loc_1001/paymethods/mth_kVkqVgnKkAujZVipF5fYju`,
+          transactions: `${API}/v3/organizations/org_demo/locations/loc_1001/paymethods/mth_kVkqVgnKkAujZVipF5fYju/transactions`,
+          settlements: `${API}/v3/organizations/org_demo/locations/loc_1001/paymethods/mth_kVkqVgnKkAujZVipF5fYju/settlements`,
+          schedules: `${API}/v3/organizations/org_demo/locations/loc_1001/paymethods/mth_kVkqVgnKkAujZVipF5fYju/schedules`,
+        },
+      },
+    },
     response: { status: 200, description: 'The paymethod, whichever location it belongs to (or none).', schema: paymethodFetched },
   },
   'paymethods-list-customer': {
+    examples: {
+      response: {
+        number_results: 1,
+        search_criteria: {
+          page_size: 1,
+          page_index: 0,
+          home_organization_id: 'org_demo',
+          resource_specific: {
+            location_id: 'loc_1001',
+            customer_token: 'cst_1001',
+          },
+        },
+        results: [
+          {
+            paymethod_token: 'mth_kVkqVgnKkAujZVipF5fYju',
+            organization_id: 'org_demo',
+            location_id: 'loc_1001',
+            customer_token: 'cst_1001',
+            label: 'Backup card',
+            notes: 'Visa for subscriptions',
+            card: {
+              last_4_account_number: '1111',
+              masked_account_number: '****1111',
+              expire_month: 6,
+              fingerprint: 'fp_mJtov_LU6XOQeua1EFVzuQiQiCLImqWaQHG0zJ2_HCE',
+              expire_year: 2032,
+              card_type: 'visa',
+              name_on_card: 'Ann Lee',
+            },
+            is_default: 'true',
+            links: {
+              self: `${API}/v3/organizations/org_demo/locations/loc_1001/paymethods/mth_kVkqVgnKkAujZVipF5fYju`,
+              transactions: `${API}/v3/organizations/org_demo/locations/loc_1001/paymethods/mth_kVkqVgnKkAujZVipF5fYju/transactions`,
+              settlements: `${API}/v3/organizations/org_demo/locations/loc_1001/paymethods/mth_kVkqVgnKkAujZVipF5fYju/settlements`,
+              schedules: `${API}/v3/organizations/org_demo/locations/loc_1001/paymethods/mth_kVkqVgnKkAujZVipF5fYju/schedules`,
+            },
+          },
+        ],
+        response: {
+          environment: 'live',
+          response_desc: 'Get Successful.',
+        },
+        links: {
+          self: `${API}/v3/organizations/org_demo/locations/loc_1001/customers/cst_1001/paymethods?page_size=1`,
+        },
+      },
+    },
     listFilters: CUSTOMER_LIST_FILTERS,
     response: { status: 200, description: "The customer's paymethods at the location, newest first.", schema: paymethodList },
   },
   'paymethods-list-location': {
+    examples: {
+      response: {
+        number_results: 1,
+        search_criteria: {
+          page_size: 1,
+          page_index: 0,
+          home_organization_id: 'org_demo',
+          resource_specific: {
+            paymethod_type: 'echeck',
+          },
+        },
+        results: [
+          {
+            paymethod_token: 'mth_KR95lbfeOETSyabTK539Ji',
+            organization_id: 'org_demo',
+            location_id: 'loc_1001',
+            label: 'Operating account',
+            echeck: {
+              last_4_account_number: '1012',
+              account_type: 'checking',
+              masked_account_number: '****1012',
+              account_holder: 'Lee Bakery LLC',
+              fingerprint: 'fp_RSwkYu3vQzrrs5LbG5GcZ4xxvidw0xmPLx0QPuRROBk',
+              routing_number: '021000021',
+              sec_code: 'CCD',
+            },
+            is_default: 'false',
+            links: {
+              self: `${API}/v3/organizations/org_demo/locations/loc_1001/paymethods/mth_KR95lbfeOETSyabTK539Ji`,
+              transactions: `${API}/v3/organizations/org_demo/locations/loc_1001/paymethods/mth_KR95lbfeOETSyabTK539Ji/transactions`,
+              settlements: `${API}/v3/organizations/org_demo/locations/loc_1001/paymethods/mth_KR95lbfeOETSyabTK539Ji/settlements`,
+              schedules: `${API}/v3/organizations/org_demo/locations/loc_1001/paymethods/mth_KR95lbfeOETSyabTK539Ji/schedules`,
+            },
+          },
+        ],
+        response: {
+          environment: 'live',
+          response_desc: 'Get Successful.',
+        },
+        links: {
+          self: `${API}/v3/organizations/org_demo/locations/loc_1001/paymethods?filter=paymethod_type+eq+%27echeck%27&page_size=1`,
+        },
+      },
+    },
     listFilters: LOCATION_LIST_FILTERS,
     response: { status: 200, description: "The location's paymethods, newest first.", schema: paymethodList },
   },
   'paymethods-list-organization': {
+    examples: {
+      response: {
+        number_results: 1,
+        search_criteria: {
+          page_size: 1,
+          page_index: 0,
+          home_organization_id: 'org_demo',
+          resource_specific: {
+            customer_token: 'cst_1001',
+          },
+        },
+        results: [
+          {
+            paymethod_token: 'mth_kVkqVgnKkAujZVipF5fYju',
+            organization_id: 'org_demo',
+            location_id: 'loc_1001',
+            customer_token: 'cst_1001',
+            label: 'Backup card',
+            notes: 'Visa for subscriptions',
+            card: {
+              last_4_account_number: '1111',
+              masked_account_number: '****1111',
+              expire_month: 6,
+              fingerprint: 'fp_mJtov_LU6XOQeua1EFVzuQiQiCLImqWaQHG0zJ2_HCE',
+              expire_year: 2032,
+              card_type: 'visa',
+              name_on_card: 'Ann Lee',
+            },
+            is_default: 'true',
+            links: {
+              self: `${API}/v3/organizations/org_demo/locations/loc_1001/paymethods/mth_kVkqVgnKkAujZVipF5fYju`,
+              transactions: `${API}/v3/organizations/org_demo/locations/loc_1001/paymethods/mth_kVkqVgnKkAujZVipF5fYju/transactions`,
+              settlements: `${API}/v3/organizations/org_demo/locations/loc_1001/paymethods/mth_kVkqVgnKkAujZVipF5fYju/settlements`,
+              schedules: `${API}/v3/organizations/org_demo/locations/loc_1001/paymethods/mth_kVkqVgnKkAujZVipF5fYju/schedules`,
+            },
+          },
+        ],
+        response: {
+          environment: 'live',
+          response_desc: 'Get Successful.',
+        },
+        links: {
+          self: `${API}/v3/organizations/org_demo/paymethods?filter=customer_token+eq+%27cst_1001%27&page_size=1`,
+        },
+      },
+    },
     listFilters: ORGANIZATION_LIST_FILTERS,
     response: { status: 200, description: "The organization's paymethods, newest first.", schema: paymethodList },
     description:
@@ -204,6 +598,37 @@ export const routeSchemas: Readonly<Record<string, RouteSchemas>> = {
       + 'with au_updated_date, au_code and au_description.',
   },
   'onetimetokens-create': {
+    examples: {
+      request: {
+        card: {
+          card_type: 'visa',
+          name_on_card: 'Ann Lee',
+          account_number: '4111111111111111',
+          expire_month: 12,
+          expire_year: 2031,
+          card_verification_value: '123',
+        },
+      },
+      response: {
+        one_time_token: 'ott_5E07tg5NBtqf90McJqQ8lA',
+        expires_at: '2026-11-28T03:29:15.865Z',
+        card: {
+          card_type: 'visa',
+          name_on_card: 'Ann Lee',
+          expire_month: 12,
+          expire_year: 2031,
+          last_4_account_number: '1111',
+          masked_account_number: '****1111',
+        },
+        response: {
+          environment: 'live',
+          response_desc: 'Create Successful.',
+        },
+        links: {
+          self: `${API}/v3/organizations/org_demo/locations/loc_1001/onetimetokens/ott_5E07tg5NBtqf90McJqQ8lA`,
+        },
+      },
+    },
     request: { kind: 'json', schema: oneTimeTokenSchema },
     response: { status: 201, description: 'The one-time token and the public members of its card or echeck.', schema: oneTimeTokenCreated },
     description:
@@ -211,12 +636,61 @@ export const routeSchemas: Readonly<Record<string, RouteSchemas>> = {
       + 'Location and links.self name the token (GET onetimetokens-get).',
   },
   'onetimetokens-get': {
+    examples: {
+      response: {
+        one_time_token: 'ott_5E07tg5NBtqf90McJqQ8lA',
+        expires_at: '2026-11-28T03:29:15.865Z',
+        card: {
+          expire_month: 12,
+          last_4_account_number: '1111',
+          expire_year: 2031,
+          masked_account_number: '****1111',
+          card_type: 'visa',
+          name_on_card: 'Ann Lee',
+        },
+        response: {
+          environment: 'live',
+          response_desc: 'Get Successful.',
+        },
+        links: {
+          self: `${API}/v3/organizations/org_demo/locations/loc_1001/onetimetokens/ott_5E07tg5NBtqf90McJqQ8lA`,
+        },
+      },
+    },
     response: { status: 200, description: 'The one-time token and the public members of its card or echeck, as minted.', schema: oneTimeTokenFetched },
     description:
       'Answers while a paymethod could still be created from the token: unused, unexpired, under the organization and location it was minted for; '
       + 'otherwise 404 (minted elsewhere, already used or expired).',
   },
   'documents-create': {
+    examples: {
+      request: {
+        metadata: {
+          resource: 'application',
+          resource_id: 'app_1001',
+          description: 'Signed receipt',
+        },
+        file: 'Receipt 1001: 12.50 USD\n',
+      },
+      response: {
+        document_id: 'doc_jURx9tzO5BZhrFWUr1F0Tc',
+        resource: 'application',
+        resource_id: 'app_1001',
+        type: 'txt',
+        file: 'receipt.txt',
+        description: 'Signed receipt',
+        size: 24,
+        received_date: '2026-11-28',
+        status: 'available',
+        response: {
+          environment: 'live',
+          response_desc: 'Create Successful.',
+        },
+        links: {
+          self: `${API}/v3/organizations/org_demo/documents/doc_jURx9tzO5BZhrFWUr1F0Tc`,
+        },
+      },
+    },
     request: { kind: 'multipart', metadata: uploadMetadataSchema, fileContentTypes: UPLOAD_CONTENT_TYPES, maxFileBytes: MAX_FILE_BYTES },
     response: { status: 201, description: 'The stored document.', schema: documentCreated },
     description:
@@ -225,10 +699,79 @@ export const routeSchemas: Readonly<Record<string, RouteSchemas>> = {
       + `Files that do not fit one request (over ${MAX_FILE_BYTES} bytes, or the 6 MB single-request cap with base64) go through an upload session (POST .../documents/uploads).`,
   },
   'documents-list': {
+    examples: {
+      response: {
+        number_results: 1,
+        search_criteria: {
+          page_size: 1,
+          page_index: 0,
+          home_organization_id: 'org_demo',
+          resource_specific: {
+            resource: 'application',
+          },
+        },
+        results: [
+          {
+            document_id: 'doc_jURx9tzO5BZhrFWUr1F0Tc',
+            resource: 'application',
+            resource_id: 'app_1001',
+            type: 'txt',
+            description: 'Signed receipt',
+            size: 24,
+            received_date: '2026-11-28',
+          },
+        ],
+        response: {
+          environment: 'live',
+          response_desc: 'Get Successful.',
+        },
+        links: {
+          self: `${API}/v3/organizations/org_demo/documents?filter=resource+eq+%27application%27&page_size=1`,
+        },
+      },
+    },
     listFilters: DOCUMENT_LIST_FILTERS,
     response: { status: 200, description: 'Available documents, newest first.', schema: documentList },
   },
   'documents-create-upload': {
+    examples: {
+      request: {
+        resource: 'dispute',
+        resource_id: 'dsp_2002',
+        description: 'Delivery photo',
+        file_name: 'delivery.jpg',
+      },
+      response: {
+        document_id: 'doc_RXqSv1WOljnxuZSYfyN7Va',
+        resource: 'dispute',
+        resource_id: 'dsp_2002',
+        file: 'delivery.jpg',
+        description: 'Delivery photo',
+        status: 'pending',
+        upload: {
+          url: 'https://payments-documents-prod.s3.us-east-1.amazonaws.com',
+          fields: {
+            'x-amz-server-side-encryption': 'aws:kms',
+            'x-amz-server-side-encryption-aws-kms-key-id': 'arn:aws:kms:us-east-1:123456789012:key/f0f16a4e-0679-4ac6-90a9-f4450ea5dbe6',
+            bucket: 'payments-documents-prod',
+            'X-Amz-Algorithm': 'AWS4-HMAC-SHA256',
+            'X-Amz-Credential': 'AKIAFNS23CCBPKJ2K2OS/20261128/us-east-1/s3/aws4_request',
+            'X-Amz-Date': '20261128T022952Z',
+            key: 'uploads/org_demo/doc_RXqSv1WOljnxuZSYfyN7Va',
+            Policy: 'eyJleHBpcmF0aW9uIjoiMjAyNi0xMS0yOFQwMjo0NDo1MloiLCJjb25kaXRpb25zIjpbXX0=',
+            'X-Amz-Signature': '3fe27f35be7ff59a54e06527e1c6753b65df989c88d29b4d70a2918dd198d49c',
+          },
+          expires_at: '2026-11-28T02:44:52.442Z',
+        },
+        response: {
+          environment: 'live',
+          response_desc: 'Create Successful.',
+        },
+        links: {
+          self: `${API}/v3/organizations/org_demo/documents/doc_RXqSv1WOljnxuZSYfyN7Va`,
+        },
+      },
+    },
     request: { kind: 'json', schema: uploadSessionSchema },
     response: { status: 201, description: 'A pending document and the presigned POST for its file.', schema: uploadSessionCreated },
     description:
@@ -236,12 +779,43 @@ export const routeSchemas: Readonly<Record<string, RouteSchemas>> = {
       + 'once the service has checked it; until then GET shows it pending.',
   },
   'documents-get': {
+    examples: {
+      response: {
+        document_id: 'doc_jURx9tzO5BZhrFWUr1F0Tc',
+        resource: 'application',
+        resource_id: 'app_1001',
+        type: 'txt',
+        file: 'receipt.txt',
+        description: 'Signed receipt',
+        size: 24,
+        received_date: '2026-11-28',
+        status: 'available',
+        response: {
+          environment: 'live',
+          response_desc: 'Get Successful.',
+        },
+        links: {
+          self: `${API}/v3/organizations/org_demo/documents/doc_jURx9tzO5BZhrFWUr1F0Tc`,
+        },
+      },
+    },
     response: { status: 200, description: 'The document, with its status.', schema: documentFetched },
   },
   'documents-delete': {
+    examples: {
+      response: {
+        document_id: 'doc_jURx9tzO5BZhrFWUr1F0Tc',
+        response: {
+          environment: 'live',
+          response_desc: 'Delete Successful.',
+        },
+      },
+    },
     response: { status: 200, description: 'The document record and its stored file are gone.', schema: documentDeleted },
   },
   'documents-download': {
+    description: 'Redirect (302) to a short-lived presigned URL of the stored file.',
+    examples: {},
     response: {
       status: 302,
       description: 'Redirect to a presigned URL of the stored file, valid for five minutes.',
@@ -250,6 +824,7 @@ export const routeSchemas: Readonly<Record<string, RouteSchemas>> = {
     errors: ['DOCUMENT_NOT_AVAILABLE'],
   },
   'onetimetokens-preflight': {
+    examples: {},
     response: {
       status: 204,
       description: 'The Origin is allowed by a publishable key of this location: CORS headers for the minting request.',
@@ -266,6 +841,8 @@ export const routeSchemas: Readonly<Record<string, RouteSchemas>> = {
       + 'and 403 (without CORS headers) otherwise.',
   },
   'tokenize-js': {
+    description: 'The client-side tokenization library, an ES module without dependencies, cacheable, with an ETag.',
+    examples: {},
     response: {
       status: 200,
       description: 'The client-side tokenization library, an ES module without dependencies.',
@@ -278,6 +855,9 @@ export const routeSchemas: Readonly<Record<string, RouteSchemas>> = {
     notModified: 'If-None-Match named the current ETag: use the cached script.',
   },
   'openapi-get': {
+    examples: {
+      response: { openapi: '3.1.0', info: { title: 'Payments API: documents and paymethods', version: '3' }, paths: {} },
+    },
     response: {
       status: 200,
       description: 'This document.',

@@ -132,7 +132,7 @@ export const routes: readonly RouteDefinition[] = [
     path: '/v3/organizations/{organization_id}/locations/{location_id}/customers/{customer_token}/paymethods',
     auth: 'secret',
     access: { table: 'write', writes: PAYMETHOD_CREATE_WRITES, vault: ['encrypt', 'decrypt'], paypal: true, fingerprint: true },
-    summary: "Create a paymethod for the path's customer (card, echeck, PayPal, or from a one-time token)",
+    summary: "Create a customer's paymethod",
   },
   {
     handler: 'paymethods-create-location',
@@ -140,7 +140,7 @@ export const routes: readonly RouteDefinition[] = [
     path: '/v3/organizations/{organization_id}/locations/{location_id}/paymethods',
     auth: 'secret',
     access: { table: 'write', writes: PAYMETHOD_CREATE_WRITES, vault: ['encrypt', 'decrypt'], paypal: true, fingerprint: true },
-    summary: 'Create a clientless paymethod at a location, or attach it to the body customer_token',
+    summary: 'Create a paymethod at a location',
   },
   {
     handler: 'paymethods-create-locationless',
@@ -148,7 +148,7 @@ export const routes: readonly RouteDefinition[] = [
     path: '/v3/customers/{customer_token}/paymethods',
     auth: 'secret',
     access: { table: 'write', writes: PAYMETHOD_CREATE_WRITES, vault: ['encrypt'], paypal: true, fingerprint: true },
-    summary: "Create a locationless customer's paymethod; the organization comes from the body",
+    summary: 'Create a locationless paymethod',
   },
   {
     handler: 'paymethods-get',
@@ -165,7 +165,7 @@ export const routes: readonly RouteDefinition[] = [
     auth: 'secret',
     // An echeck's new routing number: its number is opened to compute its fingerprint again.
     access: { table: 'write', writes: PAYMETHOD_WRITES, vault: ['decrypt'], fingerprint: true },
-    summary: 'Partially update a paymethod (customer move, echeck, billing address, card expiry)',
+    summary: 'Update a paymethod',
   },
   {
     handler: 'paymethods-delete',
@@ -181,7 +181,7 @@ export const routes: readonly RouteDefinition[] = [
     path: '/v3/organizations/{organization_id}/paymethods/{paymethod_token}',
     auth: 'secret',
     access: { table: 'read' },
-    summary: 'Get one paymethod of an organization, at any location or none',
+    summary: 'Get a paymethod of an organization',
   },
   {
     handler: 'paymethods-update-organization',
@@ -190,7 +190,7 @@ export const routes: readonly RouteDefinition[] = [
     auth: 'secret',
     // As paymethods-update: the one path a locationless record has (its links.self).
     access: { table: 'write', writes: PAYMETHOD_WRITES, vault: ['decrypt'], fingerprint: true },
-    summary: 'Partially update a paymethod of an organization, at any location or none',
+    summary: 'Update a paymethod of an organization',
   },
   {
     handler: 'paymethods-delete-organization',
@@ -198,7 +198,7 @@ export const routes: readonly RouteDefinition[] = [
     path: '/v3/organizations/{organization_id}/paymethods/{paymethod_token}',
     auth: 'secret',
     access: { table: 'write', writes: PAYMETHOD_WRITES },
-    summary: 'Delete a paymethod of an organization, at any location or none, and its ciphertext',
+    summary: 'Delete a paymethod of an organization',
   },
   {
     handler: 'paymethods-list-customer',
@@ -225,7 +225,7 @@ export const routes: readonly RouteDefinition[] = [
     auth: 'secret',
     query: 'list',
     access: { table: 'read', pageBoundaries: true },
-    summary: "List an organization's paymethods, including the Account Updater report",
+    summary: "List an organization's paymethods",
   },
   {
     handler: 'onetimetokens-create',
@@ -236,7 +236,7 @@ export const routes: readonly RouteDefinition[] = [
     maxBodyBytes: 4096,
     // Write: the per-key minting counter lives in the table too. No fingerprint: a token is not a stored number (docs/vault.md).
     access: { table: 'write', writes: ['oneTimeToken', 'mintCounter', 'idempotency'], vault: ['encrypt'] },
-    summary: 'Mint a single-use token for a card or echeck (60 minutes)',
+    summary: 'Mint a one-time token for a card or echeck',
   },
   {
     handler: 'onetimetokens-get',
@@ -245,7 +245,7 @@ export const routes: readonly RouteDefinition[] = [
     // The address a mint answers with (links.self, Location). Servers only: a browser never needs to read a token back.
     auth: 'secret',
     access: { table: 'read' },
-    summary: 'Read an unused, unexpired one-time token (its public members, as minted)',
+    summary: 'Get a one-time token',
   },
 
   // Documents.
@@ -257,7 +257,7 @@ export const routes: readonly RouteDefinition[] = [
     binaryBody: true,
     // `delete` removes the stored object again when the record cannot be written.
     access: { table: 'write', writes: ['document', 'idempotency'], documents: ['write', 'delete'] },
-    summary: 'Upload a document (multipart/form-data: a JSON part, then the file)',
+    summary: 'Upload a document',
   },
   {
     handler: 'documents-list',
@@ -266,7 +266,7 @@ export const routes: readonly RouteDefinition[] = [
     auth: 'secret',
     query: 'list',
     access: { table: 'read', pageBoundaries: true },
-    summary: "List the organization's documents, newest first",
+    summary: "List an organization's documents",
   },
   {
     handler: 'documents-create-upload',
@@ -274,7 +274,7 @@ export const routes: readonly RouteDefinition[] = [
     path: `${DOCUMENTS}/uploads`,
     auth: 'secret',
     access: { table: 'write', writes: ['document', 'idempotency'], documents: ['presign-upload'] },
-    summary: 'Open an upload session: a presigned S3 POST for files up to 8,000,000 bytes',
+    summary: 'Open an upload session for a large file',
   },
   {
     handler: 'documents-get',
@@ -282,7 +282,7 @@ export const routes: readonly RouteDefinition[] = [
     path: DOCUMENT,
     auth: 'secret',
     access: { table: 'read' },
-    summary: 'Read a document record',
+    summary: 'Get a document',
   },
   {
     handler: 'documents-delete',
@@ -290,7 +290,7 @@ export const routes: readonly RouteDefinition[] = [
     path: DOCUMENT,
     auth: 'secret',
     access: { table: 'write', writes: ['document'], documents: ['delete', 'delete-upload', 'list-copies'] },
-    summary: 'Delete a document record and its stored file',
+    summary: 'Delete a document and its file',
   },
   {
     handler: 'documents-download',
@@ -299,7 +299,7 @@ export const routes: readonly RouteDefinition[] = [
     auth: 'secret',
     // Presigned URLs are signed with the function's own credentials, so it needs s3:GetObject.
     access: { table: 'read', documents: ['read'] },
-    summary: 'Redirect (302) to a short-lived presigned URL of the stored file',
+    summary: "Download a document's file",
   },
 
   // Client-side tokenization.
@@ -310,7 +310,7 @@ export const routes: readonly RouteDefinition[] = [
     // A CORS preflight carries no credentials; it reads the location's publishable keys' origins.
     auth: 'none',
     access: { table: 'read' },
-    summary: "CORS preflight for browser minting: answered only for origins a publishable key of the location allows",
+    summary: 'CORS preflight for browser minting',
   },
   {
     handler: 'tokenize-js',
@@ -319,7 +319,7 @@ export const routes: readonly RouteDefinition[] = [
     auth: 'none',
     query: { v: 'The version to pin (the content hash the demo page names): that URL is cached for a year, the bare one for five minutes.' },
     access: {},
-    summary: 'The client-side tokenization library (ES module), cacheable, with an ETag',
+    summary: 'Get the tokenization library',
   },
 
   // The API's own description (shared/http/openapi.ts), public.

@@ -35,4 +35,5 @@ export const batchDeps = (): BatchDeps & { results: S3BatchResults; objects: S3R
 });
 export const checkDeps = () => ({ files: historyLog(), objects: runObjects() });
 export const mergeDeps = () => ({ results: batchResults(), reports: reports(), objects: runObjects() });
-export const exportDeps = () => ({ history: history(), reports: reports() });
+/** The export's history and CSV writer; its workbook writer is wired in account-updater-export.ts, which only the export imports. */
+export const exportHistoryDeps = () => ({ history: history(), reports: reports() });

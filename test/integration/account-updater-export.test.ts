@@ -1,3 +1,6 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -90,26 +93,63 @@ describe('Account Updater monthly export', () => {
     return Body!.transformToString('utf8');
   }
 
-  const HEADER = 'au_updated_date,paymethod_token,location_id,customer_token,au_code,au_description,last_4_account_number,expire_month,expire_year\r\n';
+  const HEADER =
+    'au_updated_date_utc,paymethod_token,location_id,customer_token,customer_id,card_type,au_code,au_description,' +
+    'previous_last_4_account_number,last_4_account_number,previous_expire_month,previous_expire_year,expire_month,expire_year\r\n';
   const expected = () => ({
     [`au-reports/${orgs[0]}/${MONTH}.csv`]:
       HEADER +
-      `2030-01-10T08:00:00.000Z,${tokens[0]},loc_export,cst_first,exp,New expiration date,1111,4,2032\r\n` +
-      `2030-01-10T08:00:00.000Z,${tokens[1]},loc_export,,new,New account number,1881,3,2033\r\n` +
-      `2030-01-31T23:59:59.999Z,${tokens[0]},loc_export,cst_first,con,Contact cardholder,1111,4,2032\r\n`,
-    [`au-reports/${orgs[1]}/${MONTH}.csv`]: HEADER + `2030-01-10T08:00:00.000Z,${tokens[2]},loc_export,,cls,Account closed,1111,12,2031\r\n`,
-    [`au-reports/${orgs[2]}/${MONTH}.csv`]: HEADER + `2030-01-31T23:59:59.999Z,${tokens[3]},loc_export,cst_third,new,New account number,0005,12,2031\r\n`,
+      `2030-01-10T08:00:00.000Z,${tokens[0]},loc_export,cst_first,,visa,exp,New expiration date,1111,1111,12,2031,4,2032\r\n` +
+      `2030-01-10T08:00:00.000Z,${tokens[1]},loc_export,,,visa,new,New account number,1111,1881,12,2031,3,2033\r\n` +
+      // The values before are the card's before the file: this second file's line sees the first file's expiry.
+      `2030-01-31T23:59:59.999Z,${tokens[0]},loc_export,cst_first,,visa,con,Contact cardholder,1111,1111,4,2032,4,2032\r\n`,
+    [`au-reports/${orgs[1]}/${MONTH}.csv`]: HEADER + `2030-01-10T08:00:00.000Z,${tokens[2]},loc_export,,,visa,cls,Account closed,1111,1111,12,2031,12,2031\r\n`,
+    [`au-reports/${orgs[2]}/${MONTH}.csv`]: HEADER + `2030-01-31T23:59:59.999Z,${tokens[3]},loc_export,cst_third,,visa,new,New account number,1111,0005,12,2031,12,2031\r\n`,
   });
+  const withWorkbooks = (csvKeys: string[]) => csvKeys.flatMap((key) => [key, key.replace(/\.csv$/, '.xlsx')]);
 
-  it('writes one CSV per organization with updates in the month, byte for byte, and the same bytes when run again', async () => {
+  it('writes one CSV and one workbook per organization with updates in the month, the CSV byte for byte, and the same bytes when run again', async () => {
     const files = expected();
     for (let run = 0; run < 2; run += 1) {
       const result = await npmScript('au:export', '--month', MONTH);
       expect(result.code, result.stderr).toBe(0);
-      expect(JSON.parse(result.stdout)).toEqual({ month: MONTH, keys: [...Object.keys(files), `au-reports/${unshardedOrg}/${MONTH}.csv`] });
+      expect(JSON.parse(result.stdout)).toEqual({ month: MONTH, keys: withWorkbooks([...Object.keys(files), `au-reports/${unshardedOrg}/${MONTH}.csv`]) });
       for (const [key, content] of Object.entries(files)) expect(await read(key)).toBe(content);
       // The sharded month and the same updates in one unsharded partition give the same bytes.
       expect(await read(`au-reports/${unshardedOrg}/${MONTH}.csv`)).toBe(files[`au-reports/${orgs[0]}/${MONTH}.csv`]);
+    }
+  }, 180_000);
+
+  it('--out copies the files to a folder; the workbook has the CSV\'s cells, each a text cell in a text column, leading zeros kept', async () => {
+    const folder = await mkdtemp(path.join(tmpdir(), 'au-export-'));
+    try {
+      const result = await npmScript('au:export', '--month', MONTH, '--out', folder);
+      expect(result.code, result.stderr).toBe(0);
+      const printed = JSON.parse(result.stdout) as { keys: string[]; files: string[] };
+      expect(printed.files).toEqual(printed.keys.map((key) => path.join(folder, key)));
+      const csvKey = `au-reports/${orgs[2]}/${MONTH}.csv`;
+      expect(await readFile(path.join(folder, csvKey), 'utf8')).toBe(expected()[csvKey]);
+
+      const ExcelJS = (await import('exceljs')).default;
+      const workbook = new ExcelJS.Workbook();
+      await workbook.xlsx.readFile(path.join(folder, csvKey.replace(/\.csv$/, '.xlsx')));
+      const sheet = workbook.worksheets[0]!;
+      expect(sheet.name).toBe(`Account updates ${MONTH}`);
+      const rows = expected()[csvKey]!.trimEnd().split('\r\n').map((line) => line.split(','));
+      expect(sheet.rowCount).toBe(rows.length);
+      rows.forEach((cells, index) => {
+        const row = sheet.getRow(index + 1);
+        cells.forEach((cell, column) => {
+          const value = row.getCell(column + 1);
+          // An empty CSV field is an empty text cell or no cell at all.
+          expect(value.text, `${index + 1}:${column + 1}`).toBe(cell);
+          if (cell !== '') expect(typeof value.value, `${index + 1}:${column + 1}`).toBe('string');
+          expect(sheet.getColumn(column + 1).numFmt).toBe('@');
+        });
+      });
+      expect(sheet.getRow(2).getCell(10).value).toBe('0005');
+    } finally {
+      await rm(folder, { recursive: true, force: true });
     }
   }, 180_000);
 
@@ -134,7 +174,7 @@ describe('Account Updater history restore', () => {
     const { dynamo } = await import('#shared/aws/dynamodb.ts');
     const { keys } = await import('#shared/store/keys.ts');
     const { DeleteCommand, UpdateCommand } = await import('@aws-sdk/lib-dynamodb');
-    const { batchDeps, exportDeps } = await import('#shared/wiring/account-updater.ts');
+    const { batchDeps, exportHistoryDeps } = await import('#shared/wiring/account-updater.ts');
     const log = batchDeps().log;
     const organizationId = unique('org_restore');
     const month = '2030-02';
@@ -161,7 +201,7 @@ describe('Account Updater history restore', () => {
 
     await log.restore(entries);
     const stored = [];
-    for await (const update of exportDeps().history.updatesOf(organizationId, month)) stored.push(update);
+    for await (const update of exportHistoryDeps().history.updatesOf(organizationId, month)) stored.push(update);
     expect(stored).toHaveLength(130);
     const byToken = new Map(stored.map((update) => [update.paymethod_token, update]));
     expect(byToken.get(entries[5]!.update.paymethod_token)).toMatchObject({ expire_month: 12 });

@@ -55,6 +55,18 @@ describe('Account Updater: applying a file with the CLI against the running serv
     expect(wrong.status).toBe(400);
   });
 
+  it('shows progress and a closing line on standard error, leaving standard output the JSON summary', async () => {
+    const rows = [HEADER, 'mth_doesnotexist0000000001,exp,,01,2033', 'mth_doesnotexist0000000002,exp,,01,2033', 'mth_doesnotexist0000000003,exp,,01,2033'];
+    const result = await npmScript('au:apply', await updateFile('progress.csv', `${rows.join('\n')}\n`));
+    expect(result.code, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ applied: 0, skipped: 0, error_count: 3 });
+    // Not a terminal here: whole lines, the first when the file is checked and the last when it is done.
+    const lines = result.stderr.trimEnd().split('\n');
+    expect(lines[0]).toBe('0/3 rows (0%), 0 rows/s, 0 errors, 0s in, estimating time left');
+    expect(lines.at(-2)).toMatch(/^3\/3 rows \(100%\), \d+ rows\/s, 3 errors, \d+s in, done$/);
+    expect(lines.at(-1)).toMatch(/^au:apply: applied 0, skipped 0, 3 errors in 3 rows, \d+s \(\d+ rows\/s\)$/);
+  });
+
   it('applies good rows and reports every bad one (BOM, CRLF, quotes, scoped to the organization); re-applying changes nothing', async () => {
     const { a, b, c, bad, suppressed, echeck, other } = cards;
     const rows = [

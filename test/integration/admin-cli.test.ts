@@ -46,6 +46,35 @@ describe('admin CLI against the running local service', () => {
     expect((await admin('frobnicate', 'org_1')).code).toBe(2);
   });
 
+  it('--help lists every command, its usage and the exit codes on stdout, exit 0; each command has its own', async () => {
+    const help = await admin('--help');
+    expect(help.code, help.stderr).toBe(0);
+    const commands = ['create-organization', 'create-credentials', 'list-credentials', 'revoke-credentials', 'create-publishable-key', 'list-publishable-keys', 'revoke-publishable-key', 'set-paypal-credentials', 'index-status'];
+    for (const command of commands) expect(help.stdout).toContain(`  admin ${command} `);
+    expect(help.stdout).toMatch(/exit codes:\n {2}0 .*\n {2}1 .*\n {2}2 .*\n {2}3 /);
+    for (const command of commands) {
+      const own = await admin(command, '--help');
+      expect(own.code, own.stderr).toBe(0);
+      expect(own.stdout.startsWith(`admin ${command}: `), own.stdout).toBe(true);
+      expect(own.stdout).toContain('exit codes:');
+    }
+    expect((await admin('help', 'revoke-credentials')).stdout).toBe((await admin('revoke-credentials', '-h')).stdout);
+  });
+
+  it('a usage error is one JSON line on a pipe and plain text on a terminal, exit 2 both ways; stdout stays empty', async () => {
+    const piped = await admin('list-credentials', 'org_100', 'org_200');
+    expect(piped.code).toBe(2);
+    expect(piped.stdout).toBe('');
+    expect(JSON.parse(piped.stderr)).toEqual({ error: 'USAGE', message: 'list-credentials takes 1 argument, not 2\nusage:\n  admin list-credentials org_<id> [--stack <name>]' });
+    expect(JSON.parse((await admin('create-credentials', 'org_100', '--wait')).stderr).message).toMatch(/^--wait belongs to index-status\n/);
+    // script(1) gives the command a terminal; its output is what a person sees.
+    const terminal = await run('script', ['-qec', 'npm run --silent admin -- list-credentials org_100 org_200', '/dev/null'], { cwd: repoRoot, env: { ...process.env, PORT: String(inject('runtimePort')) } }).catch(
+      (error: { code: number; stdout: string }) => ({ code: error.code, stdout: error.stdout }),
+    );
+    expect('code' in terminal ? terminal.code : 0).toBe(2);
+    expect(terminal.stdout.replace(/\r\n/g, '\n')).toBe('error: list-credentials takes 1 argument, not 2\nusage:\n  admin list-credentials org_<id> [--stack <name>]\n');
+  });
+
   it('reports the table\'s indexes, every one readable, and waits for nothing when all are', async () => {
     const { GLOBAL_SECONDARY_INDEXES } = await import('#shared/platform/table.ts');
     for (const args of [['index-status'], ['index-status', '--wait']]) {

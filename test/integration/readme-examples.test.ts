@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -9,6 +9,8 @@ import { npmScript } from '../support/cli.ts';
 import type { RuntimeStores } from '../support/documents.ts';
 import { runtimeStores } from '../support/documents.ts';
 import { unique } from '../support/paymethods.ts';
+import { ACCOUNT_SETTINGS_STACK_NAME } from '#infra/account-settings.ts';
+import cdkJson from '../../cdk.json' with { type: 'json' };
 
 const run = promisify(execFile);
 const README = path.resolve(import.meta.dirname, '../../README.md');
@@ -30,6 +32,39 @@ function blocksAfter(markdown: string, mark: string): string[] {
   });
   return blocks;
 }
+
+/** Every ```sh block, with the mark on the line before it ('' when none). */
+function shellBlocks(markdown: string): Array<{ mark: string; block: string }> {
+  const lines = markdown.split('\n');
+  const blocks: Array<{ mark: string; block: string }> = [];
+  lines.forEach((line, index) => {
+    if (line !== '```sh') return;
+    const end = lines.indexOf('```', index + 1);
+    blocks.push({ mark: lines[index - 1] ?? '', block: lines.slice(index + 1, end).join('\n') });
+  });
+  return blocks;
+}
+
+/** Commands the unmarked blocks call that cannot run here (a deploy, a second runtime): each prints its arguments instead. */
+const STAND_INS = ['npm', 'npx', 'aws', 'curl', 'tail', 'jq'];
+const CALLED = 'readme-example-called';
+
+/**
+ * Runs `block` as written (errexit, nounset, pipefail) with only `variables`
+ * set and the stand-ins above in place of those commands: a variable no block
+ * defines fails it. Returns the stand-ins' calls, one argument list each.
+ */
+async function runWithStandIns(block: string, variables: Record<string, string>, cwd: string): Promise<string[][]> {
+  const script = [...STAND_INS.map((name) => `${name}() { printf '${CALLED}\\t%s' ${name} >&2; printf '\\t%s' "$@" >&2; printf '\\n' >&2; }`), block].join('\n');
+  const { stderr } = await run('bash', ['--norc', '--noprofile', '-euo', 'pipefail', '-c', script], { cwd, env: { PATH: process.env.PATH, HOME: process.env.HOME, ...variables } });
+  return stderr
+    .split('\n')
+    .filter((line) => line.startsWith(`${CALLED}\t`))
+    .map((line) => line.split('\t').slice(1));
+}
+
+/** The stacks `cdk deploy` can name: one API stack per environment in cdk.json, and the account-settings stack. */
+const STACKS = [...Object.keys(cdkJson.context.environments).map((name) => `PaymentsApi-${name}`), ACCOUNT_SETTINGS_STACK_NAME];
 
 /** The statuses a block documents, one `# -> NNN` comment per curl. */
 const documentedStatuses = (block: string) => [...block.matchAll(/^# -> (\d{3})\b/gm)].map((match) => Number(match[1]));
@@ -84,6 +119,32 @@ describe.skipIf(missingTools.length > 0)("README's curl examples", () => {
     const blocks = blocksAfter(markdown, EXAMPLE_MARK);
     expect(blocks).toHaveLength(2);
     for (const block of blocks) expect(documentedStatuses(block).length, block).toBe(block.match(/^curl /gm)?.length);
+  });
+
+  it('every other shell block runs as written, with the variables above, `npx`, `aws` and `npm` standing in', async () => {
+    const others = shellBlocks(markdown).filter(({ mark }) => mark !== VARIABLES_MARK && mark !== EXAMPLE_MARK);
+    expect(others.length).toBeGreaterThanOrEqual(4);
+    const deploys: string[][] = [];
+    // The file the admin block reads the PayPal client secret from, as the reader would have it.
+    await writeFile(path.join(workDir, 'paypal-client-secret.txt'), 'not-a-secret');
+    for (const { block } of others) {
+      const calls = await runWithStandIns(block, variables, workDir).catch((error: { stderr: string }) => {
+        throw new Error(`the block failed:\n${block}\n${error.stderr}`);
+      });
+      expect(calls.length, block).toBeGreaterThan(0);
+      deploys.push(...calls.filter((call) => call[0] === 'npx' && call[1] === 'cdk' && call[2] === 'deploy'));
+    }
+    // cdk deploy refuses an app of several stacks without --all or a stack name.
+    expect(deploys.length).toBeGreaterThan(0);
+    for (const call of deploys) {
+      const named = call.slice(3).filter((argument, index, all) => !argument.startsWith('-') && all[index - 1] !== '-c');
+      expect(call.includes('--all') || (named.length > 0 && named.every((stack) => STACKS.includes(stack))), call.join(' ')).toBe(true);
+    }
+  });
+
+  it('a block that uses a variable no block defines fails (the mistake of "$KEY" for "$AUTH")', async () => {
+    await expect(runWithStandIns('curl -s -u "$KEY" "$BASE/v3/organizations/$ORG/paymethods"', variables, workDir)).rejects.toThrow(/KEY: unbound variable/);
+    await expect(runWithStandIns('curl -s -u "$AUTH" "$BASE/v3/organizations/$ORG/paymethods"', variables, workDir)).resolves.toHaveLength(1);
   });
 
   it.each([0, 1])('block %i answers each documented status, in order', async (index) => {

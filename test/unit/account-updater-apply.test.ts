@@ -7,7 +7,7 @@ import { BATCH_ROWS, MAX_BATCH_BYTES } from '#shared/account-updater/state-machi
 import type { UpdateFileSource } from '#shared/account-updater/csv.ts';
 import type { RunContext } from '#shared/domain/account-updater/apply.ts';
 import { applyBatch, recordUpdatedAt } from '#shared/domain/account-updater/apply.ts';
-import { exportAccountUpdates, previousMonth } from '#shared/domain/account-updater/export.ts';
+import { exportAccountUpdates, previousMonth, REPORT_COLUMNS, spreadsheetSafe } from '#shared/domain/account-updater/export.ts';
 import { mergeRun } from '#shared/domain/account-updater/merge.ts';
 import type { RunFailure, RunSummary } from '#shared/domain/account-updater/merge.ts';
 import type { AccountUpdateLog, AccountUpdateRecord, BatchResult, BatchResults, CardChange, CardUpdates, StoredCard } from '#shared/domain/account-updater/ports.ts';
@@ -724,18 +724,21 @@ describe('applying an update file in batches', () => {
 });
 
 describe('monthly export', () => {
-  it('writes one file per organization with a header and one row per update, oldest first', async () => {
+  it('writes a CSV and a workbook per organization with a header and one row per update, oldest first', async () => {
     const written = new Map<string, string>();
+    const sheets = new Map<string, { name: string; columns: readonly string[]; created: Date; rows: string[][] }>();
     const update = (org: string, token: string, date: string): AccountUpdateRecord => ({
-      organization_id: org, location_id: 'loc_1', paymethod_token: token, au_code: 'new', au_description: 'New account number', au_updated_date: date, last_4_account_number: '4444', expire_month: 1, expire_year: 2032,
+      organization_id: org, location_id: 'loc_1', paymethod_token: token, card_type: 'visa', au_code: 'new', au_description: 'New account number', au_updated_date: date, last_4_account_number: '0444', expire_month: 1, expire_year: 2032,
+      previous_last_4_account_number: '1111', previous_expire_month: 12, previous_expire_year: 2029,
     });
     const history = {
       async *organizationsWithUpdates() {
         yield* ['org_1', 'org_2', 'org_marked_only'];
       },
       async *updatesOf(org: string) {
-        if (org === 'org_1') yield* [update(org, 'mth_a', '2026-05-01T00:00:00.000Z'), { ...update(org, 'mth_b', '2026-05-02T00:00:00.000Z'), customer_token: 'cst_1', au_code: 'con' as const, au_description: 'Contact cardholder' }];
-        if (org === 'org_2') yield update(org, 'mth_c', '2026-05-03T00:00:00.000Z');
+        if (org === 'org_1') yield* [update(org, 'mth_a', '2026-05-01T00:00:00.000Z'), { ...update(org, 'mth_b', '2026-05-02T00:00:00.000Z'), customer_token: 'cst_1', customer_id: '=HYPERLINK("x")', au_code: 'con' as const, au_description: 'Contact cardholder' }];
+        // A history item from before card_type, customer_id and the previous values were kept.
+        if (org === 'org_2') yield { organization_id: org, paymethod_token: 'mth_c', au_code: 'exp' as const, au_description: 'New expiration date', au_updated_date: '2026-05-03T00:00:00.000Z', last_4_account_number: '4444', expire_month: 2, expire_year: 2033 };
       },
     };
     const reports = {
@@ -745,13 +748,45 @@ describe('monthly export', () => {
         written.set(key, text);
       },
     };
-    expect(await exportAccountUpdates('2026-05', { history, reports })).toEqual({ month: '2026-05', keys: ['au-reports/org_1/2026-05.csv', 'au-reports/org_2/2026-05.csv'] });
+    const workbooks = {
+      async writeWorkbook(key: string, sheet: { name: string; columns: readonly string[]; created: Date }, rows: AsyncIterable<readonly string[]>) {
+        const all: string[][] = [];
+        for await (const row of rows) all.push([...row]);
+        sheets.set(key, { ...sheet, rows: all });
+      },
+    };
+    expect(await exportAccountUpdates('2026-05', { history, reports, workbooks })).toEqual({
+      month: '2026-05',
+      keys: ['au-reports/org_1/2026-05.csv', 'au-reports/org_1/2026-05.xlsx', 'au-reports/org_2/2026-05.csv', 'au-reports/org_2/2026-05.xlsx'],
+    });
+    const header =
+      'au_updated_date_utc,paymethod_token,location_id,customer_token,customer_id,card_type,au_code,au_description,' +
+      'previous_last_4_account_number,last_4_account_number,previous_expire_month,previous_expire_year,expire_month,expire_year';
     expect(written.get('au-reports/org_1/2026-05.csv')).toBe(
-      'au_updated_date,paymethod_token,location_id,customer_token,au_code,au_description,last_4_account_number,expire_month,expire_year\r\n' +
-        '2026-05-01T00:00:00.000Z,mth_a,loc_1,,new,New account number,4444,1,2032\r\n' +
-        '2026-05-02T00:00:00.000Z,mth_b,loc_1,cst_1,con,Contact cardholder,4444,1,2032\r\n',
+      `${header}\r\n` +
+        '2026-05-01T00:00:00.000Z,mth_a,loc_1,,,visa,new,New account number,1111,0444,12,2029,1,2032\r\n' +
+        // A cell a spreadsheet would take for a formula starts with an apostrophe.
+        `2026-05-02T00:00:00.000Z,mth_b,loc_1,cst_1,"'=HYPERLINK(""x"")",visa,con,Contact cardholder,1111,0444,12,2029,1,2032\r\n`,
     );
-    await expect(exportAccountUpdates('2026-5', { history, reports })).rejects.toBeInstanceOf(InvalidRequest);
+    expect(written.get('au-reports/org_2/2026-05.csv')).toBe(`${header}\r\n2026-05-03T00:00:00.000Z,mth_c,,,,,exp,New expiration date,,4444,,,2,2033\r\n`);
+    // The workbook: the same columns, text cells as they are (a text cell is never a formula), dated by the month.
+    const sheet = sheets.get('au-reports/org_1/2026-05.xlsx')!;
+    expect(sheet).toMatchObject({ name: 'Account updates 2026-05', columns: header.split(','), created: new Date('2026-05-01T00:00:00.000Z') });
+    expect(sheet.rows[1]).toEqual(['2026-05-02T00:00:00.000Z', 'mth_b', 'loc_1', 'cst_1', '=HYPERLINK("x")', 'visa', 'con', 'Contact cardholder', '1111', '0444', '12', '2029', '1', '2032']);
+    await expect(exportAccountUpdates('2026-5', { history, reports, workbooks })).rejects.toBeInstanceOf(InvalidRequest);
+  });
+
+  it('docs/account-updater.md lists the report columns the code writes, in order', async () => {
+    const { readFile } = await import('node:fs/promises');
+    const guide = await readFile(new URL('../../docs/account-updater.md', import.meta.url), 'utf8');
+    const table = guide.slice(guide.indexOf('## Monthly export'), guide.indexOf('"Before" is the card'));
+    const documented = [...table.matchAll(/^\| (`[^|]+`) \|/gm)].flatMap((match) => [...match[1]!.matchAll(/`([a-z_0-9]+)`/g)].map((name) => name[1]));
+    expect(documented).toEqual([...REPORT_COLUMNS]);
+  });
+
+  it('marks every cell a spreadsheet would read as a formula, and only those', () => {
+    for (const cell of ['=1+1', '+1', '-1', '@SUM(A1)', '\t=1', '\r=1']) expect(spreadsheetSafe(cell)).toBe(`'${cell}`);
+    for (const cell of ['', 'mth_1', '0123', '2026-05-01T00:00:00.000Z', 'a=b', "'quoted"]) expect(spreadsheetSafe(cell)).toBe(cell);
   });
 
   it('exports the month before the run, across a year end', () => {

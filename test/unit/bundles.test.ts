@@ -53,6 +53,14 @@ describe('function bundles', () => {
     120_000,
   );
 
+  // docs/account-updater.md: "exceljs makes the export's bundle about 1.5 MiB".
+  it('only the monthly export carries exceljs, and its bundle is the 1.5 MiB the guide states', async () => {
+    const exported = await bundleOf('au-export');
+    expect(exported.packages.has('exceljs')).toBe(true);
+    expect(Math.round((exported.bytes / 1024 / 1024) * 10) / 10).toBe(1.5);
+    for (const name of functionNames().filter((name) => name !== 'au-export')) expect((await bundleOf(name)).packages.has('exceljs'), name).toBe(false);
+  }, 300_000);
+
   it('the event publisher bundles no zod, no KMS client and no DynamoDB client: it only reads what the stream hands it', async () => {
     const { packages } = await bundleOf('events-publish');
     for (const name of ['zod', '@aws-sdk/client-kms', '@aws-sdk/client-dynamodb', '@aws-sdk/lib-dynamodb', '@aws-sdk/client-s3']) expect(packages.has(name), name).toBe(false);

@@ -82,3 +82,12 @@ describe('checking a file against its name, Content-Type and resource', () => {
     expect('issues' in checkFile({ ...facts, fileName: 'a.gif', detected: undefined }, 'file')).toBe(true);
   });
 });
+
+describe('a refused extension', () => {
+  it('says which type was refused and which are allowed', async () => {
+    const { extensionRefusal } = await import('#shared/domain/documents/file-type.ts');
+    expect(extensionRefusal('contract.PDF')).toBe('pdf is not an allowed type; allowed: jpeg, png, tiff, txt, bmp, wav, mp3 (a name ending in .jpg, .jpeg, .png, .tif, .tiff, .txt, .bmp, .wav, .mp3)');
+    expect(extensionRefusal('README')).toMatch(/^has no extension; allowed: jpeg, /);
+    expect(extensionRefusal('a.<script>')).toMatch(/^its extension is not an allowed type; allowed: /);
+  });
+});

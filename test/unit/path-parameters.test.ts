@@ -32,3 +32,34 @@ describe('path parameters', () => {
     }
   });
 });
+
+describe('path parameters repeated in a body', () => {
+  const path = { organization_id: 'org_1', location_id: 'loc_2', customer_token: 'cst_3' };
+
+  it('are dropped when equal to the path, with or without their prefix; the rest of the body is kept as it is', async () => {
+    const { withoutPathEchoes } = await import('#shared/http/request.ts');
+    expect(withoutPathEchoes({ organization_id: '1', location_id: 'loc_2', customer_token: 'cst_3', label: 'x' }, path)).toEqual({ label: 'x' });
+    const body = { label: 'x' };
+    expect(withoutPathEchoes(body, path)).toBe(body);
+    // A member the path does not carry is the body's own (the locationless create's organization_id).
+    expect(withoutPathEchoes({ organization_id: 'org_9', card: {} }, { customer_token: 'cst_3' })).toEqual({ organization_id: 'org_9', card: {} });
+    expect(withoutPathEchoes({ location_id: null }, path)).toEqual({ location_id: null });
+    expect(withoutPathEchoes([1], path)).toEqual([1]);
+  });
+
+  it('are 400 naming every one that differs, never echoing the client\'s value', async () => {
+    const { withoutPathEchoes } = await import('#shared/http/request.ts');
+    const { InvalidRequest } = await import('#shared/domain/errors.ts');
+    let error: unknown;
+    try {
+      withoutPathEchoes({ organization_id: 'org_2', location_id: 2, customer_token: 'cst_3<script>' }, path);
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(InvalidRequest);
+    const issues = (error as InstanceType<typeof InvalidRequest>).issues;
+    expect(issues.map((issue) => issue.field)).toEqual(['organization_id', 'location_id', 'customer_token']);
+    expect(JSON.stringify(issues)).not.toContain('script');
+    expect(issues[1]!.message).toBe("must be the path's location_id, loc_2, when the body repeats it (with or without its prefix)");
+  });
+});

@@ -207,14 +207,14 @@ class Batch {
         this.skipped += 1; // this file was applied before: nothing left to change
         // But the run that applied it may have failed between the card and its history item: put back a missing one.
         if (current.au_updated_date) {
-          this.restoring.push(historyEntry(row, paymethod, current, current.au_updated_date));
+          this.restoring.push(historyEntry(row, paymethod, current, current.au_updated_date, previous.before.card));
           if (this.restoring.length >= RESTORE_GROUP) this.flushRestoring();
         }
         return;
       }
       // A retried batch: this run already committed the row; count it and (re)write its history.
       this.noteReplaced(row.paymethodToken, previous);
-      return this.commitCounted(row, paymethod, current);
+      return this.commitCounted(row, paymethod, current, previous.before.card);
     }
     if (current.suppress_account_updater === true) return this.skip(row, 'suppressed: suppress_account_updater is true');
     // Another file changed the card after this one was first applied: this file, applied again, must not undo that.
@@ -307,7 +307,7 @@ class Batch {
     const { row, change, attempt } = commit;
     if (outcome === 'applied') {
       this.noteReplaced(row.paymethodToken, change.source);
-      return this.commitCounted(row, change.current, change.card);
+      return this.commitCounted(row, change.current, change.card, change.source.before.card);
     }
     // Changed (or deleted) since it was read: read it again and decide again. When what changed it was another
     // line of this run, the file made progress, and that costs no attempt: however many duplicate lines race,
@@ -320,10 +320,10 @@ class Batch {
     return this.applyRow(row, again, next);
   }
 
-  private async commitCounted(row: UpdateRow, paymethod: Paymethod, card: CardDetails): Promise<void> {
+  private async commitCounted(row: UpdateRow, paymethod: Paymethod, card: CardDetails, before: UpdateSource['before']['card']): Promise<void> {
     await this.markMonth(paymethod.organization_id);
     this.applied += 1;
-    this.history.push(historyEntry(row, paymethod, card, this.run.applied_at));
+    this.history.push(historyEntry(row, paymethod, card, this.run.applied_at, before));
   }
 
   /**
@@ -365,20 +365,25 @@ class Batch {
 }
 
 /** A row's history item: the card's columns as the row left them, on the date it was applied. */
-function historyEntry(row: UpdateRow, paymethod: Paymethod, card: CardDetails, appliedAt: string): { line: number; update: AccountUpdateRecord } {
+function historyEntry(row: UpdateRow, paymethod: Paymethod, card: CardDetails, appliedAt: string, before: UpdateSource['before']['card']): { line: number; update: AccountUpdateRecord } {
   return {
     line: row.line,
     update: {
       organization_id: paymethod.organization_id,
       ...(paymethod.location_id ? { location_id: paymethod.location_id } : {}),
       ...(paymethod.customer_token ? { customer_token: paymethod.customer_token } : {}),
+      ...(paymethod.customer_id ? { customer_id: paymethod.customer_id } : {}),
       paymethod_token: paymethod.paymethod_token,
+      ...(card.card_type ? { card_type: card.card_type } : {}),
       au_code: row.code,
       au_description: AU_CODES[row.code],
       au_updated_date: appliedAt,
       last_4_account_number: card.last_4_account_number,
       expire_month: card.expire_month,
       expire_year: card.expire_year,
+      previous_last_4_account_number: before.last_4_account_number,
+      previous_expire_month: before.expire_month,
+      previous_expire_year: before.expire_year,
     },
   };
 }

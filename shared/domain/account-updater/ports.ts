@@ -79,6 +79,13 @@ export interface AccountUpdateRecord {
   last_4_account_number: string;
   expire_month: number;
   expire_year: number;
+  /** Absent on history items written before they were kept. */
+  card_type?: string;
+  customer_id?: string;
+  /** The card as it was before the file changed it (the number's last four and the expiry). */
+  previous_last_4_account_number?: string;
+  previous_expire_month?: number;
+  previous_expire_year?: number;
 }
 
 /** The history the export reads, written after the cards (idempotently: a retry rewrites the same items). */
@@ -117,8 +124,17 @@ export interface AccountUpdateHistory {
 
 /** Where report files go (the reports bucket in AWS, s3rver locally). */
 export interface ReportWriter {
-  /** Streams `body` to `key`, replacing any previous object. */
+  /** Streams `body` (CSV text) to `key`, replacing any previous object. */
   write(key: string, body: AsyncIterable<string>): Promise<void>;
+}
+
+/**
+ * Where the export's spreadsheets go: apart from ReportWriter because its
+ * library (exceljs) weighs about 1 MB, which only the export's bundle carries.
+ */
+export interface WorkbookWriter {
+  /** Streams a one-sheet workbook to `key` (.xlsx): a header row, then `rows`, every cell text; `created` is its document date. */
+  writeWorkbook(key: string, sheet: { name: string; columns: readonly string[]; created: Date }, rows: AsyncIterable<readonly string[]>): Promise<void>;
 }
 
 /** What one batch of a run left behind, for the merge step. */

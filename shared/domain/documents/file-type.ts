@@ -40,6 +40,16 @@ const AUDIO_RESOURCE: DocumentResource = 'dispute';
 
 const ALL_EXTENSIONS = DOCUMENT_TYPES.flatMap((type) => TYPE_RULES[type].extensions.map((extension) => `.${extension}`)).join(', ');
 
+/** Why a name's extension is refused, and what to send instead: `pdf is not an allowed type; allowed: jpeg, png, ...`. */
+export function extensionRefusal(fileName: string): string {
+  const dot = fileName.lastIndexOf('.');
+  const extension = dot > 0 && dot < fileName.length - 1 ? fileName.slice(dot + 1).toLowerCase() : undefined;
+  const allowed = `allowed: ${DOCUMENT_TYPES.join(', ')} (a name ending in ${ALL_EXTENSIONS})`;
+  if (extension === undefined) return `has no extension; ${allowed}`;
+  // Echoed only when it is short and plain: the name is the client's text.
+  return /^[a-z0-9]{1,10}$/.test(extension) ? `${extension} is not an allowed type; ${allowed}` : `its extension is not an allowed type; ${allowed}`;
+}
+
 /** The type a file name's extension claims, or undefined when it names none of the supported types. */
 export function typeOfExtension(fileName: string): DocumentType | undefined {
   const dot = fileName.lastIndexOf('.');
@@ -143,7 +153,7 @@ export function checkFile(facts: FileFacts, field: string): { type: DocumentType
   // No bytes are valid UTF-8 too: an empty file is empty, not a txt file that contradicts its name.
   const detected = facts.size === 0 ? undefined : facts.detected;
   if (facts.size === 0) issues.push({ field, message: 'must not be empty' });
-  if (!claimed) issues.push({ field, message: `name must end in one of ${ALL_EXTENSIONS}` });
+  if (!claimed) issues.push({ field, message: extensionRefusal(facts.fileName) });
   if (facts.size > 0 && !detected) {
     issues.push({
       field,
@@ -167,7 +177,7 @@ export function checkFile(facts: FileFacts, field: string): { type: DocumentType
 /** Checks a file name before any bytes exist (upload sessions): extension and resource rules only. */
 export function checkFileName(fileName: string, resource: DocumentResource | undefined, field: string): FieldIssue[] {
   const claimed = typeOfExtension(fileName);
-  if (!claimed) return [{ field, message: `must end in one of ${ALL_EXTENSIONS}` }];
+  if (!claimed) return [{ field, message: extensionRefusal(fileName) }];
   if (resource !== undefined && AUDIO_TYPES.has(claimed) && resource !== AUDIO_RESOURCE) {
     return [{ field, message: `${claimed} files are accepted only for resource ${AUDIO_RESOURCE}` }];
   }
