@@ -74,6 +74,12 @@ export const REASONS = {
   deadLetterQueue:
     'This queue is itself the dead-letter destination of failed asynchronous invocations; a dead-letter queue for '
     + 'it would have nothing to catch. Its depth raises an alarm.',
+  logArchive:
+    'The write-once copy of the server access logs (Object Lock): logging its own reads would fill a bucket that cannot '
+    + 'be emptied before the retention ends with logs of logs; the access-logs bucket it copies is itself the log.',
+  logReplication:
+    'The replication role CDK creates for the access-logs bucket: it reads every object version of that one bucket and '
+    + 'replicates into the log archive, whose object names S3 log delivery chooses; both wildcards are one bucket\'s objects.',
   bucketNotificationsHandler:
     'CDK\'s own singleton that applies the bucket notification configuration at deploy time (custom resource); its '
     + 'role only writes its logs and puts the notification configuration of this stack\'s bucket.',
@@ -95,6 +101,14 @@ export function applyNagSuppressions({ api, otherFunctions = [], streamReaders =
     ], true);
   }
   for (const child of stacks.flatMap((stack) => stack.node.children)) {
+    if (child.node.id === 'LogArchiveBucket') NagSuppressions.addResourceSuppressions(child, [{ id: 'AwsSolutions-S1', reason: REASONS.logArchive }]);
+    if (child.node.id === 'AccessLogsBucket') {
+      NagSuppressions.addResourceSuppressions(child.node.findChild('ReplicationRole'), [{
+        id: 'AwsSolutions-IAM5',
+        reason: REASONS.logReplication,
+        appliesTo: [{ regex: '/^Resource::<(AccessLogsBucket|LogArchiveBucket)[A-Za-z0-9]+\\.Arn>\\/\\*$/g' }],
+      }], true);
+    }
     if (!child.node.id.startsWith('BucketNotificationsHandler')) continue;
     NagSuppressions.addResourceSuppressions(child, [{
       id: 'AwsSolutions-IAM4',

@@ -1,11 +1,11 @@
-import { Annotations, CfnOutput, Duration, NestedStack, Stack } from 'aws-cdk-lib';
+import { Annotations, CfnOutput, Duration, NestedStack, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import type { StackProps } from 'aws-cdk-lib';
 import { AttributeType, BillingMode, ProjectionType, StreamViewType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
-import { AccountRootPrincipal, AnyPrincipal, ArnPrincipal, Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { AccountRootPrincipal, AnyPrincipal, ArnPrincipal, Effect, PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { IGrantable } from 'aws-cdk-lib/aws-iam';
 import { KeySpec, KeyUsage } from 'aws-cdk-lib/aws-kms';
 import type { Key } from 'aws-cdk-lib/aws-kms';
-import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
+import { BlockPublicAccess, Bucket, BucketEncryption, ObjectLockRetention, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
@@ -294,10 +294,16 @@ function createTable(scope: Construct, environment: EnvironmentSettings, indexes
 /**
  * Server access logs of the documents bucket. S3 log delivery cannot write with
  * SSE-KMS, so SSE-S3; private, TLS-only, versioned, and kept as long as the
- * other logs. It does not log itself (that would log its own log writes forever).
+ * other logs, old versions too (an overwritten or deleted log lives on as one).
+ * It does not log itself (that would log its own log writes forever).
+ *
+ * S3 refuses to deliver server access logs to a bucket with an Object Lock
+ * default retention, so every log is replicated to a log archive that has one
+ * (`createLogArchiveBucket`): what was delivered cannot be altered or deleted
+ * before the retention ends, whoever holds this bucket.
  */
 function createAccessLogsBucket(scope: Construct, environment: EnvironmentSettings): Bucket {
-  return new Bucket(scope, 'AccessLogsBucket', {
+  const bucket = new Bucket(scope, 'AccessLogsBucket', {
     blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
     objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
     encryption: BucketEncryption.S3_MANAGED,
@@ -306,8 +312,44 @@ function createAccessLogsBucket(scope: Construct, environment: EnvironmentSettin
     versioned: true,
     lifecycleRules: [{
       expiration: Duration.days(environment.logRetention),
-      noncurrentVersionExpiration: Duration.days(1),
+      noncurrentVersionExpiration: Duration.days(environment.logRetention),
     }],
+    replicationRules: [{ destination: createLogArchiveBucket(scope, environment), priority: 0, deleteMarkerReplication: false }],
+    removalPolicy: environment.removalPolicy,
+  });
+  // CDK names the source bucket in its log delivery Allow only when both are in one stack (the reports bucket is in a
+  // nested one): this refuses delivery on behalf of any other account's bucket, whatever the Allows say.
+  bucket.addToResourcePolicy(new PolicyStatement({
+    sid: 'LogDeliveryForThisAccountOnly',
+    effect: Effect.DENY,
+    principals: [new ServicePrincipal('logging.s3.amazonaws.com')],
+    actions: ['s3:PutObject'],
+    resources: [bucket.arnForObjects('*')],
+    conditions: { StringNotEquals: { 'aws:SourceAccount': Stack.of(scope).account } },
+  }));
+  return bucket;
+}
+
+/**
+ * The write-once copy of the access logs: Object Lock with a default retention
+ * of the log retention, in compliance mode where the environment retains its
+ * data (nobody, the account root included, can shorten it), in governance mode
+ * where it is destroyed with the stack (dev: `s3:BypassGovernanceRetention` lets
+ * an operator empty it). Delete markers are not replicated: deleting a log in
+ * the access-logs bucket leaves the archive's copy as it was.
+ */
+function createLogArchiveBucket(scope: Construct, environment: EnvironmentSettings): Bucket {
+  const days = Duration.days(environment.logRetention);
+  return new Bucket(scope, 'LogArchiveBucket', {
+    blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
+    objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
+    encryption: BucketEncryption.S3_MANAGED,
+    enforceSSL: true,
+    minimumTLSVersion: MINIMUM_S3_TLS_VERSION,
+    versioned: true,
+    objectLockDefaultRetention: environment.removalPolicy === RemovalPolicy.RETAIN ? ObjectLockRetention.compliance(days) : ObjectLockRetention.governance(days),
+    // Removed once the lock has run out, not before: S3 does not expire a locked version.
+    lifecycleRules: [{ expiration: days, noncurrentVersionExpiration: days }],
     removalPolicy: environment.removalPolicy,
   });
 }
