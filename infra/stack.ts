@@ -29,6 +29,7 @@ import { MINIMUM_S3_TLS_VERSION } from './environments.ts';
 import { grantKeyUsage, scopedKey } from './keys.ts';
 import { Monitoring } from './monitoring.ts';
 import { applyNagSuppressions } from './nag.ts';
+import { exemptFromRule } from './platform-rules.ts';
 import { tableIndexes } from './table-indexes.ts';
 import type { TableIndexes } from './table-indexes.ts';
 import { ApiWebAcl } from './waf.ts';
@@ -327,6 +328,7 @@ function createAccessLogsBucket(scope: Construct, environment: EnvironmentSettin
     resources: [bucket.arnForObjects('*')],
     conditions: { StringNotEquals: { 'aws:SourceAccount': Stack.of(scope).account } },
   }));
+  exemptFromRule(bucket, 'LOG-S3', 'The server access log destination: logging it into itself would log its own log writes forever.');
   return bucket;
 }
 
@@ -340,7 +342,7 @@ function createAccessLogsBucket(scope: Construct, environment: EnvironmentSettin
  */
 function createLogArchiveBucket(scope: Construct, environment: EnvironmentSettings): Bucket {
   const days = Duration.days(environment.logRetention);
-  return new Bucket(scope, 'LogArchiveBucket', {
+  const bucket = new Bucket(scope, 'LogArchiveBucket', {
     blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
     objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
     encryption: BucketEncryption.S3_MANAGED,
@@ -352,6 +354,8 @@ function createLogArchiveBucket(scope: Construct, environment: EnvironmentSettin
     lifecycleRules: [{ expiration: days, noncurrentVersionExpiration: days }],
     removalPolicy: environment.removalPolicy,
   });
+  exemptFromRule(bucket, 'LOG-S3', 'The locked copy of the access logs: its only writer is replication from the access-logs bucket, which is itself the log.');
+  return bucket;
 }
 
 function createDocumentsBucket(scope: Construct, environment: EnvironmentSettings, key: Key, accessLogs: Bucket): Bucket {
