@@ -9,7 +9,7 @@ import type { CfnResource } from 'aws-cdk-lib';
 import type { Method } from 'aws-cdk-lib/aws-apigateway';
 import type { IRole } from 'aws-cdk-lib/aws-iam';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
-import type { Stack } from 'aws-cdk-lib';
+import { Stack } from 'aws-cdk-lib';
 import type { IConstruct } from 'constructs';
 import { NagSuppressions } from 'cdk-nag';
 import type { NagPackSuppression } from 'cdk-nag';
@@ -27,8 +27,8 @@ export interface NagSubjects {
   readonly stateMachines?: readonly IConstruct[];
   /** Whether the stage has the web ACL (infra/waf.ts); without it APIG3 is suppressed with the environment's reason. */
   readonly webAcl?: boolean;
-  /** The top-level stack and its nested stacks: each may hold CDK's bucket-notifications function. */
-  readonly stacks: readonly Stack[];
+  /** The top-level stack (or a construct in it) and the nested stacks: each may hold CDK's bucket-notifications function. */
+  readonly stacks: readonly IConstruct[];
 }
 
 export const REASONS = {
@@ -100,7 +100,8 @@ export function applyNagSuppressions({ api, otherFunctions = [], streamReaders =
       { id: 'AwsSolutions-IAM5', reason: REASONS.reportObjects, appliesTo: [{ regex: '/^Resource::<AccountUpdaterReportsBucket[A-Za-z0-9]+\\.Arn>\\/(au-inbox|au-runs)\\/\\*$/g' }] },
     ], true);
   }
-  for (const child of stacks.flatMap((stack) => stack.node.children)) {
+  // The service's own constructs (the log buckets) and its stacks' (CDK's per-stack singletons).
+  for (const child of [...new Set(stacks.flatMap((scope) => [scope, Stack.of(scope)]))].flatMap((scope) => scope.node.children)) {
     if (child.node.id === 'LogArchiveBucket') NagSuppressions.addResourceSuppressions(child, [{ id: 'AwsSolutions-S1', reason: REASONS.logArchive }]);
     if (child.node.id === 'AccessLogsBucket') {
       NagSuppressions.addResourceSuppressions(child.node.findChild('ReplicationRole'), [{

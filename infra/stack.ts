@@ -6,7 +6,7 @@ import type { IGrantable } from 'aws-cdk-lib/aws-iam';
 import { KeySpec, KeyUsage } from 'aws-cdk-lib/aws-kms';
 import type { Key } from 'aws-cdk-lib/aws-kms';
 import { BlockPublicAccess, Bucket, BucketEncryption, ObjectLockRetention, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
-import type { Construct } from 'constructs';
+import { Construct } from 'constructs';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
@@ -33,8 +33,17 @@ import { exemptFromRule } from './platform-rules.ts';
 import { tableIndexes } from './table-indexes.ts';
 import type { TableIndexes } from './table-indexes.ts';
 import { ApiWebAcl } from './waf.ts';
+import { SERVICE_FEATURE_FLAGS } from './feature-flags.ts';
 
-export interface PaymentsApiStackProps extends StackProps {
+/**
+ * What the payments service is built from. Most of it is the environment
+ * (`environmentSettings` in infra/environments.ts validates a plain object
+ * into one: name, log retention, removal policy, web ACL and its limits,
+ * alarms and their destination, reserved concurrency and the account quota,
+ * the roles outside the stack); the rest defaults to this repository's route
+ * and trigger tables and handlers.
+ */
+export interface PaymentsServiceProps {
   readonly environment: EnvironmentSettings;
   /** Default: the route table. */
   readonly routes?: readonly RouteDefinition[];
@@ -50,7 +59,15 @@ export interface PaymentsApiStackProps extends StackProps {
 const EVENTS_ITERATOR_AGE_ALARM_MS = 60_000;
 
 const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
-export class PaymentsApiStack extends Stack {
+/**
+ * The payments service (API, data, keys, triggers, Account Updater,
+ * monitoring) as one construct, for any stack: this repository's app places it
+ * in `PaymentsApiStack`, a cloud team's app in a stack of its own. Its nested
+ * stacks, function roles and CDK's per-stack singletons belong to the stack it
+ * is placed in: one service per stack. The API Gateway account setting is not
+ * part of it (`ApiGatewayAccountSettings`, once per account and region).
+ */
+export class PaymentsService extends Construct {
   readonly api: PaymentsRestApi;
   /** Alarm topic, dashboard and the hooks features use (watchFunction, alarmOnQueueDepth, alarmOnAccountUpdaterExportFailure, alarmOnAccountUpdaterApplyFailure). */
   readonly monitoring: Monitoring;
@@ -60,8 +77,11 @@ export class PaymentsApiStack extends Stack {
   readonly domainEvents: DomainEvents;
   readonly accountUpdater: AccountUpdater;
 
-  constructor(scope: Construct, id: string, props: PaymentsApiStackProps) {
-    super(scope, id, props);
+  constructor(scope: Construct, id: string, props: PaymentsServiceProps) {
+    super(scope, id);
+    // The feature flags the service is written for, whatever the app around it sets (a flag is read from the
+    // nearest context, so these hold for everything under this construct).
+    for (const [flag, value] of Object.entries(SERVICE_FEATURE_FLAGS)) this.node.setContext(flag, value);
     const { environment } = props;
 
     // An upgrade of a deployed stack withholds new indexes, holds back reads of backfilling ones and retains
@@ -228,8 +248,8 @@ export class PaymentsApiStack extends Stack {
     output(this, 'DashboardName', monitoring.dashboard.dashboardName);
 
     // After every bucket: CDK creates its notifications function with the first bucket of a stack that needs one.
-    for (const stack of [this, accountUpdaterStack]) bucketNotificationsLogGroup(stack, environment);
-    assertReservedConcurrencyNames(this, environment);
+    for (const stack of [Stack.of(this), accountUpdaterStack]) bucketNotificationsLogGroup(stack, environment);
+    assertReservedConcurrencyNames(Stack.of(this), environment);
 
     applyNagSuppressions({
       api: restApi,
@@ -245,6 +265,30 @@ export class PaymentsApiStack extends Stack {
       webAcl: environment.webAcl !== undefined,
       stacks: [this, apiStack, triggersStack, accountUpdaterStack, monitoringStack],
     });
+  }
+}
+
+export interface PaymentsApiStackProps extends StackProps, PaymentsServiceProps {}
+
+/**
+ * This repository's stack: the service under the id `Default`, which CDK
+ * leaves out of logical ids, so every resource and output keeps the id it had
+ * when the stack held the resources itself (a deployed stack updates in place).
+ */
+export class PaymentsApiStack extends Stack {
+  readonly service: PaymentsService;
+  readonly api: PaymentsRestApi;
+  readonly monitoring: Monitoring;
+  readonly table: Table;
+  readonly documents: Bucket;
+  readonly vaultKey: Key;
+  readonly domainEvents: DomainEvents;
+  readonly accountUpdater: AccountUpdater;
+
+  constructor(scope: Construct, id: string, props: PaymentsApiStackProps) {
+    super(scope, id, props);
+    this.service = new PaymentsService(this, 'Default', props);
+    ({ api: this.api, monitoring: this.monitoring, table: this.table, documents: this.documents, vaultKey: this.vaultKey, domainEvents: this.domainEvents, accountUpdater: this.accountUpdater } = this.service);
   }
 }
 

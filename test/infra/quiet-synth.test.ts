@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import * as cxapi from 'aws-cdk-lib/cx-api';
 import { describe, expect, it } from 'vitest';
+import { SERVICE_FEATURE_FLAGS } from '#infra/feature-flags.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const cdkJson = JSON.parse(readFileSync(join(root, 'cdk.json'), 'utf8')) as { context: Record<string, unknown> };
@@ -27,6 +28,9 @@ describe('cdk synth --quiet', () => {
     expect(differing).toEqual(DECLINED_FLAGS);
     const development = readFileSync(join(root, 'docs/development.md'), 'utf8');
     for (const flag of DECLINED_FLAGS) expect(development, flag).toMatch(new RegExp(`\`${flag}\`[^\\n]*: `));
+    // PaymentsService sets the same flags on its own scope, for apps that set others (infra/feature-flags.ts).
+    const cdkJsonFlags = Object.fromEntries(Object.entries(cdkJson.context).filter(([key]) => key.startsWith('@aws-cdk')));
+    expect(cdkJsonFlags).toEqual(SERVICE_FEATURE_FLAGS);
   });
 
   it('prints nothing but the CLI\'s two lines for a two-stack app', async () => {
