@@ -14,10 +14,13 @@ export interface EnvironmentSettings {
   readonly name: string;
   /** `response.environment` in every response body (ENVIRONMENT_NAME in the functions). */
   readonly responseEnvironment: string;
+  /** How long every log group, the S3 access logs and their locked archive keep their events (cdk.json `logRetentionDays`). */
   readonly logRetention: RetentionDays;
   /** Applied to the table, keys, buckets and log groups. */
   readonly removalPolicy: RemovalPolicy;
+  /** DynamoDB deletion protection on both tables. */
   readonly deletionProtection: boolean;
+  /** How long API Gateway keeps an authorizer decision (at most 30 s: last_used_at's resolution). */
   readonly authorizerCacheTtl: Duration;
   /**
    * The stage's default method throttle: API Gateway applies it to each method
@@ -25,6 +28,7 @@ export interface EnvironmentSettings {
    * the stage as a whole; the account's regional limit caps their sum.
    */
   readonly throttling: { readonly rateLimit: number; readonly burstLimit: number };
+  /** Alarm thresholds and destination (below). */
   readonly alarms: AlarmSettings;
   /**
    * Reserved concurrency by function: a route's handler name, or `authorizer`.
@@ -71,6 +75,7 @@ export interface EnvironmentSettings {
 }
 
 export interface WebAclSettings {
+  /** Requests one source address may send per window before WAF blocks it (429). */
   readonly rateLimit: number;
   /** WAF's rate-based windows, in seconds. */
   readonly evaluationWindowSeconds: 60 | 120 | 300 | 600;

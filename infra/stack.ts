@@ -44,6 +44,7 @@ import { SERVICE_FEATURE_FLAGS } from './feature-flags.ts';
  * and trigger tables and handlers.
  */
 export interface PaymentsServiceProps {
+  /** The environment's settings (below); `environmentSettings(name, { [name]: {...} })` builds them from cdk.json's shape. */
   readonly environment: EnvironmentSettings;
   /** Default: the route table. */
   readonly routes?: readonly RouteDefinition[];

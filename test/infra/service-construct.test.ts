@@ -7,9 +7,11 @@
 import { App, Stack } from 'aws-cdk-lib';
 import type { Template } from 'aws-cdk-lib/assertions';
 import { Topic } from 'aws-cdk-lib/aws-sns';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ApiGatewayAccountSettings, PaymentsService, SERVICE_FEATURE_FLAGS } from '#infra/index.ts';
+import { propsTable, withPropsTable } from '../../scripts/props-table.ts';
 import { fixtureRoutes } from './fixtures/routes.ts';
 import { deployedTemplate, resourcesOfType, settings, synthesize } from './template-helpers.ts';
 import type { Statement } from './template-helpers.ts';
@@ -68,4 +70,16 @@ describe('PaymentsService in a cloud team\'s app', () => {
     expect(service.node.tryGetContext('@aws-cdk/aws-iam:minimizePolicies')).toBe(true);
     expect(Object.keys(SERVICE_FEATURE_FLAGS).length).toBeGreaterThan(80);
   }, SYNTH_TIMEOUT_MS);
+});
+
+describe('docs/operations.md, "Use it from your own CDK app"', () => {
+  it('holds the props table generated from the construct\'s types, every prop explained', () => {
+    const document = readFileSync(new URL('../../docs/operations.md', import.meta.url), 'utf8');
+    expect(document, 'run npm run --silent docs:props').toBe(withPropsTable(document));
+    const table = propsTable();
+    expect(table).not.toContain('| - |');
+    for (const prop of ['environment', 'routes', 'environment.logRetention', 'environment.removalPolicy', 'environment.webAcl', 'environment.webAcl.rateLimit', 'environment.alarms.email', 'environment.accountConcurrencyLimit']) {
+      expect(table).toContain(`| \`${prop}\` |`);
+    }
+  });
 });
