@@ -33,6 +33,7 @@ import { exemptFromRule } from './platform-rules.ts';
 import { tableIndexes } from './table-indexes.ts';
 import type { TableIndexes } from './table-indexes.ts';
 import { ApiWebAcl } from './waf.ts';
+import { apiSamplingRule } from './tracing.ts';
 import { SERVICE_FEATURE_FLAGS } from './feature-flags.ts';
 
 /**
@@ -169,6 +170,7 @@ export class PaymentsService extends Construct {
     const apiStack = nestedStack(this, 'ApiStack', `Payments ${environment.name}: the REST API, its route functions, authorizer and web ACL`);
     const restApi = new PaymentsRestApi(apiStack, 'Api', { ...sources, routes: props.routes ?? routeTable, resources, credentialMacKey });
     const { api } = restApi;
+    apiSamplingRule(apiStack, api.deploymentStage, environment.name);
     if (environment.webAcl) {
       new ApiWebAcl(apiStack, 'WebAcl', {
         stage: api.deploymentStage,

@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { STATE_MACHINE_LOG_GROUP_PREFIX } from '#infra/account-updater.ts';
+import { API_TRACE_SAMPLING } from '#infra/tracing.ts';
 import { UNRESERVED_CONCURRENCY_MINIMUM, environmentSettings } from '#infra/environments.ts';
 import type { PaymentsApiStack } from '#infra/stack.ts';
 import { fixtureRoutes } from './fixtures/routes.ts';
@@ -178,6 +179,58 @@ describe('a first deploy (fixture routes)', () => {
       }
     }
   });
+});
+
+describe('docs/operations.md, "Log retention and trace sampling"', () => {
+  const doc = readFileSync(new URL('../../docs/operations.md', import.meta.url), 'utf8');
+  const section = doc.slice(doc.indexOf('## Log retention and trace sampling'), doc.indexOf('## Observability'));
+  const rows = (header: string) => {
+    const lines = section.slice(section.indexOf(header)).split('\n').slice(2);
+    return lines.slice(0, lines.findIndex((line) => !line.startsWith('|'))).map((line) => line.split('|').slice(1, -1).map((cell) => cell.trim()));
+  };
+  const number = (cell: string) => Number(cell.replace(/[$,]|GB|KB|M$/g, '').trim());
+  const { dev: devDays, prod: prodDays } = Object.fromEntries(['dev', 'prod'].map((name) => [name, (cdkJson.context.environments[name] as { logRetentionDays: number }).logRetentionDays]));
+  const requestsPerSecond = Number(/\*\*(\d+) requests per second\*\*/.exec(section)![1]);
+  const secondsAMonth = 30 * 24 * 3600;
+
+  it('states the design load and recomputes every log figure from it', () => {
+    expect(section).toContain(`${(requestsPerSecond * secondsAMonth) / 1e6} M requests`);
+    const logRows = rows('| Kind |');
+    expect(logRows.map(([kind]) => kind)).toEqual(['Function logs (routes and authorizer)', 'API access logs', 'WAF logs (where `webAcl` is on)']);
+    for (const [kind, retention, perRequest, ingested, ingestion, stored, storage] of logRows) {
+      expect(retention, kind).toBe(`${devDays} / ${prodDays}`);
+      const gigabytes = (requestsPerSecond * secondsAMonth * number(perRequest!) * 1000) / 1e9;
+      expect(number(ingested!), kind).toBeCloseTo(gigabytes, 2);
+      expect(ingestion, kind).toBe(`$${(gigabytes * 0.5).toFixed(2)}`);
+      expect(number(stored!), kind).toBeCloseTo((gigabytes * prodDays!) / 30, 2);
+      expect(storage, kind).toBe(`$${(((gigabytes * prodDays!) / 30) * 0.03).toFixed(2)}`);
+    }
+  });
+
+  it('recomputes the traces from the sampling rule of the template', () => {
+    const [[, sampling, atLoad, cost]] = rows('| Traces |') as [[string, string, string, string]];
+    expect(sampling).toBe(`rule \`payments-api-<environment>\`: ${API_TRACE_SAMPLING.reservoirPerSecond} request a second, then ${API_TRACE_SAMPLING.fixedRate * 100}%`);
+    const perSecond = API_TRACE_SAMPLING.reservoirPerSecond + API_TRACE_SAMPLING.fixedRate * (requestsPerSecond - API_TRACE_SAMPLING.reservoirPerSecond);
+    const millions = (perSecond * secondsAMonth) / 1e6;
+    expect(atLoad).toBe(`${API_TRACE_SAMPLING.reservoirPerSecond} + ${API_TRACE_SAMPLING.fixedRate} × ${requestsPerSecond - API_TRACE_SAMPLING.reservoirPerSecond} = ${perSecond} traces a second: ${millions.toFixed(2)} M`);
+    expect(cost).toBe(`$${(millions * 5).toFixed(2)}`);
+  });
+
+  it('matches the template: one retention for every log group, the access and WAF groups among them, and the API sampling rule', () => {
+    for (const [name, days] of [['dev', devDays], ['prod', prodDays]] as const) {
+      const template = synthesize(settings(name), fixtures);
+      const groups = resourcesOfType(template, 'AWS::Logs::LogGroup');
+      expect(Object.values(groups).map((group) => group.Properties.RetentionInDays)).toEqual(Object.values(groups).map(() => days));
+      const stage = Object.values(resourcesOfType(template, 'AWS::ApiGateway::Stage'))[0]!;
+      // The destination's ARN names the group (by Ref, without the wildcard suffix).
+      const accessGroup = /":log-group:",\{"Ref":"([A-Za-z0-9]+)"\}/.exec(JSON.stringify(stage.Properties.AccessLogSetting))![1]!;
+      expect(groups[accessGroup]!.Properties.RetentionInDays).toBe(days);
+      const waf = Object.values(groups).filter((group) => String(group.Properties.LogGroupName).startsWith('aws-waf-logs-'));
+      expect(waf.map((group) => group.Properties.RetentionInDays)).toEqual(name === 'prod' ? [days] : []);
+      const [rule] = Object.values(resourcesOfType(template, 'AWS::XRay::SamplingRule'));
+      expect(rule!.Properties.SamplingRule).toMatchObject({ RuleName: `payments-api-${name}`, ReservoirSize: API_TRACE_SAMPLING.reservoirPerSecond, FixedRate: API_TRACE_SAMPLING.fixedRate, ServiceType: 'AWS::ApiGateway::Stage' });
+    }
+  }, SYNTH_TIMEOUT_MS);
 });
 
 describe('reserved concurrency against the account quota', () => {
