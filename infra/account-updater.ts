@@ -49,6 +49,8 @@ export interface AccountUpdaterProps extends FunctionSources {
 export const DEFAULT_EXPORT_SCHEDULE = 'cron(0 6 1 * ? *)';
 /** How long Step Functions reuses a data key of the state machine's key: fewer KMS calls, each key still short-lived. */
 export const STATE_MACHINE_DATA_KEY_REUSE_SECONDS = 300;
+/** Vended log groups (Step Functions, API Gateway access logs and the like) named under it need no entry in the account's logs resource policy. */
+export const STATE_MACHINE_LOG_GROUP_PREFIX = '/aws/vendedlogs/states/';
 const { inbox: INBOX, results: RESULTS, reports: REPORTS } = REPORT_OBJECT_PREFIXES;
 /** What reads an object's bytes (HeadObject is s3:GetObject too; a version by id, s3:GetObjectVersion). */
 const OBJECT_READS = ['s3:GetObject', 's3:GetObjectVersion'];
@@ -176,7 +178,14 @@ export class AccountUpdater extends Construct {
       definitionBody: DefinitionBody.fromString(stack.toJsonString(definition)),
       tracingEnabled: true,
       // Execution data is never logged, though it holds no card number either: events only.
-      logs: { destination: new LogGroup(this, 'ApplyStateMachineLogs', { retention: environment.logRetention, removalPolicy: environment.removalPolicy }), level: LogLevel.ALL, includeExecutionData: false },
+      // Under /aws/vendedlogs/: Step Functions delivers logs through CloudWatch Logs' vended delivery, which for any
+      // other name adds the group to the account's one logs resource policy (5,120 characters, shared by every
+      // group and stack); past that limit a first deploy fails. That prefix needs no resource policy entry.
+      logs: {
+        destination: new LogGroup(this, 'ApplyStateMachineLogs', { logGroupName: `${STATE_MACHINE_LOG_GROUP_PREFIX}${stateMachineName}`, retention: environment.logRetention, removalPolicy: environment.removalPolicy }),
+        level: LogLevel.ALL,
+        includeExecutionData: false,
+      },
     });
     // Set on the resource rather than through CustomerManagedEncryptionConfiguration, whose grants go to IAM policies
     // only: the key trusts no one its own policy does not name, so every use is granted in both (grantKeyUsage).
@@ -192,7 +201,7 @@ export class AccountUpdater extends Construct {
     grantKeyUsage(this.stateMachineKey, machineRole, ['kms:Decrypt', 'kms:GenerateDataKey'], ofThisMachine);
     // Its log events are encrypted with the key too: data keys for CloudWatch Logs, which the log delivery service opens.
     grantKeyUsage(this.stateMachineKey, machineRole, ['kms:GenerateDataKey'], { StringEquals: { 'kms:EncryptionContext:SourceArn': stack.formatArn({ service: 'logs', resource: '*', arnFormat: ArnFormat.COLON_RESOURCE_NAME }) } });
-    this.stateMachineKey.addToResourcePolicy(new PolicyStatement({ sid: 'LogDeliveryDecrypts', principals: [new ServicePrincipal('delivery.logs.amazonaws.com')], actions: ['kms:Decrypt'], resources: ['*'] }));
+    this.stateMachineKey.addToResourcePolicy(new PolicyStatement({ sid: 'LogDeliveryDecrypts', principals: [new ServicePrincipal('delivery.logs.amazonaws.com')], actions: ['kms:Decrypt'], resources: ['*'], conditions: { StringEquals: { 'aws:SourceAccount': stack.account } } }));
     for (const fn of [check, chunk, merge]) fn.grantInvoke(machineRole);
     machineRole.addToPrincipalPolicy(new PolicyStatement({ actions: ['states:StartExecution'], resources: [machineArn] }));
     machineRole.addToPrincipalPolicy(new PolicyStatement({ actions: ['states:DescribeExecution', 'states:StopExecution'], resources: [executionArns] }));

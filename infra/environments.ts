@@ -14,10 +14,13 @@ export interface EnvironmentSettings {
   readonly name: string;
   /** `response.environment` in every response body (ENVIRONMENT_NAME in the functions). */
   readonly responseEnvironment: string;
+  /** How long every log group, the S3 access logs and their locked archive keep their events (cdk.json `logRetentionDays`). */
   readonly logRetention: RetentionDays;
   /** Applied to the table, keys, buckets and log groups. */
   readonly removalPolicy: RemovalPolicy;
+  /** DynamoDB deletion protection on both tables. */
   readonly deletionProtection: boolean;
+  /** How long API Gateway keeps an authorizer decision (at most 30 s: last_used_at's resolution). */
   readonly authorizerCacheTtl: Duration;
   /**
    * The stage's default method throttle: API Gateway applies it to each method
@@ -25,6 +28,7 @@ export interface EnvironmentSettings {
    * the stage as a whole; the account's regional limit caps their sum.
    */
   readonly throttling: { readonly rateLimit: number; readonly burstLimit: number };
+  /** Alarm thresholds and destination (below). */
   readonly alarms: AlarmSettings;
   /**
    * Reserved concurrency by function: a route's handler name, or `authorizer`.
@@ -32,6 +36,13 @@ export interface EnvironmentSettings {
    * the function too, and the account must keep 100 executions unreserved.
    */
   readonly reservedConcurrency: Readonly<Record<string, number>>;
+  /**
+   * The account's Lambda concurrency quota in this region, as Service Quotas
+   * states it (1,000 unless raised). Synth refuses reservations that would leave
+   * fewer than `UNRESERVED_CONCURRENCY_MINIMUM` of it unreserved: Lambda would
+   * refuse the last function's reservation mid-deploy.
+   */
+  readonly accountConcurrencyLimit: number;
   /**
    * IAM principals (role ARNs) allowed to issue credentials with the admin CLI
    * (kms:GenerateMac on the credential key). Empty: any IAM principal of the
@@ -64,6 +75,7 @@ export interface EnvironmentSettings {
 }
 
 export interface WebAclSettings {
+  /** Requests one source address may send per window before WAF blocks it (429). */
   readonly rateLimit: number;
   /** WAF's rate-based windows, in seconds. */
   readonly evaluationWindowSeconds: 60 | 120 | 300 | 600;
@@ -75,6 +87,11 @@ export interface WebAclSettings {
  * environment: presigned upload forms and the CLIs reach S3 directly.
  */
 export const MINIMUM_S3_TLS_VERSION = 1.2;
+
+/** What Lambda keeps unreserved in every account and region: a reservation that would leave less fails. */
+export const UNRESERVED_CONCURRENCY_MINIMUM = 100;
+/** Lambda's default concurrency quota per account and region (Service Quotas L-B99A9384). */
+export const DEFAULT_ACCOUNT_CONCURRENCY_LIMIT = 1000;
 
 /** The web ACL an environment gets unless it says otherwise. */
 export const DEFAULT_WEB_ACL: WebAclSettings = { rateLimit: 2000, evaluationWindowSeconds: 300 };
@@ -114,6 +131,7 @@ const settingsSchema = z.strictObject({
     p99LatencyMs: positiveInteger,
   }),
   reservedConcurrency: z._default(z.record(z.string().check(z.regex(/^[a-z0-9-]+$/)), z.int().check(z.minimum(1))), {}),
+  accountConcurrencyLimit: z._default(z.int().check(z.minimum(UNRESERVED_CONCURRENCY_MINIMUM)), DEFAULT_ACCOUNT_CONCURRENCY_LIMIT),
   credentialIssuers: roleArns,
   reportsInboxWriters: roleArns,
   reportsReaders: roleArns,
@@ -152,6 +170,10 @@ export function environmentSettings(
     throw new Error(`Invalid settings for environment "${name}": ${issues}`);
   }
   const settings = parsed.data;
+  const reserved = Object.values(settings.reservedConcurrency).reduce((sum, count) => sum + count, 0);
+  if (settings.accountConcurrencyLimit - reserved < UNRESERVED_CONCURRENCY_MINIMUM) {
+    throw new Error(`Invalid settings for environment "${name}": reservedConcurrency reserves ${reserved} of the account's ${settings.accountConcurrencyLimit} (accountConcurrencyLimit), leaving ${settings.accountConcurrencyLimit - reserved} unreserved; Lambda keeps at least ${UNRESERVED_CONCURRENCY_MINIMUM} unreserved and would refuse the deploy`);
+  }
   const email = overrides.alarmEmail ?? settings.alarms.email;
   return {
     name,
@@ -163,6 +185,7 @@ export function environmentSettings(
     throttling: settings.throttling,
     alarms: { ...settings.alarms, email },
     reservedConcurrency: settings.reservedConcurrency,
+    accountConcurrencyLimit: settings.accountConcurrencyLimit,
     credentialIssuers: settings.credentialIssuers,
     reportsInboxWriters: settings.reportsInboxWriters,
     reportsReaders: settings.reportsReaders,

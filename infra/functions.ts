@@ -2,7 +2,7 @@ import { CfnResource, Duration, Stack } from 'aws-cdk-lib';
 import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { IRole } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction, OutputFormat, SourceMapMode } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogLevel, NodejsFunction, OutputFormat, SourceMapMode } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { join } from 'node:path';
@@ -89,6 +89,8 @@ export function serviceFunction(scope: Construct, id: string, props: ServiceFunc
       ...(props.define ? { define: props.define } : {}),
       // The SDK is bundled and tree-shaken rather than taken from the runtime: pinned versions, faster cold starts.
       externalModules: [],
+      // esbuild's per-bundle size summary is noise in `cdk synth --quiet`; its warnings would be too, and none is allowed.
+      logLevel: LogLevel.ERROR,
       banner: bundle.banner.js,
       commandHooks: {
         beforeBundling: () => [],

@@ -1,5 +1,6 @@
-import { AccountRootPrincipal, PolicyDocument, PolicyStatement } from 'aws-cdk-lib/aws-iam';
-import type { IGrantable } from 'aws-cdk-lib/aws-iam';
+import { Stack, Token } from 'aws-cdk-lib';
+import { AccountPrincipal, AccountRootPrincipal, ArnPrincipal, PolicyDocument, PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import type { IGrantable, IPrincipal, IRole } from 'aws-cdk-lib/aws-iam';
 import { Key } from 'aws-cdk-lib/aws-kms';
 import type { IKey, KeyProps } from 'aws-cdk-lib/aws-kms';
 import type { Construct } from 'constructs';
@@ -58,6 +59,14 @@ export function scopedKey(scope: Construct, id: string, props: Omit<KeyProps, 'p
  * policy (so the role's policy documents what it can do). `conditions` apply to
  * both, e.g. kms:ViaService for use through S3 only.
  *
+ * A role is named in the key policy by a condition, not as its principal: the
+ * statement trusts the role's account, and `aws:PrincipalArn` must equal the
+ * role's ARN. KMS checks that every principal of a key policy exists when the
+ * policy is put, so naming the role itself fails a first deploy whenever the key
+ * is written before the role is (and a replaced role leaves the key trusting a
+ * principal id that no longer exists); a condition is a string and is checked
+ * only when the key is used.
+ *
  * Every function that uses a key created with `scopedKey` must be granted
  * through here; `key.grant(...)` alone writes only the identity policy and KMS
  * would refuse the call.
@@ -71,10 +80,35 @@ export function grantKeyUsage(
   if (!actions.length) return;
   grantee.grantPrincipal.addToPrincipalPolicy(new PolicyStatement({ actions: [...actions], resources: [key.keyArn], conditions }));
   key.addToResourcePolicy(new PolicyStatement({
-    principals: [grantee.grantPrincipal],
+    ...keyPolicyPrincipal(key, grantee.grantPrincipal, conditions),
     actions: [...actions],
     // In a key policy, "*" means this key.
     resources: ['*'],
-    conditions,
   }));
+}
+
+/**
+ * The key policy's principal and conditions for `principal`: a role (of this
+ * stack, or by ARN) becomes its account plus `ArnEquals aws:PrincipalArn`;
+ * anything else (the account itself) is named as it is.
+ */
+export function keyPolicyPrincipal(
+  key: IKey,
+  principal: IPrincipal,
+  conditions?: Record<string, Record<string, unknown>>,
+): { principals: IPrincipal[]; conditions?: Record<string, Record<string, unknown>> } {
+  const roleArn = roleArnOf(principal);
+  if (roleArn === undefined) return { principals: [principal], conditions };
+  const account = Token.isUnresolved(roleArn) ? Stack.of(key).account : /^arn:[^:]+:iam::(\d{12}):/.exec(roleArn)?.[1] ?? Stack.of(key).account;
+  return {
+    principals: [new AccountPrincipal(account)],
+    conditions: { ...conditions, ArnEquals: { ...conditions?.ArnEquals, 'aws:PrincipalArn': roleArn } },
+  };
+}
+
+function roleArnOf(principal: IPrincipal): string | undefined {
+  if (principal instanceof AccountRootPrincipal || principal instanceof AccountPrincipal) return undefined;
+  if ('roleArn' in principal && typeof (principal as IRole).roleArn === 'string') return (principal as IRole).roleArn;
+  if (principal instanceof ArnPrincipal && /:role\//.test(principal.arn)) return principal.arn;
+  return undefined;
 }

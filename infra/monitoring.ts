@@ -1,4 +1,4 @@
-import { Duration, Stack } from 'aws-cdk-lib';
+import { Annotations, ArnFormat, Duration, Stack } from 'aws-cdk-lib';
 import type { Stage } from 'aws-cdk-lib/aws-apigateway';
 import {
   Alarm,
@@ -92,11 +92,18 @@ export class Monitoring extends Construct {
       enableKeyRotation: true,
       removalPolicy: environment.removalPolicy,
     });
+    // Only this account's alarms: without the source conditions, CloudWatch acting for any account's alarm
+    // could use the key (the confused deputy).
+    const stack = Stack.of(this);
     topicKey.addToResourcePolicy(new PolicyStatement({
       sid: 'CloudWatchAlarmsPublish',
       principals: [new ServicePrincipal('cloudwatch.amazonaws.com')],
       actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
       resources: ['*'],
+      conditions: {
+        StringEquals: { 'aws:SourceAccount': stack.account },
+        ArnLike: { 'aws:SourceArn': stack.formatArn({ service: 'cloudwatch', resource: 'alarm', resourceName: '*', arnFormat: ArnFormat.COLON_RESOURCE_NAME }) },
+      },
     }));
     this.topic = new Topic(this, 'AlarmTopic', {
       displayName: `Payments API ${environment.name} alarms`,
@@ -108,9 +115,14 @@ export class Monitoring extends Construct {
       principals: [new ServicePrincipal('cloudwatch.amazonaws.com')],
       actions: ['sns:Publish'],
       resources: [this.topic.topicArn],
-      conditions: { StringEquals: { 'aws:SourceAccount': Stack.of(this).account } },
+      conditions: { StringEquals: { 'aws:SourceAccount': stack.account } },
     }));
     if (environment.alarms.email) this.topic.addSubscription(new EmailSubscription(environment.alarms.email));
+    else if (environment.alarms.enabled) {
+      // Alarms that reach nobody: a deploy of prod this way pages no one. A subscription made outside the stack
+      // (a chat or paging integration) is fine, hence a warning, not an error; `cdk deploy --strict` refuses it.
+      Annotations.of(this).addWarningV2('payments:alarmsWithoutDestination', `Alarms are on in "${environment.name}" but the alarm topic has no subscriber: set alarms.email in cdk.json or -c alarmEmail=<address>, or subscribe on-call to the AlarmTopicArn output before relying on it`);
+    }
 
     this.dashboard = new Dashboard(this, 'Dashboard', {
       dashboardName: `PaymentsApi-${environment.name}`,

@@ -9,7 +9,7 @@ import type { CfnResource } from 'aws-cdk-lib';
 import type { Method } from 'aws-cdk-lib/aws-apigateway';
 import type { IRole } from 'aws-cdk-lib/aws-iam';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
-import type { Stack } from 'aws-cdk-lib';
+import { Stack } from 'aws-cdk-lib';
 import type { IConstruct } from 'constructs';
 import { NagSuppressions } from 'cdk-nag';
 import type { NagPackSuppression } from 'cdk-nag';
@@ -27,8 +27,8 @@ export interface NagSubjects {
   readonly stateMachines?: readonly IConstruct[];
   /** Whether the stage has the web ACL (infra/waf.ts); without it APIG3 is suppressed with the environment's reason. */
   readonly webAcl?: boolean;
-  /** The top-level stack and its nested stacks: each may hold CDK's bucket-notifications function. */
-  readonly stacks: readonly Stack[];
+  /** The top-level stack (or a construct in it) and the nested stacks: each may hold CDK's bucket-notifications function. */
+  readonly stacks: readonly IConstruct[];
 }
 
 export const REASONS = {
@@ -74,6 +74,12 @@ export const REASONS = {
   deadLetterQueue:
     'This queue is itself the dead-letter destination of failed asynchronous invocations; a dead-letter queue for '
     + 'it would have nothing to catch. Its depth raises an alarm.',
+  logArchive:
+    'The write-once copy of the server access logs (Object Lock): logging its own reads would fill a bucket that cannot '
+    + 'be emptied before the retention ends with logs of logs; the access-logs bucket it copies is itself the log.',
+  logReplication:
+    'The replication role CDK creates for the access-logs bucket: it reads every object version of that one bucket and '
+    + 'replicates into the log archive, whose object names S3 log delivery chooses; both wildcards are one bucket\'s objects.',
   bucketNotificationsHandler:
     'CDK\'s own singleton that applies the bucket notification configuration at deploy time (custom resource); its '
     + 'role only writes its logs and puts the notification configuration of this stack\'s bucket.',
@@ -94,7 +100,16 @@ export function applyNagSuppressions({ api, otherFunctions = [], streamReaders =
       { id: 'AwsSolutions-IAM5', reason: REASONS.reportObjects, appliesTo: [{ regex: '/^Resource::<AccountUpdaterReportsBucket[A-Za-z0-9]+\\.Arn>\\/(au-inbox|au-runs)\\/\\*$/g' }] },
     ], true);
   }
-  for (const child of stacks.flatMap((stack) => stack.node.children)) {
+  // The service's own constructs (the log buckets) and its stacks' (CDK's per-stack singletons).
+  for (const child of [...new Set(stacks.flatMap((scope) => [scope, Stack.of(scope)]))].flatMap((scope) => scope.node.children)) {
+    if (child.node.id === 'LogArchiveBucket') NagSuppressions.addResourceSuppressions(child, [{ id: 'AwsSolutions-S1', reason: REASONS.logArchive }]);
+    if (child.node.id === 'AccessLogsBucket') {
+      NagSuppressions.addResourceSuppressions(child.node.findChild('ReplicationRole'), [{
+        id: 'AwsSolutions-IAM5',
+        reason: REASONS.logReplication,
+        appliesTo: [{ regex: '/^Resource::<(AccessLogsBucket|LogArchiveBucket)[A-Za-z0-9]+\\.Arn>\\/\\*$/g' }],
+      }], true);
+    }
     if (!child.node.id.startsWith('BucketNotificationsHandler')) continue;
     NagSuppressions.addResourceSuppressions(child, [{
       id: 'AwsSolutions-IAM4',

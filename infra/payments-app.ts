@@ -1,6 +1,8 @@
+import { Aspects } from 'aws-cdk-lib';
 import type { App } from 'aws-cdk-lib';
 import { ACCOUNT_SETTINGS_STACK_NAME, ApiGatewayAccountSettingsStack } from './account-settings.ts';
 import { environmentSettings } from './environments.ts';
+import { PlatformRules } from './platform-rules.ts';
 import { PaymentsApiStack } from './stack.ts';
 import type { PaymentsApiStackProps } from './stack.ts';
 
@@ -30,6 +32,8 @@ export function definePaymentsApp(app: App, props: Omit<PaymentsApiStackProps, '
     : undefined;
 
   const api = new PaymentsApiStack(app, `PaymentsApi-${environment.name}`, { ...props, environment, env });
+  // The platform group's rules (encryption, public access, logging, retention) on every stack: a breach stops synth.
+  Aspects.of(app).add(new PlatformRules());
 
   // The region's API Gateway logging role is an account setting: one stack owns it, and every
   // environment's stack depends on it (so `cdk deploy PaymentsApi-<env>` deploys it first, once;

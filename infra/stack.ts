@@ -1,12 +1,12 @@
-import { Annotations, CfnOutput, Duration, NestedStack, Stack } from 'aws-cdk-lib';
+import { Annotations, CfnOutput, Duration, NestedStack, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import type { StackProps } from 'aws-cdk-lib';
 import { AttributeType, BillingMode, ProjectionType, StreamViewType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
-import { AccountRootPrincipal, AnyPrincipal, ArnPrincipal, Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { AccountRootPrincipal, AnyPrincipal, ArnPrincipal, Effect, PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { IGrantable } from 'aws-cdk-lib/aws-iam';
 import { KeySpec, KeyUsage } from 'aws-cdk-lib/aws-kms';
 import type { Key } from 'aws-cdk-lib/aws-kms';
-import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
-import type { Construct } from 'constructs';
+import { BlockPublicAccess, Bucket, BucketEncryption, ObjectLockRetention, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
+import { Construct } from 'constructs';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
@@ -29,11 +29,23 @@ import { MINIMUM_S3_TLS_VERSION } from './environments.ts';
 import { grantKeyUsage, scopedKey } from './keys.ts';
 import { Monitoring } from './monitoring.ts';
 import { applyNagSuppressions } from './nag.ts';
+import { exemptFromRule } from './platform-rules.ts';
 import { tableIndexes } from './table-indexes.ts';
 import type { TableIndexes } from './table-indexes.ts';
 import { ApiWebAcl } from './waf.ts';
+import { apiSamplingRule } from './tracing.ts';
+import { SERVICE_FEATURE_FLAGS } from './feature-flags.ts';
 
-export interface PaymentsApiStackProps extends StackProps {
+/**
+ * What the payments service is built from. Most of it is the environment
+ * (`environmentSettings` in infra/environments.ts validates a plain object
+ * into one: name, log retention, removal policy, web ACL and its limits,
+ * alarms and their destination, reserved concurrency and the account quota,
+ * the roles outside the stack); the rest defaults to this repository's route
+ * and trigger tables and handlers.
+ */
+export interface PaymentsServiceProps {
+  /** The environment's settings (below); `environmentSettings(name, { [name]: {...} })` builds them from cdk.json's shape. */
   readonly environment: EnvironmentSettings;
   /** Default: the route table. */
   readonly routes?: readonly RouteDefinition[];
@@ -49,7 +61,15 @@ export interface PaymentsApiStackProps extends StackProps {
 const EVENTS_ITERATOR_AGE_ALARM_MS = 60_000;
 
 const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
-export class PaymentsApiStack extends Stack {
+/**
+ * The payments service (API, data, keys, triggers, Account Updater,
+ * monitoring) as one construct, for any stack: this repository's app places it
+ * in `PaymentsApiStack`, a cloud team's app in a stack of its own. Its nested
+ * stacks, function roles and CDK's per-stack singletons belong to the stack it
+ * is placed in: one service per stack. The API Gateway account setting is not
+ * part of it (`ApiGatewayAccountSettings`, once per account and region).
+ */
+export class PaymentsService extends Construct {
   readonly api: PaymentsRestApi;
   /** Alarm topic, dashboard and the hooks features use (watchFunction, alarmOnQueueDepth, alarmOnAccountUpdaterExportFailure, alarmOnAccountUpdaterApplyFailure). */
   readonly monitoring: Monitoring;
@@ -59,8 +79,11 @@ export class PaymentsApiStack extends Stack {
   readonly domainEvents: DomainEvents;
   readonly accountUpdater: AccountUpdater;
 
-  constructor(scope: Construct, id: string, props: PaymentsApiStackProps) {
-    super(scope, id, props);
+  constructor(scope: Construct, id: string, props: PaymentsServiceProps) {
+    super(scope, id);
+    // The feature flags the service is written for, whatever the app around it sets (a flag is read from the
+    // nearest context, so these hold for everything under this construct).
+    for (const [flag, value] of Object.entries(SERVICE_FEATURE_FLAGS)) this.node.setContext(flag, value);
     const { environment } = props;
 
     // An upgrade of a deployed stack withholds new indexes, holds back reads of backfilling ones and retains
@@ -147,6 +170,7 @@ export class PaymentsApiStack extends Stack {
     const apiStack = nestedStack(this, 'ApiStack', `Payments ${environment.name}: the REST API, its route functions, authorizer and web ACL`);
     const restApi = new PaymentsRestApi(apiStack, 'Api', { ...sources, routes: props.routes ?? routeTable, resources, credentialMacKey });
     const { api } = restApi;
+    apiSamplingRule(apiStack, api.deploymentStage, environment.name);
     if (environment.webAcl) {
       new ApiWebAcl(apiStack, 'WebAcl', {
         stage: api.deploymentStage,
@@ -227,8 +251,8 @@ export class PaymentsApiStack extends Stack {
     output(this, 'DashboardName', monitoring.dashboard.dashboardName);
 
     // After every bucket: CDK creates its notifications function with the first bucket of a stack that needs one.
-    for (const stack of [this, accountUpdaterStack]) bucketNotificationsLogGroup(stack, environment);
-    assertReservedConcurrencyNames(this, environment);
+    for (const stack of [Stack.of(this), accountUpdaterStack]) bucketNotificationsLogGroup(stack, environment);
+    assertReservedConcurrencyNames(Stack.of(this), environment);
 
     applyNagSuppressions({
       api: restApi,
@@ -244,6 +268,30 @@ export class PaymentsApiStack extends Stack {
       webAcl: environment.webAcl !== undefined,
       stacks: [this, apiStack, triggersStack, accountUpdaterStack, monitoringStack],
     });
+  }
+}
+
+export interface PaymentsApiStackProps extends StackProps, PaymentsServiceProps {}
+
+/**
+ * This repository's stack: the service under the id `Default`, which CDK
+ * leaves out of logical ids, so every resource and output keeps the id it had
+ * when the stack held the resources itself (a deployed stack updates in place).
+ */
+export class PaymentsApiStack extends Stack {
+  readonly service: PaymentsService;
+  readonly api: PaymentsRestApi;
+  readonly monitoring: Monitoring;
+  readonly table: Table;
+  readonly documents: Bucket;
+  readonly vaultKey: Key;
+  readonly domainEvents: DomainEvents;
+  readonly accountUpdater: AccountUpdater;
+
+  constructor(scope: Construct, id: string, props: PaymentsApiStackProps) {
+    super(scope, id, props);
+    this.service = new PaymentsService(this, 'Default', props);
+    ({ api: this.api, monitoring: this.monitoring, table: this.table, documents: this.documents, vaultKey: this.vaultKey, domainEvents: this.domainEvents, accountUpdater: this.accountUpdater } = this.service);
   }
 }
 
@@ -294,10 +342,16 @@ function createTable(scope: Construct, environment: EnvironmentSettings, indexes
 /**
  * Server access logs of the documents bucket. S3 log delivery cannot write with
  * SSE-KMS, so SSE-S3; private, TLS-only, versioned, and kept as long as the
- * other logs. It does not log itself (that would log its own log writes forever).
+ * other logs, old versions too (an overwritten or deleted log lives on as one).
+ * It does not log itself (that would log its own log writes forever).
+ *
+ * S3 refuses to deliver server access logs to a bucket with an Object Lock
+ * default retention, so every log is replicated to a log archive that has one
+ * (`createLogArchiveBucket`): what was delivered cannot be altered or deleted
+ * before the retention ends, whoever holds this bucket.
  */
 function createAccessLogsBucket(scope: Construct, environment: EnvironmentSettings): Bucket {
-  return new Bucket(scope, 'AccessLogsBucket', {
+  const bucket = new Bucket(scope, 'AccessLogsBucket', {
     blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
     objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
     encryption: BucketEncryption.S3_MANAGED,
@@ -306,10 +360,49 @@ function createAccessLogsBucket(scope: Construct, environment: EnvironmentSettin
     versioned: true,
     lifecycleRules: [{
       expiration: Duration.days(environment.logRetention),
-      noncurrentVersionExpiration: Duration.days(1),
+      noncurrentVersionExpiration: Duration.days(environment.logRetention),
     }],
+    replicationRules: [{ destination: createLogArchiveBucket(scope, environment), priority: 0, deleteMarkerReplication: false }],
     removalPolicy: environment.removalPolicy,
   });
+  // CDK names the source bucket in its log delivery Allow only when both are in one stack (the reports bucket is in a
+  // nested one): this refuses delivery on behalf of any other account's bucket, whatever the Allows say.
+  bucket.addToResourcePolicy(new PolicyStatement({
+    sid: 'LogDeliveryForThisAccountOnly',
+    effect: Effect.DENY,
+    principals: [new ServicePrincipal('logging.s3.amazonaws.com')],
+    actions: ['s3:PutObject'],
+    resources: [bucket.arnForObjects('*')],
+    conditions: { StringNotEquals: { 'aws:SourceAccount': Stack.of(scope).account } },
+  }));
+  exemptFromRule(bucket, 'LOG-S3', 'The server access log destination: logging it into itself would log its own log writes forever.');
+  return bucket;
+}
+
+/**
+ * The write-once copy of the access logs: Object Lock with a default retention
+ * of the log retention, in compliance mode where the environment retains its
+ * data (nobody, the account root included, can shorten it), in governance mode
+ * where it is destroyed with the stack (dev: `s3:BypassGovernanceRetention` lets
+ * an operator empty it). Delete markers are not replicated: deleting a log in
+ * the access-logs bucket leaves the archive's copy as it was.
+ */
+function createLogArchiveBucket(scope: Construct, environment: EnvironmentSettings): Bucket {
+  const days = Duration.days(environment.logRetention);
+  const bucket = new Bucket(scope, 'LogArchiveBucket', {
+    blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
+    objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
+    encryption: BucketEncryption.S3_MANAGED,
+    enforceSSL: true,
+    minimumTLSVersion: MINIMUM_S3_TLS_VERSION,
+    versioned: true,
+    objectLockDefaultRetention: environment.removalPolicy === RemovalPolicy.RETAIN ? ObjectLockRetention.compliance(days) : ObjectLockRetention.governance(days),
+    // Removed once the lock has run out, not before: S3 does not expire a locked version.
+    lifecycleRules: [{ expiration: days, noncurrentVersionExpiration: days }],
+    removalPolicy: environment.removalPolicy,
+  });
+  exemptFromRule(bucket, 'LOG-S3', 'The locked copy of the access logs: its only writer is replication from the access-logs bucket, which is itself the log.');
+  return bucket;
 }
 
 function createDocumentsBucket(scope: Construct, environment: EnvironmentSettings, key: Key, accessLogs: Bucket): Bucket {

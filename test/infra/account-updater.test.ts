@@ -14,6 +14,9 @@ import {
   environmentOf,
   keyGrantsTheKeyIgnores,
   keyPolicyStatements,
+  keyStatementNames,
+  conditionBesidesPrincipal,
+  principalArnCondition,
   resourcesOfType,
   leadingKeysOf,
   roleStatements,
@@ -127,7 +130,7 @@ describe('AccountUpdater construct', () => {
     expect(keyGrantsTheKeyIgnores(template)).toEqual([]);
     const reportsKey = idOf(template, 'AWS::KMS::Key', 'AccountUpdaterReportsKey');
     const machineRole = idOf(template, 'AWS::IAM::Role', 'AccountUpdaterApplyStateMachineRole');
-    const onKey = (resourcesOfType(template, 'AWS::KMS::Key')[reportsKey]!.Properties.KeyPolicy as { Statement: Statement[] }).Statement.filter((statement) => JSON.stringify(statement.Principal).includes(`"${machineRole}"`));
+    const onKey = (resourcesOfType(template, 'AWS::KMS::Key')[reportsKey]!.Properties.KeyPolicy as { Statement: Statement[] }).Statement.filter((statement) => keyStatementNames(statement, machineRole));
     expect(actionsOf(onKey)).toEqual(['kms:Decrypt', 'kms:GenerateDataKey']);
     for (const statement of onKey) expect(JSON.stringify(statement.Condition)).toContain('kms:ViaService');
   });
@@ -225,12 +228,13 @@ describe('AccountUpdater construct', () => {
     expect(resourcesOfType(template, 'AWS::KMS::Key')[stateMachineKey]!.Properties).toMatchObject({ EnableKeyRotation: true });
     const statements = keyPolicyStatements(template, stateMachineKey);
     const ofThisMachine = JSON.stringify({ StringEquals: { 'kms:EncryptionContext:aws:states:stateMachineArn': { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':states:', { Ref: 'AWS::Region' }, ':', { Ref: 'AWS::AccountId' }, ':stateMachine:payments-dev-account-updater']] } } });
-    const usage = statements.slice(1).map((statement) => ({ principal: JSON.stringify(statement.Principal), actions: actionsOf([statement]), condition: JSON.stringify(statement.Condition ?? null) }));
+    // A role is the account's principal plus its ARN in aws:PrincipalArn (infra/keys.ts).
+    const usage = statements.slice(1).map((statement) => ({ principal: JSON.stringify(principalArnCondition(statement) ?? statement.Principal), actions: actionsOf([statement]), condition: JSON.stringify(conditionBesidesPrincipal(statement) ?? null) }));
     expect(usage).toEqual([
-      { principal: JSON.stringify({ AWS: arnOf(machineRole) }), actions: ['kms:Decrypt', 'kms:GenerateDataKey'], condition: ofThisMachine },
-      { principal: JSON.stringify({ AWS: arnOf(machineRole) }), actions: ['kms:GenerateDataKey'], condition: expect.stringContaining('kms:EncryptionContext:SourceArn') },
-      { principal: JSON.stringify({ Service: 'delivery.logs.amazonaws.com' }), actions: ['kms:Decrypt'], condition: 'null' },
-      { principal: JSON.stringify({ AWS: arnOf(ruleRole) }), actions: ['kms:GenerateDataKey'], condition: ofThisMachine },
+      { principal: JSON.stringify(arnOf(machineRole)), actions: ['kms:Decrypt', 'kms:GenerateDataKey'], condition: ofThisMachine },
+      { principal: JSON.stringify(arnOf(machineRole)), actions: ['kms:GenerateDataKey'], condition: expect.stringContaining('kms:EncryptionContext:SourceArn') },
+      { principal: JSON.stringify({ Service: 'delivery.logs.amazonaws.com' }), actions: ['kms:Decrypt'], condition: expect.stringContaining('aws:SourceAccount') },
+      { principal: JSON.stringify(arnOf(ruleRole)), actions: ['kms:GenerateDataKey'], condition: ofThisMachine },
     ]);
     expect(statements[0]!.Sid).toBe('KeyAdministration');
     for (const id of [check, chunk, merge, exporter]) expect(roleStatements(template, id).filter((statement) => mentions(statement, stateMachineKey))).toEqual([]);

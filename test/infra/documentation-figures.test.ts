@@ -16,7 +16,7 @@ import { SECOND_FLUSH_AFTER_MS } from '../../scripts/authorizer-cache.ts';
 import type { BenchRun } from '../../bench/results.ts';
 import { DEFAULT_EXPORT_SCHEDULE, STATE_MACHINE_DATA_KEY_REUSE_SECONDS } from '#infra/account-updater.ts';
 import { NODE_MAJOR } from '#infra/bundling.ts';
-import { DEFAULT_WEB_ACL } from '#infra/environments.ts';
+import { DEFAULT_WEB_ACL, UNRESERVED_CONCURRENCY_MINIMUM } from '#infra/environments.ts';
 import { SECRET_MAC_VERSION } from '#shared/aws/credential-hasher.ts';
 import { PAYPAL_TIMEOUT_MS } from '#shared/aws/paypal.ts';
 import { PREFLIGHT_MAX_AGE_SECONDS } from '#shared/http/cors.ts';
@@ -303,6 +303,7 @@ describe('docs/operations.md', () => {
       authorizerCacheTtlSeconds: number;
       throttling: { rateLimit: number; burstLimit: number };
       alarms: { enabled: boolean; serverErrorRatePercent: number; p99LatencyMs: number };
+      accountConcurrencyLimit: number;
       webAcl?: false;
     }
     const { dev, prod } = (JSON.parse(read('cdk.json')) as { context: { environments: { dev: Context; prod: Context } } }).context.environments;
@@ -316,6 +317,8 @@ describe('docs/operations.md', () => {
     expect(environmentRow('alarms.enabled')).toEqual(both((environment) => environment.alarms.enabled));
     expect(environmentRow('alarms.serverErrorRatePercent')).toEqual(both((environment) => environment.alarms.serverErrorRatePercent));
     expect(environmentRow('alarms.p99LatencyMs')).toEqual(both((environment) => environment.alarms.p99LatencyMs));
+    expect(environmentRow('accountConcurrencyLimit')).toEqual(both((environment) => environment.accountConcurrencyLimit));
+    expect(read('docs/operations.md')).toContain(`leaves fewer than ${UNRESERVED_CONCURRENCY_MINIMUM} of \`accountConcurrencyLimit\` unreserved`);
     expect([dev.webAcl, prod.webAcl]).toEqual([false, undefined]);
     expect(settings('prod').webAcl).toEqual(DEFAULT_WEB_ACL);
     expect(environmentRow('webAcl')).toEqual(['`false`', `unset (on: ${DEFAULT_WEB_ACL.rateLimit} requests per address per ${DEFAULT_WEB_ACL.evaluationWindowSeconds} s)`]);

@@ -176,10 +176,19 @@ export function keyIdByDescription(template: Template, fragment: string): string
   return ids[0]!;
 }
 
-/** The documents bucket, or the bucket the data buckets' server access logs go to (the one without logging of its own). */
-export function bucketId(template: Template, kind: 'documents' | 'access-logs'): string {
+/**
+ * The documents bucket, the bucket the data buckets' server access logs go to (it
+ * has no logging of its own and replicates), or the locked log archive it
+ * replicates to.
+ */
+export function bucketId(template: Template, kind: 'documents' | 'access-logs' | 'log-archive'): string {
+  const matches: Record<typeof kind, (id: string, properties: Properties) => boolean> = {
+    'documents': (id) => id.startsWith('DocumentsBucket'),
+    'access-logs': (_id, properties) => properties.LoggingConfiguration === undefined && properties.ReplicationConfiguration !== undefined,
+    'log-archive': (_id, properties) => properties.ObjectLockEnabled === true,
+  };
   const ids = Object.entries(resourcesOfType(template, 'AWS::S3::Bucket'))
-    .filter(([id, bucket]) => (kind === 'documents' ? id.startsWith('DocumentsBucket') : bucket.Properties.LoggingConfiguration === undefined))
+    .filter(([id, bucket]) => matches[kind](id, bucket.Properties))
     .map(([id]) => id);
   if (ids.length !== 1) throw new Error(`Expected one ${kind} bucket, found ${ids.length}`);
   return ids[0]!;
@@ -233,8 +242,8 @@ export function keyGrantsTheKeyIgnores(template: Template): string[] {
           const backing = keyStatements.filter(
             (keyStatement) =>
               (keyStatement.Effect ?? 'Allow') === 'Allow' &&
-              JSON.stringify(keyStatement.Principal).includes(`"${role}"`) &&
-              (keyStatement.Condition === undefined || JSON.stringify(keyStatement.Condition) === JSON.stringify(statement.Condition)),
+              keyStatementNames(keyStatement, role) &&
+              (keyStatement.Condition === undefined || JSON.stringify(conditionBesidesPrincipal(keyStatement)) === JSON.stringify(statement.Condition)),
           );
           for (const action of kmsActions) {
             if (!backing.some((keyStatement) => [keyStatement.Action].flat().some((allowed) => actionCovers(allowed, action)))) ignored.push(`${role} -> ${keyId}: ${action}`);
@@ -244,6 +253,30 @@ export function keyGrantsTheKeyIgnores(template: Template): string[] {
     }
   }
   return ignored;
+}
+
+/**
+ * Whether a key policy statement names `principal` (a role's logical id, or an
+ * ARN): as its principal, or (infra/keys.ts) by the `aws:PrincipalArn` condition
+ * beside its account as principal.
+ */
+export function keyStatementNames(statement: Statement, principal: string): boolean {
+  return JSON.stringify(principalArnCondition(statement) ?? statement.Principal).includes(`"${principal}"`);
+}
+
+/** The `ArnEquals aws:PrincipalArn` value of a statement, if it has one. */
+export function principalArnCondition(statement: Statement): unknown {
+  return (statement.Condition as { ArnEquals?: Record<string, unknown> } | undefined)?.ArnEquals?.['aws:PrincipalArn'];
+}
+
+/** A statement's conditions less its `aws:PrincipalArn` (what an identity policy's copy of it says), undefined when none is left. */
+export function conditionBesidesPrincipal(statement: Statement): unknown {
+  const condition = structuredClone((statement.Condition ?? {}) as Record<string, Record<string, unknown>>);
+  if (condition.ArnEquals) {
+    delete condition.ArnEquals['aws:PrincipalArn'];
+    if (Object.keys(condition.ArnEquals).length === 0) delete condition.ArnEquals;
+  }
+  return Object.keys(condition).length === 0 ? undefined : condition;
 }
 
 /** Whether a policy's action (`kms:GenerateDataKey*` style wildcards, any case) covers `action` (taken literally). */
