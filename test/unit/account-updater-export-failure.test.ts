@@ -5,7 +5,8 @@ vi.mock('#shared/domain/account-updater/export.ts', async (importOriginal) => ({
   ...(await importOriginal<typeof ExportModule>()),
   exportAccountUpdates: vi.fn(async () => Promise.reject(new Error('the reports bucket is unavailable (injected)'))),
 }));
-vi.mock('#shared/wiring/account-updater.ts', () => ({ clock: () => new Date('2026-06-01T06:00:00Z'), exportDeps: () => ({}) }));
+vi.mock('#shared/wiring/account-updater.ts', () => ({ clock: () => new Date('2026-06-01T06:00:00Z'), exportHistoryDeps: () => ({}) }));
+vi.mock('#shared/wiring/account-updater-export.ts', () => ({ exportDeps: () => ({}) }));
 
 describe('au-export handler', () => {
   afterEach(() => vi.restoreAllMocks());
