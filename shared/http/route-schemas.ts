@@ -14,6 +14,7 @@ import * as z from 'zod/mini';
 import { documentListViewSchema, documentViewSchema, uploadFormSchema } from './schemas/documents.ts';
 import { UPLOAD_CONTENT_TYPES } from '#shared/domain/documents/file-type.ts';
 import { uploadMetadataSchema, uploadSessionSchema } from '#shared/domain/documents/validation.ts';
+import { documentUpdateSchema } from '#shared/domain/documents/update-document.ts';
 import { createBodySchema, locationlessCreateBodySchema, oneTimeTokenSchema, updateBodySchema } from '#shared/domain/paymethods/validation.ts';
 import { MAX_FILE_BYTES } from '#shared/domain/documents/document.ts';
 import { DOCUMENT_LIST_FILTERS } from './documents.ts';
@@ -82,6 +83,7 @@ export const requestSchemas: Readonly<Record<string, z.ZodMiniType>> = {
   OneTimeTokenCreate: oneTimeTokenSchema,
   DocumentUploadMetadata: uploadMetadataSchema,
   DocumentUploadSessionCreate: uploadSessionSchema,
+  DocumentUpdate: documentUpdateSchema,
 };
 
 const paymethodCreated = recordEnvelopeSchema(paymethodWriteViewSchema, 'Create Successful.', paymethodLinksSchema);
@@ -95,6 +97,7 @@ const oneTimeTokenFetched = recordEnvelopeSchema(oneTimeTokenViewSchema, 'Get Su
 const documentCreated = recordEnvelopeSchema(documentViewSchema, 'Create Successful.', selfLinksSchema);
 const uploadSessionCreated = recordEnvelopeSchema(z.extend(documentViewSchema, { upload: uploadFormSchema }), 'Create Successful.', selfLinksSchema);
 const documentFetched = recordEnvelopeSchema(documentViewSchema, 'Get Successful.', selfLinksSchema);
+const documentUpdated = recordEnvelopeSchema(documentViewSchema, 'Update Successful.', selfLinksSchema);
 const documentList = listEnvelopeSchema(documentListViewSchema, Object.keys(DOCUMENT_LIST_FILTERS));
 const documentDeleted = deletedEnvelopeSchema(z.object({ document_id: documentViewSchema.shape.document_id }));
 /** Only the members the document must have: the generator's own output is checked by the unit tests. */
@@ -219,6 +222,7 @@ export const routeSchemas: Readonly<Record<string, RouteSchemas>> = {
   'documents-create': {
     request: { kind: 'multipart', metadata: uploadMetadataSchema, fileContentTypes: UPLOAD_CONTENT_TYPES, maxFileBytes: MAX_FILE_BYTES },
     response: { status: 201, description: 'The stored document.', schema: documentCreated },
+    errors: ['DUPLICATE_DOCUMENT'],
     description:
       'Two parts: first the JSON part (Content-Type application/json, any part name), then the file (part name file, with a filename). '
       + 'A file whose leading bytes, extension and Content-Type disagree, a type the resource does not take, or an empty file is 400 naming `file`. '
@@ -238,8 +242,18 @@ export const routeSchemas: Readonly<Record<string, RouteSchemas>> = {
   'documents-get': {
     response: { status: 200, description: 'The document, with its status.', schema: documentFetched },
   },
+  'documents-update': {
+    request: { kind: 'json', schema: documentUpdateSchema },
+    response: { status: 200, description: 'The document, with its retention and legal hold.', schema: documentUpdated },
+    errors: ['DOCUMENT_NOT_AVAILABLE', 'CONCURRENT_MODIFICATION'],
+    description:
+      'Takes only `legal_hold` and `retain_until` (at least one). `retain_until` can be extended, never shortened: an earlier date than the one kept, '
+      + 'or a date in the past, is 400. The stored file\'s S3 Object Lock (governance mode) follows.',
+  },
   'documents-delete': {
     response: { status: 200, description: 'The document record and its stored file are gone.', schema: documentDeleted },
+    errors: ['RETENTION_ACTIVE'],
+    description: 'A document on legal hold, or whose `retain_until` has not passed, is 409 RETENTION_ACTIVE and nothing is removed. Deleting a document frees its SHA-256 for its resource_id.',
   },
   'documents-download': {
     response: {
@@ -247,7 +261,10 @@ export const routeSchemas: Readonly<Record<string, RouteSchemas>> = {
       description: 'Redirect to a presigned URL of the stored file, valid for five minutes.',
       headers: { Location: { description: 'The presigned URL.' }, 'Cache-Control': { description: 'no-store', example: 'no-store' } },
     },
-    errors: ['DOCUMENT_NOT_AVAILABLE'],
+    errors: ['DOCUMENT_NOT_AVAILABLE', 'SCAN_PENDING', 'DOCUMENT_INFECTED', 'SCAN_FAILED'],
+    description:
+      'Only a file the malware scan found clean is served: while the scan runs the answer is 409 SCAN_PENDING with Retry-After; '
+      + 'an infected file is 409 DOCUMENT_INFECTED (its bytes were removed); a failed scan is 409 SCAN_FAILED.',
   },
   'onetimetokens-preflight': {
     response: {

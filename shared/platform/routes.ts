@@ -46,7 +46,7 @@ export interface RouteAccess {
   /** Vault key usages for account numbers. A route that only reads never decrypts. */
   vault?: ReadonlyArray<'encrypt' | 'decrypt'>;
   /** Documents bucket usages. */
-  documents?: ReadonlyArray<'read' | 'write' | 'delete' | 'delete-upload' | 'list-copies' | 'presign-upload' | 'finalize-upload'>;
+  documents?: ReadonlyArray<'read' | 'write' | 'delete' | 'delete-upload' | 'list-copies' | 'presign-upload' | 'finalize-upload' | 'retain' | 'purge-infected'>;
   /** Calls the PayPal billing-agreement port. */
   paypal?: boolean;
   /** Computes paymethod fingerprints (kms:GenerateMac on the fingerprint key). */
@@ -283,6 +283,15 @@ export const routes: readonly RouteDefinition[] = [
     auth: 'secret',
     access: { table: 'read' },
     summary: 'Read a document record',
+  },
+  {
+    handler: 'documents-update',
+    method: 'PUT',
+    path: DOCUMENT,
+    auth: 'secret',
+    // The stored file's Object Lock follows the record's legal_hold and retain_until.
+    access: { table: 'write', writes: ['document'], documents: ['retain'] },
+    summary: 'Set a legal hold or extend the retention of a document',
   },
   {
     handler: 'documents-delete',

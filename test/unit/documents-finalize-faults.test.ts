@@ -45,9 +45,11 @@ class MemoryFiles implements DocumentFiles {
   async keysUnder(prefix: string) {
     return [...this.objects.keys()].filter((key) => key.startsWith(prefix));
   }
-  async readStart(key: string, length: number) {
-    this.faults.check('readStart');
-    return (this.objects.get(key)?.bytes ?? new Uint8Array()).subarray(0, length);
+  async purge(key: string) {
+    this.objects.delete(key);
+  }
+  async retain(): Promise<void> {
+    throw new Error('not used');
   }
   async read(key: string): Promise<AsyncIterable<Uint8Array>> {
     this.faults.check('read');
@@ -97,8 +99,14 @@ class MemoryDocuments implements DocumentRepository {
     this.records.set(documentId, { ...record, status: 'rejected', reason });
     return true;
   }
-  async remove(_organizationId: string, documentId: string) {
-    this.records.delete(documentId);
+  async remove(previous: StoredDocument) {
+    this.records.delete(previous.document_id);
+  }
+  async setScanStatus(): Promise<never> {
+    throw new Error('not used');
+  }
+  async setRetention(): Promise<never> {
+    throw new Error('not used');
   }
   async markDeleting(_organizationId: string, documentId: string): Promise<StoredDocument | undefined> {
     const record = this.records.get(documentId);
@@ -140,7 +148,7 @@ function setup(fileName: string, bytes: Uint8Array) {
 }
 
 describe('finalizer under failures', () => {
-  it.each(['get', 'head', 'readStart', 'copy', 'markAvailable', 'delete'])('recovers when %s fails once: available, one object, no upload left', async (step) => {
+  it.each(['get', 'head', 'read', 'copy', 'markAvailable', 'delete'])('recovers when %s fails once: available, one object, no upload left', async (step) => {
     const { faults, files, documents, run } = setup('a.png', png);
     faults.arm(step);
     await expect(run()).rejects.toThrow('injected');
