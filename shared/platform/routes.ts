@@ -256,7 +256,7 @@ export const routes: readonly RouteDefinition[] = [
     auth: 'secret',
     binaryBody: true,
     // `delete` removes the stored object again when the record cannot be written.
-    access: { table: 'write', writes: ['document', 'idempotency'], documents: ['write', 'delete'] },
+    access: { table: 'write', writes: ['document', 'documentHash', 'idempotency'], documents: ['write', 'delete'] },
     summary: 'Upload a document (multipart/form-data: a JSON part, then the file)',
   },
   {
@@ -298,7 +298,7 @@ export const routes: readonly RouteDefinition[] = [
     method: 'DELETE',
     path: DOCUMENT,
     auth: 'secret',
-    access: { table: 'write', writes: ['document'], documents: ['delete', 'delete-upload', 'list-copies'] },
+    access: { table: 'write', writes: ['document', 'documentHash'], documents: ['delete', 'delete-upload', 'list-copies'] },
     summary: 'Delete a document record and its stored file',
   },
   {

@@ -31,7 +31,7 @@ export const s3Triggers: readonly S3Trigger[] = [
     events: ['s3:ObjectCreated:*'],
     // finalize-upload: HEAD of the posted file, the copy's source, its removal; write: the copy to documents/;
     // read: HEAD and GETs of that copy, which is what is checked; delete: a copy rejected or not kept.
-    access: { table: 'write', writes: ['document'], documents: ['finalize-upload', 'write', 'read', 'delete'] },
+    access: { table: 'write', writes: ['document', 'documentHash'], documents: ['finalize-upload', 'write', 'read', 'delete'] },
     // A text upload of 8,000,000 bytes is read in full to check its encoding.
     sizing: { memoryMb: 512, timeoutSeconds: 60 },
     summary: 'Checks a file posted through an upload session and marks its document available or rejected',
