@@ -11,8 +11,8 @@ import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { PAYPAL_UNSET_CLIENT_ID } from '#shared/platform/paypal-secret.ts';
-import { s3Triggers, streamTriggers } from '#shared/platform/triggers.ts';
-import type { S3Trigger, StreamTrigger } from '#shared/platform/triggers.ts';
+import { READS_BEFORE_SCAN, eventRuleTriggers, s3Triggers, streamTriggers } from '#shared/platform/triggers.ts';
+import type { S3Trigger, StreamTrigger, EventRuleTrigger } from '#shared/platform/triggers.ts';
 import { routes as routeTable } from '#shared/platform/routes.ts';
 import type { RouteDefinition } from '#shared/platform/routes.ts';
 import { AUTHORIZER_UNAUTHORIZED_METRIC } from '#shared/observability/catalog.ts';
@@ -21,6 +21,8 @@ import { TABLE_KEY, TABLE_STREAM_VIEW, TTL_ATTRIBUTE } from '#shared/platform/ta
 import { AccountUpdater } from './account-updater.ts';
 import { DomainEvents } from './domain-events.ts';
 import { assertReservedConcurrencyNames, bucketNotificationsLogGroup } from './functions.ts';
+import { EventRuleTriggeredFunctions } from './event-rule-triggers.ts';
+import { MalwareProtection } from './malware-protection.ts';
 import type { FunctionSources } from './functions.ts';
 import { PaymentsRestApi } from './api.ts';
 import { S3TriggeredFunctions } from './s3-triggers.ts';
@@ -41,6 +43,7 @@ export interface PaymentsApiStackProps extends StackProps {
   readonly functionsDir?: string;
   /** Default: the S3 trigger table (shared/platform/triggers.ts). */
   readonly s3Triggers?: readonly S3Trigger[];
+  readonly eventRuleTriggers?: readonly EventRuleTrigger[];
   /** Default: the stream trigger table (shared/platform/triggers.ts): the domain event publisher. */
   readonly streamTriggers?: readonly StreamTrigger[];
 }
@@ -55,6 +58,7 @@ export class PaymentsApiStack extends Stack {
   readonly monitoring: Monitoring;
   readonly table: Table;
   readonly documents: Bucket;
+  readonly malwareProtection: MalwareProtection;
   readonly vaultKey: Key;
   readonly domainEvents: DomainEvents;
   readonly accountUpdater: AccountUpdater;
@@ -116,6 +120,7 @@ export class PaymentsApiStack extends Stack {
     grantCredentialIssuers(credentialMacKey, environment);
     const accessLogs = createAccessLogsBucket(this, environment);
     const documents = createDocumentsBucket(this, environment, vaultKey, accessLogs);
+    const malwareProtection = new MalwareProtection(this, 'MalwareProtection', { bucket: documents, key: vaultKey });
     // PayPal's REST client credentials, created in their JSON shape with a placeholder client_id (PayPal
     // creates answer 503 "not configured" until `admin set-paypal-credentials` stores the real pair).
     // A generated value is never rewritten by later deploys, unlike a literal one.
@@ -162,6 +167,12 @@ export class PaymentsApiStack extends Stack {
     const triggersStack = nestedStack(this, 'TriggersStack', `Payments ${environment.name}: functions the documents bucket and the table's stream invoke, and the domain event bus`);
     const triggered = new S3TriggeredFunctions(triggersStack, 'S3Triggers', { ...sources, triggers: props.s3Triggers ?? s3Triggers, resources });
     const domainEvents = new DomainEvents(triggersStack, 'DomainEvents', { ...sources, table, triggers: props.streamTriggers ?? streamTriggers });
+    const scanResults = new EventRuleTriggeredFunctions(triggersStack, 'EventRuleTriggers', { ...sources, triggers: props.eventRuleTriggers ?? eventRuleTriggers, resources });
+    // The finalizer reads the copy it checks before GuardDuty has scanned it; nothing else reads an unscanned file.
+    malwareProtection.refuseUnscannedReads(
+      documents,
+      triggered.functions.filter(({ name }) => READS_BEFORE_SCAN.includes(name)).flatMap(({ fn }) => (fn.role ? [fn.role] : [])),
+    );
 
     const accountUpdaterStack = nestedStack(this, 'AccountUpdaterStack', `Payments ${environment.name}: the Account Updater`);
     const accountUpdater = new AccountUpdater(accountUpdaterStack, 'AccountUpdater', {
@@ -182,6 +193,11 @@ export class PaymentsApiStack extends Stack {
       ...triggered.functions,
     ]);
     if (triggered.functions.length > 0) monitoring.alarmOnQueueDepth(triggered.deadLetterQueue, { name: 's3-event-dlq' });
+    monitoring.watchFunctions(scanResults.functions);
+    if (scanResults.functions.length > 0) {
+      monitoring.alarmOnQueueDepth(scanResults.deadLetterQueue, { name: 'scan-result-dlq', runbook: 'docs/operations.md#document-scan-failures' });
+      monitoring.alarmOnDocumentScanFailures(scanResults.functions[0]!.fn);
+    }
     monitoring.watchFunctions([
       { name: 'au-check', fn: accountUpdater.checkFunction },
       { name: 'au-chunk', fn: accountUpdater.chunkFunction },
@@ -204,6 +220,7 @@ export class PaymentsApiStack extends Stack {
     this.monitoring = monitoring;
     this.table = table;
     this.documents = documents;
+    this.malwareProtection = malwareProtection;
     this.vaultKey = vaultKey;
     this.domainEvents = domainEvents;
     this.accountUpdater = accountUpdater;
@@ -323,6 +340,8 @@ function createDocumentsBucket(scope: Construct, environment: EnvironmentSetting
     enforceSSL: true,
     minimumTLSVersion: MINIMUM_S3_TLS_VERSION,
     versioned: true,
+    // Retained documents are locked per object (governance mode, set by the service); no default retention.
+    objectLockEnabled: true,
     serverAccessLogsBucket: accessLogs,
     serverAccessLogsPrefix: 'documents-bucket/',
     lifecycleRules: [
