@@ -5,7 +5,7 @@ import { AccountRootPrincipal, AnyPrincipal, ArnPrincipal, Effect, PolicyStateme
 import type { IGrantable } from 'aws-cdk-lib/aws-iam';
 import { KeySpec, KeyUsage } from 'aws-cdk-lib/aws-kms';
 import type { Key } from 'aws-cdk-lib/aws-kms';
-import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
+import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership, StorageClass } from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
@@ -16,7 +16,7 @@ import type { S3Trigger, StreamTrigger, EventRuleTrigger } from '#shared/platfor
 import { routes as routeTable } from '#shared/platform/routes.ts';
 import type { RouteDefinition } from '#shared/platform/routes.ts';
 import { AUTHORIZER_UNAUTHORIZED_METRIC } from '#shared/observability/catalog.ts';
-import { UPLOAD_OBJECT_PREFIX } from '#shared/platform/names.ts';
+import { DOCUMENT_OBJECT_PREFIX, UPLOAD_OBJECT_PREFIX } from '#shared/platform/names.ts';
 import { TABLE_KEY, TABLE_STREAM_VIEW, TTL_ATTRIBUTE } from '#shared/platform/table.ts';
 import { AccountUpdater } from './account-updater.ts';
 import { DomainEvents } from './domain-events.ts';
@@ -354,6 +354,15 @@ function createDocumentsBucket(scope: Construct, environment: EnvironmentSetting
         abortIncompleteMultipartUploadAfter: Duration.days(1),
         // Once the last version is gone, the delete marker is clutter.
         expiredObjectDeleteMarker: true,
+      },
+      {
+        id: 'stored-documents-to-glacier-ir',
+        // Evidence is read rarely after its first weeks, and retained files are kept two years: Glacier Instant
+        // Retrieval stores them for about a sixth of Standard and still serves a download at once. Objects of
+        // 128 KiB or less stay in Standard (Glacier IR bills each object as at least 128 KiB). Arithmetic: docs/documents.md.
+        prefix: DOCUMENT_OBJECT_PREFIX,
+        objectSizeGreaterThan: 128 * 1024,
+        transitions: [{ storageClass: StorageClass.GLACIER_INSTANT_RETRIEVAL, transitionAfter: Duration.days(30) }],
       },
       {
         id: 'abandoned-uploads',
