@@ -3,6 +3,7 @@
  * failure the S3 retry (the same call again) must end in the same state as a
  * clean run, with no object left behind.
  */
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { AvailableDocument, StoredDocument } from '#shared/domain/documents/document.ts';
 import { checkedUploadObjectKey, uploadObjectKey } from '#shared/domain/documents/document.ts';
@@ -169,6 +170,18 @@ describe('finalizer under failures', () => {
     await run();
     expect(documents.records.get(DOC)).toMatchObject({ status: 'rejected', reason: expect.stringContaining('content is png') });
     expect([...files.objects.keys()]).toEqual([]);
+  });
+
+  it('hashes what it keeps, and rejects a file whose SHA-256 is not the one the session declared', async () => {
+    const kept = setup('a.png', png);
+    await kept.run();
+    expect(kept.documents.records.get(DOC)).toMatchObject({ status: 'available', sha256: createHash('sha256').update(png).digest('hex'), scan_status: 'pending', legal_hold: false });
+
+    const declared = setup('a.png', png);
+    declared.documents.records.set(DOC, { ...declared.documents.records.get(DOC)!, declared_sha256: 'b'.repeat(64) });
+    expect(await declared.run()).toEqual({ status: 'rejected' });
+    expect(declared.documents.records.get(DOC)).toMatchObject({ status: 'rejected', reason: expect.stringContaining(`not the sha256 the session declared (${'b'.repeat(64)})`) });
+    expect([...declared.files.objects.keys()]).toEqual([]);
   });
 
   it('drops its copy when the document is deleted while it copies', async () => {
