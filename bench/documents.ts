@@ -28,11 +28,13 @@ const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 const runtime = await startLocalRuntime({ port: 0, seed: { organizations: [{ organization_id: ORG, credentials: [credentials] }] } });
 try {
   const authorization = `Basic ${Buffer.from(`${credentials.api_access_id}:${credentials.api_secure_key}`).toString('base64')}`;
+  // A resource_id per upload: the same bytes twice for one resource_id are a duplicate (409).
+  let uploads = 0;
   const post = (bytes: Buffer) =>
     fetch(`${runtime.url}/v3/organizations/${ORG}/documents`, {
       method: 'POST',
       headers: { Authorization: authorization, 'X-Service-Auth-Organization-Id': ORG, 'Content-Type': `multipart/form-data; boundary=${BOUNDARY}` },
-      body: multipartBody(uploadParts({ resource: 'application', resource_id: 'app_1' }, { name: 'bench.txt', contentType: 'text/plain', bytes }), BOUNDARY),
+      body: multipartBody(uploadParts({ resource: 'application', resource_id: `app_b${(uploads += 1)}` }, { name: 'bench.txt', contentType: 'text/plain', bytes }), BOUNDARY),
     });
 
   // The largest file this request shape carries (see test/integration/documents-payload-cap.test.ts).

@@ -42,6 +42,8 @@ const DOCUMENT_KMS_ACTIONS: Record<DocumentUsage, string[]> = {
   'delete-upload': [],
   'list-copies': [],
   'finalize-upload': ['kms:Decrypt'],
+  retain: [],
+  'purge-infected': [],
 };
 
 /**

@@ -291,6 +291,27 @@ export class Monitoring extends Construct {
     });
   }
 
+  /**
+   * A malware scan that could not decide (UNSUPPORTED, ACCESS_DENIED, FAILED):
+   * its file is never served until an operator looks. Alarms on the
+   * `DocumentScanFailures` business metric the scan-result function records,
+   * and on that function's own errors.
+   */
+  alarmOnDocumentScanFailures(scanResultFunction: IFunction): Alarm | undefined {
+    const failures = this.customMetric('DocumentScanFailures', 'Sum', {}, 'Document scans failed');
+    const metric = new MathExpression({
+      expression: 'FILL(failures, 0) + FILL(errors, 0)',
+      usingMetrics: { failures, errors: scanResultFunction.metricErrors({ period: FIVE_MINUTES, statistic: 'Sum' }) },
+      period: FIVE_MINUTES,
+      label: 'Document scans failed or not recorded',
+    });
+    this.dashboard.addWidgets(new GraphWidget({ title: 'Document malware scans failed', left: [metric], width: 8 }));
+    return this.alarm('document-scan-failure', metric, {
+      threshold: 1,
+      description: 'A document\'s malware scan failed or its result was not recorded; the file is not served. Runbook: docs/operations.md#document-scan-failures',
+    });
+  }
+
   private watchApi(stage: Stage): void {
     const requests = stage.metricCount({ period: FIVE_MINUTES, statistic: 'Sum' });
     const serverErrors = stage.metricServerError({ period: FIVE_MINUTES, statistic: 'Sum' });

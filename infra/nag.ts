@@ -22,6 +22,8 @@ export interface NagSubjects {
   /** Functions fed by the table's stream (their event source mapping grants dynamodb:ListStreams on "*"). */
   readonly streamReaders?: readonly IFunction[];
   readonly paypalSecret?: IConstruct;
+  /** GuardDuty Malware Protection's role (infra/malware-protection.ts). */
+  readonly malwareProtectionRole?: IConstruct;
   readonly deadLetterQueues?: readonly IConstruct[];
   /** State machines whose roles invoke functions and read and write report objects. */
   readonly stateMachines?: readonly IConstruct[];
@@ -80,12 +82,29 @@ export const REASONS = {
   logReplication:
     'The replication role CDK creates for the access-logs bucket: it reads every object version of that one bucket and '
     + 'replicates into the log archive, whose object names S3 log delivery chooses; both wildcards are one bucket\'s objects.',
+  malwareProtectionRole:
+    'The role AWS documents for a GuardDuty Malware Protection plan: it scans and tags every object of the documents '
+    + 'bucket (object keys are generated per document, so objects are named by bucket/*), and manages EventBridge rules '
+    + 'GuardDuty creates under its fixed name prefix DO-NOT-DELETE-AmazonGuardDutyMalwareProtectionS3*, conditioned on '
+    + 'events:ManagedBy. Only the GuardDuty plan service principal can assume it.',
   bucketNotificationsHandler:
     'CDK\'s own singleton that applies the bucket notification configuration at deploy time (custom resource); its '
     + 'role only writes its logs and puts the notification configuration of this stack\'s bucket.',
 } as const;
 
-export function applyNagSuppressions({ api, otherFunctions = [], streamReaders = [], paypalSecret, deadLetterQueues = [], stateMachines = [], webAcl = false, stacks }: NagSubjects): void {
+export function applyNagSuppressions({ api, otherFunctions = [], streamReaders = [], paypalSecret, malwareProtectionRole, deadLetterQueues = [], stateMachines = [], webAcl = false, stacks }: NagSubjects): void {
+  if (malwareProtectionRole) {
+    NagSuppressions.addResourceSuppressions(malwareProtectionRole, [
+      {
+        id: 'AwsSolutions-IAM5',
+        reason: REASONS.malwareProtectionRole,
+        appliesTo: [
+          'Resource::arn:aws:events:<AWS::Region>:<AWS::AccountId>:rule/DO-NOT-DELETE-AmazonGuardDutyMalwareProtectionS3*',
+          { regex: '/^Resource::<DocumentsBucket[A-Za-z0-9]+\\.Arn>\\/\\*$/g' },
+        ],
+      },
+    ], true);
+  }
   const restApi = api.api;
   const functions: IFunction[] = [
     ...api.routeFunctions.map(({ fn }) => fn),

@@ -5,22 +5,24 @@ import { AccountRootPrincipal, AnyPrincipal, ArnPrincipal, Effect, PolicyStateme
 import type { IGrantable } from 'aws-cdk-lib/aws-iam';
 import { KeySpec, KeyUsage } from 'aws-cdk-lib/aws-kms';
 import type { Key } from 'aws-cdk-lib/aws-kms';
-import { BlockPublicAccess, Bucket, BucketEncryption, ObjectLockRetention, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
+import { BlockPublicAccess, Bucket, BucketEncryption, CfnBucket, ObjectLockRetention, ObjectOwnership, StorageClass } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { PAYPAL_UNSET_CLIENT_ID } from '#shared/platform/paypal-secret.ts';
-import { s3Triggers, streamTriggers } from '#shared/platform/triggers.ts';
-import type { S3Trigger, StreamTrigger } from '#shared/platform/triggers.ts';
+import { READS_BEFORE_SCAN, eventRuleTriggers, s3Triggers, streamTriggers } from '#shared/platform/triggers.ts';
+import type { S3Trigger, StreamTrigger, EventRuleTrigger } from '#shared/platform/triggers.ts';
 import { routes as routeTable } from '#shared/platform/routes.ts';
 import type { RouteDefinition } from '#shared/platform/routes.ts';
 import { AUTHORIZER_UNAUTHORIZED_METRIC } from '#shared/observability/catalog.ts';
-import { UPLOAD_OBJECT_PREFIX } from '#shared/platform/names.ts';
+import { DOCUMENT_OBJECT_PREFIX, UPLOAD_OBJECT_PREFIX } from '#shared/platform/names.ts';
 import { TABLE_KEY, TABLE_STREAM_VIEW, TTL_ATTRIBUTE } from '#shared/platform/table.ts';
 import { AccountUpdater } from './account-updater.ts';
 import { DomainEvents } from './domain-events.ts';
 import { assertReservedConcurrencyNames, bucketNotificationsLogGroup } from './functions.ts';
+import { EventRuleTriggeredFunctions } from './event-rule-triggers.ts';
+import { MalwareProtection } from './malware-protection.ts';
 import type { FunctionSources } from './functions.ts';
 import { PaymentsRestApi } from './api.ts';
 import { S3TriggeredFunctions } from './s3-triggers.ts';
@@ -53,6 +55,8 @@ export interface PaymentsServiceProps {
   readonly functionsDir?: string;
   /** Default: the S3 trigger table (shared/platform/triggers.ts). */
   readonly s3Triggers?: readonly S3Trigger[];
+  /** Default: the EventBridge rule trigger table (shared/platform/triggers.ts): the malware scan's result handler. */
+  readonly eventRuleTriggers?: readonly EventRuleTrigger[];
   /** Default: the stream trigger table (shared/platform/triggers.ts): the domain event publisher. */
   readonly streamTriggers?: readonly StreamTrigger[];
 }
@@ -75,6 +79,7 @@ export class PaymentsService extends Construct {
   readonly monitoring: Monitoring;
   readonly table: Table;
   readonly documents: Bucket;
+  readonly malwareProtection: MalwareProtection;
   readonly vaultKey: Key;
   readonly domainEvents: DomainEvents;
   readonly accountUpdater: AccountUpdater;
@@ -139,6 +144,7 @@ export class PaymentsService extends Construct {
     grantCredentialIssuers(credentialMacKey, environment);
     const accessLogs = createAccessLogsBucket(this, environment);
     const documents = createDocumentsBucket(this, environment, vaultKey, accessLogs);
+    const malwareProtection = new MalwareProtection(this, 'MalwareProtection', { bucket: documents, key: vaultKey });
     // PayPal's REST client credentials, created in their JSON shape with a placeholder client_id (PayPal
     // creates answer 503 "not configured" until `admin set-paypal-credentials` stores the real pair).
     // A generated value is never rewritten by later deploys, unlike a literal one.
@@ -186,6 +192,12 @@ export class PaymentsService extends Construct {
     const triggersStack = nestedStack(this, 'TriggersStack', `Payments ${environment.name}: functions the documents bucket and the table's stream invoke, and the domain event bus`);
     const triggered = new S3TriggeredFunctions(triggersStack, 'S3Triggers', { ...sources, triggers: props.s3Triggers ?? s3Triggers, resources });
     const domainEvents = new DomainEvents(triggersStack, 'DomainEvents', { ...sources, table, triggers: props.streamTriggers ?? streamTriggers });
+    const scanResults = new EventRuleTriggeredFunctions(triggersStack, 'EventRuleTriggers', { ...sources, triggers: props.eventRuleTriggers ?? eventRuleTriggers, resources });
+    // The finalizer reads the copy it checks before GuardDuty has scanned it; nothing else reads an unscanned file.
+    malwareProtection.refuseUnscannedReads(
+      documents,
+      triggered.functions.filter(({ name }) => READS_BEFORE_SCAN.includes(name)).flatMap(({ fn }) => (fn.role ? [fn.role] : [])),
+    );
 
     const accountUpdaterStack = nestedStack(this, 'AccountUpdaterStack', `Payments ${environment.name}: the Account Updater`);
     const accountUpdater = new AccountUpdater(accountUpdaterStack, 'AccountUpdater', {
@@ -206,6 +218,11 @@ export class PaymentsService extends Construct {
       ...triggered.functions,
     ]);
     if (triggered.functions.length > 0) monitoring.alarmOnQueueDepth(triggered.deadLetterQueue, { name: 's3-event-dlq' });
+    monitoring.watchFunctions(scanResults.functions);
+    if (scanResults.functions.length > 0) {
+      monitoring.alarmOnQueueDepth(scanResults.deadLetterQueue, { name: 'scan-result-dlq', runbook: 'docs/operations.md#document-scan-failures' });
+      monitoring.alarmOnDocumentScanFailures(scanResults.functions[0]!.fn);
+    }
     monitoring.watchFunctions([
       { name: 'au-check', fn: accountUpdater.checkFunction },
       { name: 'au-chunk', fn: accountUpdater.chunkFunction },
@@ -228,6 +245,7 @@ export class PaymentsService extends Construct {
     this.monitoring = monitoring;
     this.table = table;
     this.documents = documents;
+    this.malwareProtection = malwareProtection;
     this.vaultKey = vaultKey;
     this.domainEvents = domainEvents;
     this.accountUpdater = accountUpdater;
@@ -260,11 +278,13 @@ export class PaymentsService extends Construct {
         ...triggered.functions.map(({ fn }) => fn),
         accountUpdater.checkFunction, accountUpdater.chunkFunction, accountUpdater.mergeFunction, accountUpdater.exportFunction,
         ...domainEvents.functions.map(({ fn }) => fn),
+        ...scanResults.functions.map(({ fn }) => fn),
       ],
+      malwareProtectionRole: malwareProtection.role,
       stateMachines: [accountUpdater.applyStateMachine],
       streamReaders: domainEvents.functions.map(({ fn }) => fn),
       paypalSecret,
-      deadLetterQueues: [triggered.deadLetterQueue, accountUpdater.deadLetterQueue, domainEvents.deadLetterQueue],
+      deadLetterQueues: [triggered.deadLetterQueue, accountUpdater.deadLetterQueue, domainEvents.deadLetterQueue, scanResults.deadLetterQueue],
       webAcl: environment.webAcl !== undefined,
       stacks: [this, apiStack, triggersStack, accountUpdaterStack, monitoringStack],
     });
@@ -416,6 +436,8 @@ function createDocumentsBucket(scope: Construct, environment: EnvironmentSetting
     enforceSSL: true,
     minimumTLSVersion: MINIMUM_S3_TLS_VERSION,
     versioned: true,
+    // Retained documents are locked per object (governance mode, set by the service); no default retention.
+    objectLockEnabled: true,
     serverAccessLogsBucket: accessLogs,
     serverAccessLogsPrefix: 'documents-bucket/',
     lifecycleRules: [
@@ -428,6 +450,15 @@ function createDocumentsBucket(scope: Construct, environment: EnvironmentSetting
         expiredObjectDeleteMarker: true,
       },
       {
+        id: 'stored-documents-to-glacier-ir',
+        // Evidence is read rarely after its first weeks, and retained files are kept two years: Glacier Instant
+        // Retrieval stores them for about a sixth of Standard and still serves a download at once. Objects of
+        // 128 KiB or less stay in Standard (Glacier IR bills each object as at least 128 KiB). Arithmetic: docs/documents.md.
+        prefix: DOCUMENT_OBJECT_PREFIX,
+        objectSizeGreaterThan: 128 * 1024,
+        transitions: [{ storageClass: StorageClass.GLACIER_INSTANT_RETRIEVAL, transitionAfter: Duration.days(30) }],
+      },
+      {
         id: 'abandoned-uploads',
         // An upload session lives minutes; the finalizer copies what it checked out of uploads/, then removes the upload.
         prefix: UPLOAD_OBJECT_PREFIX,
@@ -436,6 +467,9 @@ function createDocumentsBucket(scope: Construct, environment: EnvironmentSetting
     ],
     removalPolicy: environment.removalPolicy,
   });
+  // CloudFormation's schema types ObjectSizeGreaterThan as a string of digits; the L2 construct writes a number, which
+  // CloudFormation coerces with a warning at every synth. The rule's index is its place in lifecycleRules above.
+  (bucket.node.defaultChild as CfnBucket).addPropertyOverride('LifecycleConfiguration.Rules.1.ObjectSizeGreaterThan', String(128 * 1024));
   // Every object under the vault key: a write may leave the encryption to the bucket's default (the same key),
   // but one that names another (SSE-S3, or SSE-KMS under another key) is refused, whoever sends it.
   // A statement per condition: either alone refuses.

@@ -10,8 +10,8 @@ import { KMSClient } from '@aws-sdk/client-kms';
 import { KmsSecretHasher } from '#shared/aws/credential-hasher.ts';
 import type { FunctionContainer } from '#shared/runtime/container.ts';
 import { functionContainer, runInContainer } from '#shared/runtime/container.ts';
-import { s3Triggers, streamTriggers } from '#shared/platform/triggers.ts';
-import type { S3Trigger } from '#shared/platform/triggers.ts';
+import { eventRuleTriggers, s3Triggers, streamTriggers } from '#shared/platform/triggers.ts';
+import type { EventRuleTrigger, S3Trigger } from '#shared/platform/triggers.ts';
 import { bucketGrants } from '#shared/platform/bucket-grants.ts';
 import { dynamodbGrants } from '#shared/platform/dynamodb-grants.ts';
 import type { FunctionAccess, FunctionResources } from '#shared/platform/function-environment.ts';
@@ -49,6 +49,7 @@ import type { LocalPorts } from './ports.ts';
 import { ADMIN_FLUSH_PATH, eventsFilePath } from './runtime-file.ts';
 import { ensureHistoryTable, ensureTable } from './provision.ts';
 import { routeS3Events } from './s3-events.ts';
+import { startMalwareScanner } from './malware-scanner.ts';
 import { startS3Gate } from './s3-gate.ts';
 import { startS3Local } from './s3-local.ts';
 import { generateSigningCredentials } from './signing-credentials.ts';
@@ -92,6 +93,8 @@ export interface LocalRuntimeOptions {
   seed?: Seed;
   routes?: readonly RouteDefinition[];
   s3Triggers?: readonly S3Trigger[];
+  /** The functions EventBridge rules invoke (the malware scan's result); [] runs no local scanner. */
+  eventRuleTriggers?: readonly EventRuleTrigger[];
   functionsDir?: string;
   log?: (line: Record<string, unknown>) => void;
 }
@@ -197,13 +200,15 @@ async function claimPorts(port: number): Promise<LocalPorts> {
 function hostedFunctions(options: LocalRuntimeOptions) {
   const routes = options.routes ?? routeTable;
   const triggers = options.s3Triggers ?? s3Triggers;
-  const accesses = functionAccesses(routes, triggers);
+  const ruleTriggers = options.eventRuleTriggers ?? eventRuleTriggers;
+  const accesses = functionAccesses(routes, [...triggers, ...ruleTriggers]);
   // IAM's part, locally: each function signs with a credential of its own, made now, and its grants (the same data CDK's policies come from)
   // say what it may do; the operator (this runtime, the CLIs) signs with another. Every endpoint that holds data checks the signatures.
   const signing = generateSigningCredentials(accesses.map(([name]) => name));
   return {
     routes,
     triggers,
+    ruleTriggers,
     accesses,
     signing,
     verifier: signatureVerifier(signing),
@@ -429,6 +434,11 @@ async function startTriggers(parts: { options: LocalRuntimeOptions; hosted: Host
   closers.push(s3Events.close);
   // Imported only now: its S3 client (shared/aws/s3.ts) is built as the module loads, and must see the endpoint and path style this process now holds.
   const { routeInboxToEngine } = await import('./au-engine.ts');
+  if (hosted.ruleTriggers.length > 0) {
+    const { s3 } = await import('#shared/aws/s3.ts');
+    const scanner = startMalwareScanner({ server, bucket: LOCAL_NAMES.documentsBucket, triggers: hosted.ruleTriggers, functionsDir: hosted.functionsDir, s3, invokeAs, log: parts.options.log });
+    closers.push(scanner.close);
+  }
   const inbox = routeInboxToEngine(server as never, LOCAL_NAMES.reportsBucket, { functionsDir: hosted.functionsDir, invokeAs, log: parts.options.log });
   closers.push(inbox.close);
 }
@@ -473,7 +483,7 @@ function credentialEnvironment(credential: SigningCredential): Record<string, st
 }
 
 /** Every function the runtime hosts, with what it may touch. */
-export function functionAccesses(routes: readonly RouteDefinition[], triggers: readonly S3Trigger[]): Array<readonly [string, FunctionAccess]> {
+export function functionAccesses(routes: readonly RouteDefinition[], triggers: ReadonlyArray<S3Trigger | EventRuleTrigger>): Array<readonly [string, FunctionAccess]> {
   return [
     ...routes.map((route) => [route.handler, accessFor(route)] as const),
     ...triggers.map((trigger) => [trigger.handler, trigger.access] as const),

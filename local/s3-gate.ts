@@ -16,6 +16,8 @@
  * forms) are checked here.
  */
 import { randomUUID } from 'node:crypto';
+import { GetObjectTaggingCommand, S3Client } from '@aws-sdk/client-s3';
+import { MALWARE_SCAN, READS_BEFORE_SCAN } from '#shared/platform/triggers.ts';
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { BucketGrant, GrantedBucket, RequestedS3Action } from '#shared/platform/bucket-grants.ts';
 import { bucketGrantsAllow, mayListWholeBucket } from '#shared/platform/bucket-grants.ts';
@@ -23,6 +25,7 @@ import { grantsOf, logRefusal } from './function-identity.ts';
 import type { GateOptions, GateServer, PassOn, ServiceProtocol } from './gate-server.ts';
 import { AwsServiceError, connectTo, readBoundedBody, relay, startGateServer } from './gate-server.ts';
 import { localCredentials } from './ports.ts';
+import { ObjectLocks } from './s3-object-lock.ts';
 import { parsePolicy, policyFailure, readPostForm } from './s3-post-policy.ts';
 import type { Principal } from './signing-credentials.ts';
 import { parseQuery, signHeaders } from './sigv4.ts';
@@ -40,12 +43,18 @@ export interface S3GateOptions extends GateOptions<GrantedBucket, BucketGrant> {
 
 export async function startS3Gate(options: S3GateOptions): Promise<GateServer> {
   const emulator = connectTo(options.target);
+  const locks = new ObjectLocks();
+  // The gate's own reads of s3rver (an object's tags), under s3rver's key.
+  const direct = new S3Client({ endpoint: options.target, region: 'us-east-1', credentials: localCredentials, forcePathStyle: true });
   return startGateServer({
     name: 's3 gate',
     port: options.port,
     protocol: S3_PROTOCOL,
     log: options.log,
-    closed: emulator.close,
+    closed: () => {
+      emulator.close();
+      direct.destroy();
+    },
     async handle(req, res) {
       if (isFormUpload(req)) return handleFormUpload(req, res, emulator.passOn, options);
       const check = await options.verifier.verifyRequest({ method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers }, 's3');
@@ -54,7 +63,22 @@ export async function startS3Gate(options: S3GateOptions): Promise<GateServer> {
       const requested = requestedS3Actions(req.method ?? 'GET', req.url ?? '/', req.headers, options.resources);
       const refused = grants && requested.find((action) => !bucketGrantsAllow(grants, action));
       if (refused) refuse(options, check.principal, refused);
+      const object = objectOf(req.url ?? '/');
+      if (object) {
+        // Object Lock: answered here, or a removal refused, before s3rver sees anything.
+        if (await objectLock(req, res, object, locks)) return;
+        // The bucket policy's scan gate: a stored file is read only once its scan tag says clean.
+        const read = requested.find((action) => action.action === 'GetObject' || action.action === 'GetObjectVersion');
+        if (read && options.resources[object.bucket] === 'documents' && check.principal.kind === 'function' && !READS_BEFORE_SCAN.includes(check.principal.name)) {
+          await refuseUnscanned(direct, object, () => {
+            // The bucket policy's refusal, not a missing grant: by design, whenever a file is read before its scan says clean.
+            options.log({ level: 'WARN', message: 'the bucket policy refused a read of a file not scanned clean', service: 's3', function: check.principal.kind === 'function' ? check.principal.name : 'operator', key: object.key });
+            throw accessDenied();
+          });
+        }
+      }
       const answer = await passOnSigned(req, res, emulator.passOn, req);
+      if (object && req.method === 'DELETE' && (answer.statusCode ?? 500) < 300 && object.subresource === undefined) locks.forget(object.bucket, object.key);
       // S3 tells a caller that may not list the whole bucket nothing about which keys exist.
       const read = requested.find((action) => action.action === 'GetObject' || action.action === 'GetObjectVersion');
       if (grants && answer.statusCode === 404 && read?.bucket !== undefined && !mayListWholeBucket(grants, read.bucket)) {
@@ -64,6 +88,61 @@ export async function startS3Gate(options: S3GateOptions): Promise<GateServer> {
       await relay(answer, res);
     },
   });
+}
+
+/** `/<bucket>/<key>?<subresource>`, for an object request; undefined for a bucket request. */
+function objectOf(url: string): { bucket: string; key: string; subresource: string | undefined } | undefined {
+  const parsed = new URL(url, 'http://local');
+  const [bucketName = '', ...keyParts] = parsed.pathname.slice(1).split('/');
+  if (keyParts.join('/') === '') return undefined;
+  const subresource = ['retention', 'legal-hold', 'tagging', 'uploadId', 'uploads'].find((name) => parsed.searchParams.has(name));
+  return { bucket: decodeURIComponent(bucketName), key: decodeURIComponent(keyParts.join('/')), subresource };
+}
+
+/**
+ * Object Lock's part of a request: PutObjectRetention / PutObjectLegalHold and their GETs answered from the gate's
+ * own state (true: answered), and a delete or an overwrite of a locked object refused (its signer's grants were
+ * already checked, so a bypass header means the signer may bypass).
+ */
+async function objectLock(req: IncomingMessage, res: ServerResponse, object: { bucket: string; key: string; subresource: string | undefined }, locks: ObjectLocks): Promise<boolean> {
+  const bypass = String(req.headers['x-amz-bypass-governance-retention'] ?? '').toLowerCase() === 'true';
+  const method = req.method ?? 'GET';
+  const answer = (xml?: string) => {
+    res.writeHead(200, xml ? { 'Content-Type': 'application/xml', 'Content-Length': Buffer.byteLength(xml) } : { 'Content-Length': 0 });
+    res.end(xml);
+    return true;
+  };
+  const body = async () => (await readBoundedBody(req, 64 * 1024, () => new AwsServiceError('MalformedXML', 'The XML you provided was too large.'))).toString('utf8');
+  if (object.subresource === 'retention') {
+    if (method === 'PUT') {
+      locks.putRetention(object.bucket, object.key, await body(), bypass);
+      return answer();
+    }
+    return answer(locks.retentionXml(object.bucket, object.key));
+  }
+  if (object.subresource === 'legal-hold') {
+    if (method === 'PUT') {
+      locks.putLegalHold(object.bucket, object.key, await body());
+      return answer();
+    }
+    return answer(locks.legalHoldXml(object.bucket, object.key));
+  }
+  if (object.subresource === undefined && (method === 'DELETE' || method === 'PUT')) locks.checkRemoval(object.bucket, object.key, bypass);
+  return false;
+}
+
+/** Refuses (as the bucket policy does) a read of a scanned prefix's object whose scan tag is not the clean one. */
+async function refuseUnscanned(direct: S3Client, object: { bucket: string; key: string }, refused: () => never): Promise<void> {
+  if (!MALWARE_SCAN.objectPrefixes.some((prefix) => object.key.startsWith(prefix))) return;
+  let tags: Array<{ Key?: string; Value?: string }>;
+  try {
+    tags = (await direct.send(new GetObjectTaggingCommand({ Bucket: object.bucket, Key: object.key }))).TagSet ?? [];
+  } catch (error) {
+    // A missing object is s3rver's to answer (and the gate's to turn into a 403 where S3 would).
+    if ((error as Error).name === 'NoSuchKey' || (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 404) return;
+    throw error;
+  }
+  if (!tags.some((tag) => tag.Key === MALWARE_SCAN.tagKey && tag.Value === MALWARE_SCAN.cleanTagValue)) refused();
 }
 
 /** A browser form upload: POST to the bucket itself, multipart/form-data. */
@@ -135,6 +214,13 @@ export function requestedS3Actions(method: string, url: string, headers: Incomin
   }
   const key = decodeURIComponent(keyParts.join('/'));
   const versioned = query.has('versionId');
+  // Object Lock and tags are sub-resources, each its own action; bypassing governance retention is one more.
+  const subresource = (['retention', 'legal-hold', 'tagging'] as const).find((name) => query.has(name));
+  const bypass = String(headers['x-amz-bypass-governance-retention'] ?? '').toLowerCase() === 'true' ? [{ action: 'BypassGovernanceRetention', bucket, key }] : [];
+  if (subresource) {
+    const name = { retention: 'ObjectRetention', 'legal-hold': 'ObjectLegalHold', tagging: 'ObjectTagging' }[subresource];
+    return [{ action: `${method === 'PUT' ? 'Put' : method === 'DELETE' ? 'Delete' : 'Get'}${name}`, bucket, key }, ...bypass];
+  }
   switch (method) {
     case 'GET':
     case 'HEAD':
@@ -146,7 +232,7 @@ export function requestedS3Actions(method: string, url: string, headers: Incomin
     case 'POST':
       return [{ action: query.has('uploads') || query.has('uploadId') ? 'PutObject' : 'POST object', bucket, key }];
     case 'DELETE':
-      return [{ action: query.has('uploadId') ? 'AbortMultipartUpload' : versioned ? 'DeleteObjectVersion' : 'DeleteObject', bucket, key }];
+      return [{ action: query.has('uploadId') ? 'AbortMultipartUpload' : versioned ? 'DeleteObjectVersion' : 'DeleteObject', bucket, key }, ...bypass];
     default:
       return [{ action: `${method} object`, bucket, key }];
   }

@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import { CopyObjectCommand, DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, PutObjectCommand, paginateListObjectsV2 } from '@aws-sdk/client-s3';
+import { CopyObjectCommand, DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, PutObjectCommand, PutObjectLegalHoldCommand, PutObjectRetentionCommand, paginateListObjectsV2 } from '@aws-sdk/client-s3';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { createPresignedPost } from '@aws-sdk/s3-presigned-post';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
@@ -37,6 +37,25 @@ export class S3DocumentFiles implements DocumentFiles {
     }
   }
 
+  async purge(key: string, versionId: string | undefined): Promise<void> {
+    try {
+      await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key, ...(versionId !== undefined ? { VersionId: versionId } : {}) }));
+    } catch (error) {
+      if (mayHaveBeenApplied(error)) throw new OutcomeUnknown({ cause: error });
+      throw error;
+    }
+  }
+
+  async retain(key: string, lock: { retainUntil?: string; legalHold: boolean }): Promise<void> {
+    // Governance mode: only a principal granted s3:BypassGovernanceRetention (no function is) can shorten it or remove the version.
+    if (lock.retainUntil !== undefined) {
+      await this.client.send(
+        new PutObjectRetentionCommand({ Bucket: this.bucket, Key: key, Retention: { Mode: 'GOVERNANCE', RetainUntilDate: endOfDay(lock.retainUntil) } }),
+      );
+    }
+    await this.client.send(new PutObjectLegalHoldCommand({ Bucket: this.bucket, Key: key, LegalHold: { Status: lock.legalHold ? 'ON' : 'OFF' } }));
+  }
+
   async head(key: string): Promise<StoredFileFacts | undefined> {
     try {
       const head = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
@@ -53,12 +72,6 @@ export class S3DocumentFiles implements DocumentFiles {
       keys.push(...(page.Contents ?? []).flatMap((object) => (object.Key ? [object.Key] : [])));
     }
     return keys;
-  }
-
-  async readStart(key: string, length: number): Promise<Uint8Array> {
-    const { Body } = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key, Range: `bytes=0-${length - 1}` }));
-    // A server that ignores Range would send everything: keep only what was asked for.
-    return Body ? (await Body.transformToByteArray()).subarray(0, length) : new Uint8Array();
   }
 
   async read(key: string): Promise<AsyncIterable<Uint8Array>> {
@@ -100,23 +113,33 @@ export class S3DocumentFiles implements DocumentFiles {
     );
   }
 
-  async uploadForm(key: string, options: { maxBytes: number; expiresInSeconds: number }): Promise<{ url: string; fields: Record<string, string> }> {
-    const encryptionFields = { 'x-amz-server-side-encryption': 'aws:kms', 'x-amz-server-side-encryption-aws-kms-key-id': this.kmsKeyId };
+  async uploadForm(key: string, options: { maxBytes: number; expiresInSeconds: number; sha256?: string }): Promise<{ url: string; fields: Record<string, string> }> {
+    const pinned = {
+      'x-amz-server-side-encryption': 'aws:kms',
+      'x-amz-server-side-encryption-aws-kms-key-id': this.kmsKeyId,
+      // S3 computes the posted file's SHA-256 and refuses it (400 BadDigest) unless it is this one.
+      ...(options.sha256 !== undefined ? { 'x-amz-checksum-algorithm': 'SHA256', 'x-amz-checksum-sha256': Buffer.from(options.sha256, 'hex').toString('base64') } : {}),
+    };
     const { url, fields } = await createPresignedPost(this.client, {
       Bucket: this.bucket,
       Key: key,
-      // Fields become exact-match policy conditions: the key and the encryption cannot be changed by the client.
-      Fields: encryptionFields,
+      // Fields become exact-match policy conditions: the key, the encryption and the checksum cannot be changed by the client.
+      Fields: pinned,
       Conditions: [
         ['content-length-range', 1, options.maxBytes],
         // The client may declare the file's Content-Type; the finalizer checks it against the bytes.
         ['starts-with', '$Content-Type', ''],
-        ...Object.entries(encryptionFields).map(([name, value]) => ({ [name]: value })),
+        ...Object.entries(pinned).map(([name, value]) => ({ [name]: value })),
       ],
       Expires: options.expiresInSeconds,
     });
     return { url, fields };
   }
+}
+
+/** The end of a retention date (UTC): a document retained until a day is kept through that day. */
+function endOfDay(date: string): Date {
+  return new Date(`${date}T23:59:59.999Z`);
 }
 
 /** `attachment` with an ASCII fallback name and the exact UTF-8 name (RFC 6266 / RFC 8187). */

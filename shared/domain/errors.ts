@@ -60,7 +60,13 @@ export class NotFound extends DomainError {
 
 export class Conflict extends DomainError {
   readonly kind = 'conflict' as const;
-  constructor(code: CodeOfKind<'conflict'>, message: string, issues: readonly FieldIssue[] = []) {
+  constructor(
+    code: CodeOfKind<'conflict'>,
+    message: string,
+    issues: readonly FieldIssue[] = [],
+    /** Set when the conflict passes by itself (a scan still running): when to ask again. */
+    readonly retryAfterSeconds?: number,
+  ) {
     super(code, message, issues);
   }
 }

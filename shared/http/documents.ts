@@ -1,6 +1,6 @@
 import type * as z from 'zod/mini';
 import type { AvailableDocument, DocumentStatus, StoredDocument } from '#shared/domain/documents/document.ts';
-import { DOCUMENT_RESOURCES, DOCUMENT_TYPES, utcDate } from '#shared/domain/documents/document.ts';
+import { DOCUMENT_RESOURCES, DOCUMENT_TYPES, scanStatusOf, utcDate } from '#shared/domain/documents/document.ts';
 import type { FilterSpec } from './list-query.ts';
 import type { documentListViewSchema, documentViewSchema } from './schemas/documents.ts';
 
@@ -34,6 +34,17 @@ export function documentView(document: StoredDocument): z.output<typeof document
     // Clients never see a `deleting` document: reads answer 404 for it (read-documents.ts isVisible).
     status: document.status as Exclude<DocumentStatus, 'deleting'>,
     ...(document.reason !== undefined ? { reason: document.reason } : {}),
+    ...(document.status === 'available' ? evidenceView(document) : {}),
+  };
+}
+
+/** What a stored file carries as evidence: its hash, its scan, its retention. */
+function evidenceView(document: StoredDocument) {
+  return {
+    ...(document.sha256 !== undefined ? { sha256: document.sha256 } : {}),
+    scan_status: scanStatusOf(document),
+    ...(document.retain_until !== undefined ? { retain_until: document.retain_until } : {}),
+    legal_hold: document.legal_hold === true,
   };
 }
 
@@ -47,5 +58,6 @@ export function documentListView(document: AvailableDocument): z.output<typeof d
     ...(document.description !== undefined ? { description: document.description } : {}),
     size: document.size,
     received_date: utcDate(document.received_at),
+    ...evidenceView(document),
   };
 }

@@ -1,5 +1,5 @@
 import type { DomainError } from '#shared/domain/errors.ts';
-import { DomainError as DomainErrorClass, Throttled, Unavailable } from '#shared/domain/errors.ts';
+import { Conflict, DomainError as DomainErrorClass, Throttled, Unavailable } from '#shared/domain/errors.ts';
 import { statusOf } from '#shared/platform/response-codes.ts';
 import { errorEnvelope } from './envelope.ts';
 import { AUTH_REALM } from './gateway-responses.ts';
@@ -49,6 +49,7 @@ export function isTransientDependencyError(error: unknown): boolean {
 export function errorResponse(error: DomainError): ApiResponse {
   const headers: Record<string, string> = {};
   if (error instanceof Unavailable || error instanceof Throttled) headers['Retry-After'] = String(error.retryAfterSeconds);
+  if (error instanceof Conflict && error.retryAfterSeconds !== undefined) headers['Retry-After'] = String(error.retryAfterSeconds);
   if (error.kind === 'unauthenticated') headers['WWW-Authenticate'] = `Basic realm="${AUTH_REALM}"`;
   return { statusCode: statusOf(error.code), headers, body: errorEnvelope(error.code, error.message, error.issues) };
 }

@@ -3,6 +3,7 @@
  * part named `file` second, parsed by busboy as a stream so limits stop the
  * parse where they are crossed rather than after everything is buffered.
  */
+import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import busboy from 'busboy';
 import { InvalidRequest, TooLarge, UnsupportedMediaType } from '#shared/domain/errors.ts';
@@ -18,6 +19,8 @@ export interface MultipartUpload {
     /** Media type of the part, lower case; busboy defaults a missing one to text/plain (RFC 7578). */
     contentType: string;
     bytes: Buffer;
+    /** Lowercase hex SHA-256 of the bytes, hashed chunk by chunk as they were parsed (no second pass). */
+    sha256: string;
   };
 }
 
@@ -87,6 +90,7 @@ export function parseMultipartUpload(contentType: string | undefined, body: Buff
       stream.on('error', () => undefined);
       parts += 1;
       const chunks: Buffer[] = [];
+      const hash = createHash('sha256');
       let size = 0;
       const isJson = parts === 1 && info.mimeType.toLowerCase() === 'application/json';
       if (parts === 1 && !isJson) return fail(invalid('the first part must be the JSON part, with Content-Type application/json'));
@@ -97,6 +101,7 @@ export function parseMultipartUpload(contentType: string | undefined, body: Buff
         size += chunk.length;
         if (isJson && size > limits.maxJsonBytes) return fail(invalid(`the JSON part must be at most ${limits.maxJsonBytes} bytes`));
         chunks.push(chunk);
+        if (!isJson) hash.update(chunk);
       });
       stream.on('limit', () => fail(new TooLarge(`the file exceeds ${limits.maxFileBytes} bytes`, 'FILE_TOO_LARGE')));
       stream.on('end', () => {
@@ -110,7 +115,7 @@ export function parseMultipartUpload(contentType: string | undefined, body: Buff
           return;
         }
         if (info.filename?.includes('\uFFFD')) return fail(new InvalidRequest([{ field: 'file', message: 'name must be valid UTF-8' }], 'INVALID_MULTIPART'));
-        file = { name: info.filename ?? '', contentType: info.mimeType.toLowerCase(), bytes: joinChunks(chunks, size) };
+        file = { name: info.filename ?? '', contentType: info.mimeType.toLowerCase(), bytes: joinChunks(chunks, size), sha256: hash.digest('hex') };
       });
     });
 

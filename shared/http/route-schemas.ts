@@ -14,6 +14,7 @@ import * as z from 'zod/mini';
 import { documentListViewSchema, documentViewSchema, uploadFormSchema } from './schemas/documents.ts';
 import { UPLOAD_CONTENT_TYPES } from '#shared/domain/documents/file-type.ts';
 import { uploadMetadataSchema, uploadSessionSchema } from '#shared/domain/documents/validation.ts';
+import { documentUpdateSchema } from '#shared/domain/documents/update-document.ts';
 import { createBodySchema, locationlessCreateBodySchema, oneTimeTokenSchema, updateBodySchema } from '#shared/domain/paymethods/validation.ts';
 import { MAX_FILE_BYTES } from '#shared/domain/documents/document.ts';
 import { DOCUMENT_LIST_FILTERS } from './documents.ts';
@@ -93,6 +94,7 @@ export const requestSchemas: Readonly<Record<string, z.ZodMiniType>> = {
   OneTimeTokenCreate: oneTimeTokenSchema,
   DocumentUploadMetadata: uploadMetadataSchema,
   DocumentUploadSessionCreate: uploadSessionSchema,
+  DocumentUpdate: documentUpdateSchema,
 };
 
 const paymethodCreated = recordEnvelopeSchema(paymethodWriteViewSchema, 'Create Successful.', paymethodLinksSchema);
@@ -106,6 +108,7 @@ const oneTimeTokenFetched = recordEnvelopeSchema(oneTimeTokenViewSchema, 'Get Su
 const documentCreated = recordEnvelopeSchema(documentViewSchema, 'Create Successful.', selfLinksSchema);
 const uploadSessionCreated = recordEnvelopeSchema(z.extend(documentViewSchema, { upload: uploadFormSchema }), 'Create Successful.', selfLinksSchema);
 const documentFetched = recordEnvelopeSchema(documentViewSchema, 'Get Successful.', selfLinksSchema);
+const documentUpdated = recordEnvelopeSchema(documentViewSchema, 'Update Successful.', selfLinksSchema);
 const documentList = listEnvelopeSchema(documentListViewSchema, Object.keys(DOCUMENT_LIST_FILTERS));
 const documentDeleted = deletedEnvelopeSchema(z.object({ document_id: documentViewSchema.shape.document_id }));
 /** Only the members the document must have: the generator's own output is checked by the unit tests. */
@@ -693,6 +696,7 @@ export const routeSchemas: Readonly<Record<string, RouteSchemas>> = {
     },
     request: { kind: 'multipart', metadata: uploadMetadataSchema, fileContentTypes: UPLOAD_CONTENT_TYPES, maxFileBytes: MAX_FILE_BYTES },
     response: { status: 201, description: 'The stored document.', schema: documentCreated },
+    errors: ['DUPLICATE_DOCUMENT'],
     description:
       'Two parts: first the JSON part (Content-Type application/json, any part name), then the file (part name file, with a filename). '
       + 'A file whose leading bytes, extension and Content-Type disagree, a type the resource does not take, or an empty file is 400 naming `file`. '
@@ -790,6 +794,9 @@ export const routeSchemas: Readonly<Record<string, RouteSchemas>> = {
         size: 24,
         received_date: '2026-11-28',
         status: 'available',
+        sha256: '5e884898da28047151d0e56f8dc6292773603d0d6aabbdd62a11ef721d1542d8',
+        scan_status: 'clean',
+        legal_hold: false,
         response: {
           environment: 'live',
           response_desc: 'Get Successful.',
@@ -800,6 +807,39 @@ export const routeSchemas: Readonly<Record<string, RouteSchemas>> = {
       },
     },
     response: { status: 200, description: 'The document, with its status.', schema: documentFetched },
+  },
+  'documents-update': {
+    examples: {
+      request: { legal_hold: true, retain_until: '2028-11-28' },
+      response: {
+        document_id: 'doc_jURx9tzO5BZhrFWUr1F0Tc',
+        resource: 'dispute',
+        resource_id: 'dsp_1001',
+        type: 'mp3',
+        file: 'authorization-call.mp3',
+        description: 'Recorded telephone authorization',
+        size: 48213,
+        received_date: '2026-11-28',
+        status: 'available',
+        sha256: '9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08',
+        scan_status: 'clean',
+        retain_until: '2028-11-28',
+        legal_hold: true,
+        response: {
+          environment: 'live',
+          response_desc: 'Update Successful.',
+        },
+        links: {
+          self: `${API}/v3/organizations/org_demo/documents/doc_jURx9tzO5BZhrFWUr1F0Tc`,
+        },
+      },
+    },
+    request: { kind: 'json', schema: documentUpdateSchema },
+    response: { status: 200, description: 'The document, with its retention and legal hold.', schema: documentUpdated },
+    errors: ['DOCUMENT_NOT_AVAILABLE', 'CONCURRENT_MODIFICATION'],
+    description:
+      'Takes only `legal_hold` and `retain_until` (at least one). `retain_until` can be extended, never shortened: an earlier date than the one kept, '
+      + 'or a date in the past, is 400. The stored file\'s S3 Object Lock (governance mode) follows.',
   },
   'documents-delete': {
     examples: {
@@ -812,16 +852,20 @@ export const routeSchemas: Readonly<Record<string, RouteSchemas>> = {
       },
     },
     response: { status: 200, description: 'The document record and its stored file are gone.', schema: documentDeleted },
+    errors: ['RETENTION_ACTIVE'],
+    description: 'A document on legal hold, or whose `retain_until` has not passed, is 409 RETENTION_ACTIVE and nothing is removed. Deleting a document frees its SHA-256 for its resource_id.',
   },
   'documents-download': {
-    description: 'Redirect (302) to a short-lived presigned URL of the stored file.',
     examples: {},
     response: {
       status: 302,
       description: 'Redirect to a presigned URL of the stored file, valid for five minutes.',
       headers: { Location: { description: 'The presigned URL.' }, 'Cache-Control': { description: 'no-store', example: 'no-store' } },
     },
-    errors: ['DOCUMENT_NOT_AVAILABLE'],
+    errors: ['DOCUMENT_NOT_AVAILABLE', 'SCAN_PENDING', 'DOCUMENT_INFECTED', 'SCAN_FAILED'],
+    description:
+      'Only a file the malware scan found clean is served: while the scan runs the answer is 409 SCAN_PENDING with Retry-After; '
+      + 'an infected file is 409 DOCUMENT_INFECTED (its bytes were removed); a failed scan is 409 SCAN_FAILED.',
   },
   'onetimetokens-preflight': {
     examples: {},

@@ -45,6 +45,10 @@ export const BUSINESS_METRICS = {
   DocumentsStored: { unit: 'Count', dimensions: ['document_type'] },
   /** An upload session's file was refused by the finalizer; `reason` is a fixed code (type_mismatch, too_large, empty, ...). */
   DocumentsRejected: { unit: 'Count', dimensions: ['reason'] },
+  /** A stored file's malware scan ended; `scan_status` is clean, infected or failed. */
+  DocumentsScanned: { unit: 'Count', dimensions: ['scan_status'] },
+  /** A malware scan that could not decide (alarmed on; see alarmOnDocumentScanFailures). */
+  DocumentScanFailures: { unit: 'Count', dimensions: [] },
   /** Account Updater rows applied to stored paymethods; `au_code` is new, exp, cls or con. */
   AccountUpdaterRowsApplied: { unit: 'Count', dimensions: ['au_code'] },
   /** An Account Updater export run failed (alarmed on; see alarmOnAccountUpdaterExportFailure). */

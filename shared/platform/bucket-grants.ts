@@ -10,7 +10,16 @@ import type { RouteAccess } from './routes.ts';
 import { DOCUMENT_OBJECT_PREFIX, UPLOAD_OBJECT_PREFIX } from './names.ts';
 
 /** Object actions, and ListBucket on the bucket itself. HeadObject is GetObject; a version's read is GetObjectVersion. */
-export type S3Action = 'GetObject' | 'GetObjectVersion' | 'PutObject' | 'DeleteObject' | 'AbortMultipartUpload' | 'ListBucket';
+export type S3Action =
+  | 'GetObject'
+  | 'GetObjectVersion'
+  | 'PutObject'
+  | 'DeleteObject'
+  | 'DeleteObjectVersion'
+  | 'PutObjectRetention'
+  | 'PutObjectLegalHold'
+  | 'AbortMultipartUpload'
+  | 'ListBucket';
 
 export type GrantedBucket = 'documents' | 'reports';
 
@@ -37,6 +46,10 @@ export const DOCUMENT_USAGE_GRANTS: Readonly<Record<DocumentUsage, readonly Buck
   delete: [{ bucket: 'documents', actions: ['DeleteObject'], prefixes: [DOCUMENT_OBJECT_PREFIX] }],
   // Deleting a document whose upload session never finished removes the posted file too.
   'delete-upload': [{ bucket: 'documents', actions: ['DeleteObject'], prefixes: [UPLOAD_OBJECT_PREFIX] }],
+  // Object Lock of a stored file: its retention (governance mode; no grant anywhere holds s3:BypassGovernanceRetention) and legal hold.
+  retain: [{ bucket: 'documents', actions: ['PutObjectRetention', 'PutObjectLegalHold'], prefixes: [DOCUMENT_OBJECT_PREFIX] }],
+  // An infected file's bytes removed for good: its version, which a plain delete would leave in the versioned bucket.
+  'purge-infected': [{ bucket: 'documents', actions: ['DeleteObject', 'DeleteObjectVersion'], prefixes: [DOCUMENT_OBJECT_PREFIX] }],
   // Deleting a pending session finds the finalizer's checked copies, under documents/<org>/<doc>/, by listing.
   'list-copies': [{ bucket: 'documents', actions: ['ListBucket'], prefixes: [DOCUMENT_OBJECT_PREFIX] }],
   // The finalizer reads a posted file (HEAD, copy source) and removes it once copied or rejected.

@@ -19,6 +19,7 @@ export const ITEM_PARTITION_PREFIXES = {
   idempotency: 'IDEM#',
   pageBoundary: 'PAGE#',
   document: 'DOC#',
+  documentHash: 'DOCSHA#',
   auHistory: 'AUHIST#',
   auMonth: 'AUMONTH#',
   auFile: 'AUFILE#',

@@ -78,6 +78,11 @@ export const KIND_OF_CODE = {
   DUPLICATE_PAYMETHOD: 'conflict',
   CONCURRENT_MODIFICATION: 'conflict',
   DOCUMENT_NOT_AVAILABLE: 'conflict',
+  DUPLICATE_DOCUMENT: 'conflict',
+  SCAN_PENDING: 'conflict',
+  DOCUMENT_INFECTED: 'conflict',
+  SCAN_FAILED: 'conflict',
+  RETENTION_ACTIVE: 'conflict',
   // 413, 415, 422, 429
   PAYLOAD_TOO_LARGE: 'too-large',
   FILE_TOO_LARGE: 'too-large',
@@ -178,6 +183,26 @@ export const CODE_DETAILS: Readonly<Record<ResponseCode, { readonly surface: Cod
   DOCUMENT_NOT_AVAILABLE: {
     surface: 'api',
     meaning: 'The document has no stored file to download (an upload session still pending, or rejected).',
+  },
+  DUPLICATE_DOCUMENT: {
+    surface: 'api',
+    meaning: 'The file has the same bytes (SHA-256) as an existing document of the organization for the same resource_id: `errors` names `file`, `response_desc` the existing doc_ id; nothing was stored.',
+  },
+  SCAN_PENDING: {
+    surface: 'api',
+    meaning: 'The file is still being scanned for malware; retry the download after `Retry-After` seconds.',
+  },
+  DOCUMENT_INFECTED: {
+    surface: 'api',
+    meaning: 'The malware scan found the file infected: its bytes were removed and are never served; the record stays as evidence.',
+  },
+  SCAN_FAILED: {
+    surface: 'api',
+    meaning: 'The malware scan could not decide (for example a password-protected or oversized file); the file is not served.',
+  },
+  RETENTION_ACTIVE: {
+    surface: 'api',
+    meaning: 'The document is on legal hold or its `retain_until` date has not passed: it cannot be deleted; nothing was removed.',
   },
   // 413, 415, 422, 429
   PAYLOAD_TOO_LARGE: {

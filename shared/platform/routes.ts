@@ -46,7 +46,7 @@ export interface RouteAccess {
   /** Vault key usages for account numbers. A route that only reads never decrypts. */
   vault?: ReadonlyArray<'encrypt' | 'decrypt'>;
   /** Documents bucket usages. */
-  documents?: ReadonlyArray<'read' | 'write' | 'delete' | 'delete-upload' | 'list-copies' | 'presign-upload' | 'finalize-upload'>;
+  documents?: ReadonlyArray<'read' | 'write' | 'delete' | 'delete-upload' | 'list-copies' | 'presign-upload' | 'finalize-upload' | 'retain' | 'purge-infected'>;
   /** Calls the PayPal billing-agreement port. */
   paypal?: boolean;
   /** Computes paymethod fingerprints (kms:GenerateMac on the fingerprint key). */
@@ -256,7 +256,7 @@ export const routes: readonly RouteDefinition[] = [
     auth: 'secret',
     binaryBody: true,
     // `delete` removes the stored object again when the record cannot be written.
-    access: { table: 'write', writes: ['document', 'idempotency'], documents: ['write', 'delete'] },
+    access: { table: 'write', writes: ['document', 'documentHash', 'idempotency'], documents: ['write', 'delete'] },
     summary: 'Upload a document',
   },
   {
@@ -285,11 +285,20 @@ export const routes: readonly RouteDefinition[] = [
     summary: 'Get a document',
   },
   {
+    handler: 'documents-update',
+    method: 'PUT',
+    path: DOCUMENT,
+    auth: 'secret',
+    // The stored file's Object Lock follows the record's legal_hold and retain_until.
+    access: { table: 'write', writes: ['document'], documents: ['retain'] },
+    summary: 'Set a legal hold or extend retention',
+  },
+  {
     handler: 'documents-delete',
     method: 'DELETE',
     path: DOCUMENT,
     auth: 'secret',
-    access: { table: 'write', writes: ['document'], documents: ['delete', 'delete-upload', 'list-copies'] },
+    access: { table: 'write', writes: ['document', 'documentHash'], documents: ['delete', 'delete-upload', 'list-copies'] },
     summary: 'Delete a document and its file',
   },
   {

@@ -5,7 +5,9 @@ import { commitWrite } from '#shared/runtime/outcome.ts';
 import type { IdempotencyCompletion } from '#shared/domain/idempotency.ts';
 import type { AvailableDocument, StoredDocument } from '#shared/domain/documents/document.ts';
 import type { DocumentListQuery, DocumentPage, DocumentRepository } from '#shared/domain/documents/ports.ts';
-import { InvalidRequest } from '#shared/domain/errors.ts';
+import { InvalidRequest, Unavailable } from '#shared/domain/errors.ts';
+import { DuplicateDocument } from '#shared/domain/documents/ports.ts';
+import type { ScanStatus } from '#shared/domain/documents/document.ts';
 import { SORT_INSTANT_PATTERN, isWithinRange } from './cursor.ts';
 import type { SortRange } from './cursor.ts';
 import { idempotencyCompletionWrite, idempotencyKeyLost } from './idempotency.ts';
@@ -40,7 +42,7 @@ export class DynamoDocumentRepository implements DocumentRepository {
   }
 
   async put(document: StoredDocument, options: { expiresAt?: Date; completion?: IdempotencyCompletion<StoredDocument> } = {}): Promise<void> {
-    const put = {
+    const put: Put = {
       TableName: this.tableName,
       Item: {
         ...document,
@@ -51,18 +53,41 @@ export class DynamoDocumentRepository implements DocumentRepository {
       // Ids are random, so this never fires in practice; it keeps a bug from overwriting a document.
       ConditionExpression: 'attribute_not_exists(pk)',
     };
-    if (!options.completion) {
+    const claim = hashClaim(this.tableName, document);
+    if (!options.completion && !claim) {
       await commitWrite(() => this.client.send(new PutCommand(put)));
       return;
     }
-    const answered = idempotencyCompletionWrite(this.tableName, options.completion, document);
-    try {
-      await commitWrite(() => this.client.send(new TransactWriteCommand({ TransactItems: [{ Put: put }, answered.item], ClientRequestToken: randomUUID() })));
-    } catch (error) {
-      if (cancellationReasons(error, 2)?.[1] === 'ConditionalCheckFailed') throw idempotencyKeyLost();
-      throw error;
+    const answered = options.completion && idempotencyCompletionWrite(this.tableName, options.completion, document);
+    const items = [{ Put: put }, ...(claim ? [{ Put: claim }] : []), ...(answered ? [answered.item] : [])];
+    await this.claimingHash(document, claim, async () => {
+      try {
+        await commitWrite(() => this.client.send(new TransactWriteCommand({ TransactItems: items, ClientRequestToken: randomUUID() })));
+      } catch (error) {
+        if (answered && cancellationReasons(error, items.length)?.at(-1) === 'ConditionalCheckFailed') throw idempotencyKeyLost();
+        throw error;
+      }
+    });
+    if (answered) options.completion!.committed(answered.response);
+  }
+
+  /**
+   * Runs a transaction whose item 1 is `claim` (when there is one): a refused
+   * claim is DuplicateDocument naming the holder. If the holder was removed
+   * between the refusal and the read, the transaction runs once more.
+   */
+  private async claimingHash(document: StoredDocument, claim: Put | undefined, write: () => Promise<void>): Promise<void> {
+    for (let attempt = 0; ; attempt += 1) {
+      try {
+        await write();
+        return;
+      } catch (error) {
+        if (!claim || cancellationReasons(error, 2)?.[1] !== 'ConditionalCheckFailed') throw error;
+        const { Item } = await this.client.send(new GetCommand({ TableName: this.tableName, Key: keys.documentHash(document.organization_id, document.resource_id, document.sha256!), ConsistentRead: true }));
+        if (typeof Item?.document_id === 'string') throw new DuplicateDocument(Item.document_id);
+        if (attempt > 0) throw new Unavailable('the document could not be stored; retry', 1, { cause: error });
+      }
     }
-    options.completion.committed(answered.response);
   }
 
   async get(organizationId: string, documentId: string): Promise<StoredDocument | undefined> {
@@ -74,9 +99,13 @@ export class DynamoDocumentRepository implements DocumentRepository {
 
   async markAvailable(document: AvailableDocument): Promise<boolean> {
     const index = indexKeys(document);
-    return this.conditionalUpdate({
+    const evidence = Object.fromEntries(
+      (['sha256', 'scan_status', 'retain_until', 'legal_hold'] as const).flatMap((name) => (document[name] !== undefined ? [[name, document[name]]] : [])),
+    );
+    const update = {
+      TableName: this.tableName,
       Key: keys.document(document.organization_id, document.document_id),
-      UpdateExpression: `SET #status = :available, #type = :type, #size = :size, received_at = :received_at, object_key = :object_key, ${Object.keys(index)
+      UpdateExpression: `SET #status = :available, #type = :type, #size = :size, received_at = :received_at, object_key = :object_key, ${[...Object.keys(index), ...Object.keys(evidence)]
         .map((name) => `${name} = :${name}`)
         .join(', ')} REMOVE expires_at, upload_key, upload_expires_at`,
       ConditionExpression: '#status = :pending',
@@ -88,7 +117,46 @@ export class DynamoDocumentRepository implements DocumentRepository {
         ':size': document.size,
         ':received_at': document.received_at,
         ':object_key': document.object_key,
-        ...Object.fromEntries(Object.entries(index).map(([name, value]) => [`:${name}`, value])),
+        ...Object.fromEntries(Object.entries({ ...index, ...evidence }).map(([name, value]) => [`:${name}`, value])),
+      },
+    };
+    const claim = hashClaim(this.tableName, document);
+    if (!claim) return this.conditionalUpdate(update);
+    let marked = true;
+    await this.claimingHash(document, claim, async () => {
+      try {
+        await commitWrite(() => this.client.send(new TransactWriteCommand({ TransactItems: [{ Update: update }, { Put: claim }], ClientRequestToken: randomUUID() })));
+      } catch (error) {
+        // No longer pending (a repeat, a deletion): nothing to claim.
+        if (cancellationReasons(error, 2)?.[0] !== 'ConditionalCheckFailed') throw error;
+        marked = false;
+      }
+    });
+    return marked;
+  }
+
+  async setScanStatus(organizationId: string, documentId: string, objectKey: string, status: ScanStatus): Promise<StoredDocument | undefined> {
+    return this.updateReturning({
+      Key: keys.document(organizationId, documentId),
+      UpdateExpression: 'SET scan_status = :scan_status',
+      ConditionExpression: 'object_key = :object_key AND #status = :available',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: { ':scan_status': status, ':object_key': objectKey, ':available': 'available' },
+    });
+  }
+
+  async setRetention(previous: StoredDocument, change: { legal_hold?: boolean; retain_until?: string }): Promise<StoredDocument | undefined> {
+    const sets = Object.entries(change).filter(([, value]) => value !== undefined);
+    return this.updateReturning({
+      Key: keys.document(previous.organization_id, previous.document_id),
+      UpdateExpression: `SET ${sets.map(([name]) => `${name} = :${name}`).join(', ')}`,
+      // The date it was read with: a concurrent PUT's later date is never replaced by an earlier one.
+      ConditionExpression: `#status = :available AND ${previous.retain_until !== undefined ? 'retain_until = :expected' : 'attribute_not_exists(retain_until)'}`,
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: {
+        ':available': 'available',
+        ...(previous.retain_until !== undefined ? { ':expected': previous.retain_until } : {}),
+        ...Object.fromEntries(sets.map(([name, value]) => [`:${name}`, value])),
       },
     });
   }
@@ -103,22 +171,24 @@ export class DynamoDocumentRepository implements DocumentRepository {
     });
   }
 
-  async markDeleting(organizationId: string, documentId: string): Promise<StoredDocument | undefined> {
+  async markDeleting(organizationId: string, documentId: string, today: string): Promise<StoredDocument | 'retained' | undefined> {
     try {
       const { Attributes } = await this.client.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: keys.document(organizationId, documentId),
           UpdateExpression: `SET #status = :deleting REMOVE ${DOCUMENT_INDEX_ATTRIBUTES.join(', ')}`,
-          ConditionExpression: 'attribute_exists(pk)',
+          // Retention is checked by the write that starts the deletion: a hold set a moment earlier is never missed.
+          ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(legal_hold) OR legal_hold = :false) AND (attribute_not_exists(retain_until) OR retain_until < :today)',
           ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: { ':deleting': 'deleting' },
+          ExpressionAttributeValues: { ':deleting': 'deleting', ':false': false, ':today': today },
           ReturnValues: 'ALL_OLD',
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
       );
       return Attributes ? documentFromItem(Attributes) : undefined;
     } catch (error) {
-      if (isConditionFailure(error)) return undefined;
+      if (isConditionFailure(error)) return error.Item ? 'retained' : undefined;
       throw error;
     }
   }
@@ -138,8 +208,33 @@ export class DynamoDocumentRepository implements DocumentRepository {
     });
   }
 
-  async remove(organizationId: string, documentId: string): Promise<void> {
-    await this.client.send(new DeleteCommand({ TableName: this.tableName, Key: keys.document(organizationId, documentId) }));
+  async remove(previous: StoredDocument): Promise<void> {
+    const key = keys.document(previous.organization_id, previous.document_id);
+    if (previous.sha256 === undefined) {
+      await this.client.send(new DeleteCommand({ TableName: this.tableName, Key: key }));
+      return;
+    }
+    // The hash is freed with the record, and only if this document holds it (a rejected duplicate never did).
+    await this.client.send(
+      new TransactWriteCommand({
+        TransactItems: [
+          { Delete: { TableName: this.tableName, Key: key } },
+          {
+            Delete: {
+              TableName: this.tableName,
+              Key: keys.documentHash(previous.organization_id, previous.resource_id, previous.sha256),
+              ConditionExpression: 'attribute_not_exists(pk) OR document_id = :document_id',
+              ExpressionAttributeValues: { ':document_id': previous.document_id },
+            },
+          },
+        ],
+        ClientRequestToken: randomUUID(),
+      }),
+    ).catch(async (error: unknown) => {
+      // Held by another document: only the record goes.
+      if (cancellationReasons(error, 2)?.[1] !== 'ConditionalCheckFailed') throw error;
+      await this.client.send(new DeleteCommand({ TableName: this.tableName, Key: key }));
+    });
   }
 
   async list(query: DocumentListQuery): Promise<DocumentPage> {
@@ -179,6 +274,16 @@ export class DynamoDocumentRepository implements DocumentRepository {
     };
   }
 
+  private async updateReturning(input: Omit<ConstructorParameters<typeof UpdateCommand>[0], 'TableName'>): Promise<StoredDocument | undefined> {
+    try {
+      const { Attributes } = await this.client.send(new UpdateCommand({ TableName: this.tableName, ...input, ReturnValues: 'ALL_NEW' }));
+      return Attributes ? documentFromItem(Attributes) : undefined;
+    } catch (error) {
+      if (isConditionFailure(error)) return undefined;
+      throw error;
+    }
+  }
+
   private async conditionalUpdate(input: Omit<ConstructorParameters<typeof UpdateCommand>[0], 'TableName'>): Promise<boolean> {
     try {
       await this.client.send(new UpdateCommand({ TableName: this.tableName, ...input }));
@@ -188,6 +293,18 @@ export class DynamoDocumentRepository implements DocumentRepository {
       throw error;
     }
   }
+}
+
+type Put = { TableName: string; Item: Item; ConditionExpression: string };
+
+/** The item that claims an available document's bytes for its organization and resource_id (none without a hash). */
+function hashClaim(tableName: string, document: StoredDocument): Put | undefined {
+  if (!isListed(document) || document.sha256 === undefined) return undefined;
+  return {
+    TableName: tableName,
+    Item: { ...keys.documentHash(document.organization_id, document.resource_id, document.sha256), document_id: document.document_id },
+    ConditionExpression: 'attribute_not_exists(pk)',
+  };
 }
 
 function isListed(document: StoredDocument): document is AvailableDocument {

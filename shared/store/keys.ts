@@ -124,6 +124,12 @@ export const keys = {
    * or resource, each sorted by the instant the upload completed, so the date
    * filters are key conditions and newest-first is a reverse Query.
    */
+  /**
+   * One document's claim on its bytes within an organization's resource_id:
+   * written in the transaction that makes the document available, only if
+   * absent, so the same bytes cannot become two documents; removed with it.
+   */
+  documentHash: (organizationId: string, resourceId: string, sha256: string) => ({ pk: `DOCSHA#${organizationId}#${resourceId}#${sha256}`, sk: 'DOCSHA' }),
   documentIndexes: (organizationId: string, type: string, resource: string, receivedAt: string, documentId: string) => {
     const sortKey = documentListSortKey(receivedAt, documentId);
     return {

@@ -1,4 +1,4 @@
-import { s3Triggers, streamTriggers } from '#shared/platform/triggers.ts';
+import { eventRuleTriggers, s3Triggers, streamTriggers } from '#shared/platform/triggers.ts';
 import { GLOBAL_SECONDARY_INDEXES } from '#shared/platform/table.ts';
 import { Match } from 'aws-cdk-lib/assertions';
 import type { Template } from 'aws-cdk-lib/assertions';
@@ -204,8 +204,8 @@ describe('operations (fixture routes, prod)', () => {
 
   it('has dead-letter queues only, each kept 14 days, encrypted, TLS only and alarmed on its depth', () => {
     const queues = Object.entries(resourcesOfType(template, 'AWS::SQS::Queue'));
-    // The S3 triggers', the Account Updater's and the event publisher's.
-    expect(queues.map(([id]) => id.replace(/DeadLetterQueue.*$/, '')).sort()).toEqual(['AccountUpdater', 'DomainEvents', 'S3Triggers']);
+    // The S3 triggers', the Account Updater's, the event publisher's and the scan results'.
+    expect(queues.map(([id]) => id.replace(/DeadLetterQueue.*$/, '')).sort()).toEqual(['AccountUpdater', 'DomainEvents', 'EventRuleTriggers', 'S3Triggers']);
     const policies = Object.values(resourcesOfType(template, 'AWS::SQS::QueuePolicy'));
     const alarms = Object.values(resourcesOfType(template, 'AWS::CloudWatch::Alarm'));
     for (const [id, queue] of queues) {
@@ -230,7 +230,7 @@ describe('operations (fixture routes, prod)', () => {
   });
 
   it('alarms on the API, every function, DynamoDB and the hooks, all to the topic', () => {
-    const functionNames = ['authorizer', ...fixtureRoutes.map((route) => route.handler), ...s3Triggers.map((trigger) => trigger.handler), 'au-check', 'au-chunk', 'au-merge', 'au-export', ...streamTriggers.map((trigger) => trigger.handler)];
+    const functionNames = ['authorizer', ...fixtureRoutes.map((route) => route.handler), ...s3Triggers.map((trigger) => trigger.handler), 'au-check', 'au-chunk', 'au-merge', 'au-export', ...streamTriggers.map((trigger) => trigger.handler), ...eventRuleTriggers.map((trigger) => trigger.handler)];
     expect(alarmNames(template)).toEqual([
       'PaymentsApi-prod-api-5xx-rate',
       'PaymentsApi-prod-api-p99-latency',
@@ -241,6 +241,8 @@ describe('operations (fixture routes, prod)', () => {
       'PaymentsApi-prod-au-apply-failure',
       'PaymentsApi-prod-au-history-throttles',
       'PaymentsApi-prod-events-dlq-depth',
+      'PaymentsApi-prod-scan-result-dlq-depth',
+      'PaymentsApi-prod-document-scan-failure',
       ...streamTriggers.map((trigger) => `PaymentsApi-prod-${trigger.handler}-iterator-age`),
       ...functionNames.flatMap((name) => [`PaymentsApi-prod-${name}-errors`, `PaymentsApi-prod-${name}-throttles`]),
     ].sort());

@@ -185,7 +185,8 @@ export function bucketId(template: Template, kind: 'documents' | 'access-logs' |
   const matches: Record<typeof kind, (id: string, properties: Properties) => boolean> = {
     'documents': (id) => id.startsWith('DocumentsBucket'),
     'access-logs': (_id, properties) => properties.LoggingConfiguration === undefined && properties.ReplicationConfiguration !== undefined,
-    'log-archive': (_id, properties) => properties.ObjectLockEnabled === true,
+    // The documents bucket has Object Lock too (retention of evidence); the archive is the locked bucket that is not it.
+    'log-archive': (id, properties) => properties.ObjectLockEnabled === true && !id.startsWith('DocumentsBucket'),
   };
   const ids = Object.entries(resourcesOfType(template, 'AWS::S3::Bucket'))
     .filter(([id, bucket]) => matches[kind](id, bucket.Properties))

@@ -175,7 +175,8 @@ describe('documents: edge values that are accepted', () => {
     ['a boundary of every RFC 2046 character, quoted', "'()+_,-./:=?a1"],
   ])('accepts %s', async (_label, boundary) => {
     const quoted = /[()/:=?,]/.test(boundary) ? `"${boundary}"` : boundary;
-    const answer = await postParts(org, [json(), file()], { boundary, contentType: `multipart/form-data; boundary=${quoted}` });
+    // A resource_id per boundary: the same file twice for one resource_id is a duplicate.
+    const answer = await postParts(org, [json({ ...metadata, resource_id: `app_b${boundary.length}` }), file()], { boundary, contentType: `multipart/form-data; boundary=${quoted}` });
     expect(answer.status, answer.text).toBe(201);
   });
 

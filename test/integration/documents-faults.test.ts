@@ -5,13 +5,13 @@
  * HTTP (another process, not mocked) and the stores.
  */
 import { CopyObjectCommand, DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { BOUNDARY, multipartBody, png, uploadParts } from '../fixtures/documents.ts';
 import { call } from '../support/api.ts';
 import type { Identity } from '../support/api.ts';
-import { documentsPath, runtimeStores, upload } from '../support/documents.ts';
+import { documentsPath, runtimeStores, scanned, upload } from '../support/documents.ts';
 import type { RuntimeStores } from '../support/documents.ts';
 import { interpose, throttled } from '../support/faults.ts';
 import { lambdaContext, proxyEvent } from '../support/lambda-event.ts';
@@ -30,7 +30,7 @@ describe('documents: failures leave no orphan and no half-deleted document', () 
   const s3Mock = mockClient(S3Client);
   const dynamoMock = mockClient(DynamoDBDocumentClient);
   const s3 = interpose(s3Mock as never, realS3Send, [PutObjectCommand, DeleteObjectCommand, HeadObjectCommand, GetObjectCommand, CopyObjectCommand, ListObjectsV2Command]);
-  const dynamo = interpose(dynamoMock as never, realDocumentSend, [PutCommand, GetCommand, UpdateCommand, DeleteCommand, QueryCommand]);
+  const dynamo = interpose(dynamoMock as never, realDocumentSend, [PutCommand, GetCommand, UpdateCommand, DeleteCommand, QueryCommand, TransactWriteCommand]);
 
   beforeAll(async () => {
     stores = runtimeStores(); // also points this process's handlers at the runtime's stores
@@ -48,6 +48,9 @@ describe('documents: failures leave no orphan and no half-deleted document', () 
     stores?.destroy();
   });
 
+  // A resource_id per document: the same bytes twice for one resource_id are refused as a duplicate.
+  let documents = 0;
+  const nextResourceId = () => `app_f${(documents += 1)}`;
   const invokeCreate = () =>
     create(
       proxyEvent({
@@ -57,7 +60,7 @@ describe('documents: failures leave no orphan and no half-deleted document', () 
         pathParameters: { organization_id: org.organizationId },
         organizationId: org.organizationId,
         headers: { 'Content-Type': `multipart/form-data; boundary=${BOUNDARY}` },
-        body: multipartBody(uploadParts({ resource: 'application', resource_id: 'app_1' }, { name: 'a.png', contentType: 'image/png', bytes: png }), BOUNDARY),
+        body: multipartBody(uploadParts({ resource: 'application', resource_id: nextResourceId() }, { name: 'a.png', contentType: 'image/png', bytes: png }), BOUNDARY),
       }),
       lambdaContext('documents-create'),
     );
@@ -80,6 +83,7 @@ describe('documents: failures leave no orphan and no half-deleted document', () 
     const got = await call(documentsPath(org.organizationId, documentId), { as: org });
     expect(got.status).toBe(200);
     expect(got.body.status).toBe('available');
+    expect((await scanned(org, documentId)).body.scan_status).toBe('clean');
     const download = await call(`${documentsPath(org.organizationId, documentId)}/file`, { as: org });
     expect(download.status).toBe(302);
     expect(Buffer.from(await (await fetch(download.headers.get('location') as string)).arrayBuffer()).equals(png)).toBe(true);
@@ -94,7 +98,7 @@ describe('documents: failures leave no orphan and no half-deleted document', () 
   }
 
   async function created(): Promise<string> {
-    const answer = await upload(org, { resource: 'application', resource_id: 'app_1' }, { name: 'a.png', contentType: 'image/png', bytes: png });
+    const answer = await upload(org, { resource: 'application', resource_id: nextResourceId() }, { name: 'a.png', contentType: 'image/png', bytes: png });
     expect(answer.status).toBe(201);
     return answer.body.document_id as string;
   }
@@ -106,13 +110,13 @@ describe('documents: failures leave no orphan and no half-deleted document', () 
       const answer = await invokeCreate();
       expect(answer.statusCode).toBe(503);
       expect(answer.headers?.['Retry-After']).toBe('1');
-      expect(dynamo.calls('PutCommand')).toEqual([]);
+      expect(dynamo.calls('TransactWriteCommand')).toEqual([]);
       expect(await documentsNow()).toEqual(before);
     });
 
     it('DynamoDB refuses the put: 503, and the stored object is deleted again', async () => {
       const before = await documentsNow();
-      dynamo.failOn({ command: 'PutCommand', error: throttled });
+      dynamo.failOn({ command: 'TransactWriteCommand', error: throttled });
       const answer = await invokeCreate();
       expect(answer.statusCode).toBe(503);
       expect(JSON.parse(answer.body).response.response_code).toBe('SERVICE_UNAVAILABLE');
@@ -123,7 +127,7 @@ describe('documents: failures leave no orphan and no half-deleted document', () 
 
     it('DynamoDB put fails with an unknown outcome (5xx): 503 OUTCOME_UNKNOWN, and the object stays, since the record may exist', async () => {
       const before = await documentsNow();
-      dynamo.failOn({ command: 'PutCommand' });
+      dynamo.failOn({ command: 'TransactWriteCommand' });
       const answer = await invokeCreate();
       expect(answer.statusCode).toBe(503);
       expect(JSON.parse(answer.body).response.response_code).toBe('OUTCOME_UNKNOWN');
@@ -154,7 +158,7 @@ describe('documents: failures leave no orphan and no half-deleted document', () 
       const id = await created();
       s3.failOn({ command: 'DeleteObjectCommand', error: slowDown });
       expect((await invokeDelete(id)).statusCode).toBe(503);
-      expect(dynamo.calls('DeleteCommand')).toEqual([]);
+      expect(dynamo.calls('TransactWriteCommand')).toEqual([]);
       await expectWhole(id);
       s3.failOn();
       expect((await invokeDelete(id)).statusCode).toBe(200);
@@ -192,7 +196,7 @@ describe('documents: failures leave no orphan and no half-deleted document', () 
 
     it('deleting the record fails: 503, the document already answers 404, and a retry completes', async () => {
       const id = await created();
-      dynamo.failOn({ command: 'DeleteCommand' });
+      dynamo.failOn({ command: 'TransactWriteCommand' });
       expect((await invokeDelete(id)).statusCode).toBe(503);
       expect(await keysOf(id)).toEqual([]);
       expect((await call(documentsPath(org.organizationId, id), { as: org })).status).toBe(404);

@@ -19,7 +19,8 @@ describe('documents: Idempotency-Key on both POST routes', () => {
     call(documentsPath(merchant.organizationId), {
       method: 'POST',
       as: merchant,
-      rawBody: multipartBody(uploadParts({ resource: 'application', resource_id: 'app_1', description }, { name: 'r.png', contentType: 'image/png', bytes: png }), boundary),
+      // A resource_id per key: uploads under other keys would otherwise repeat these bytes for one resource_id (a duplicate).
+      rawBody: multipartBody(uploadParts({ resource: 'application', resource_id: `app_${key}`, description }, { name: 'r.png', contentType: 'image/png', bytes: png }), boundary),
       headers: { 'Content-Type': `multipart/form-data; boundary=${boundary}`, 'Idempotency-Key': key },
     });
 

@@ -90,6 +90,9 @@ describe('documents: list', () => {
       description: 'png of 2024-03-13T08:00:00.000Z',
       size: 100,
       received_date: '2024-03-13',
+      // Stored without a scan status, as documents stored before the scan gate are: pending until scanned.
+      scan_status: 'pending',
+      legal_hold: false,
     });
   });
 

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jpeg, png, txt, wav } from '../fixtures/documents.ts';
 import { PARTNER, call } from '../support/api.ts';
 import type { ApiAnswer, Identity } from '../support/api.ts';
-import { documentsPath, runtimeStores } from '../support/documents.ts';
+import { documentsPath, runtimeStores, scanned } from '../support/documents.ts';
 import type { RuntimeStores } from '../support/documents.ts';
 
 interface Session {
@@ -26,6 +26,7 @@ async function poll<T>(read: () => Promise<T>, done: (value: T) => boolean, atte
 describe('documents: upload sessions', () => {
   let stores: RuntimeStores;
   let org: Identity;
+  let sessions = 0;
 
   const open = (body: Record<string, unknown>, as: Identity = org) => call<Session>(`${documentsPath(as.organizationId)}/uploads`, { method: 'POST', as, body });
   const get = (id: string) => call(documentsPath(org.organizationId, id), { as: org });
@@ -42,7 +43,9 @@ describe('documents: upload sessions', () => {
 
   async function sessionThrough(fileName: string, bytes: Buffer, options: { contentType?: string; resource?: string } = {}): Promise<{ id: string; final: ApiAnswer }> {
     const resource = options.resource ?? 'application';
-    const opened = await open({ resource, resource_id: resource === 'dispute' ? 'dsp_1' : 'app_1', description: 'big scan', file_name: fileName });
+    // A resource_id per session: the same bytes twice for one resource_id end rejected as a duplicate.
+    sessions += 1;
+    const opened = await open({ resource, resource_id: `${resource === 'dispute' ? 'dsp' : 'app'}_s${sessions}`, description: 'big scan', file_name: fileName });
     expect(opened.status, opened.text).toBe(201);
     const posted = await postForm(opened.body, bytes, options.contentType);
     expect(posted.status).toBe(204);
@@ -116,6 +119,7 @@ describe('documents: upload sessions', () => {
     expect(final.body).toMatchObject({ document_id: id, status: 'available', type: 'jpeg', size: jpeg.length, file: 'scan.jpg', received_date: new Date().toISOString().slice(0, 10) });
     const listed = await call<{ results: Array<{ document_id: string }> }>(documentsPath(org.organizationId), { as: org });
     expect(listed.body.results.map((result) => result.document_id)).toContain(id);
+    expect((await scanned(org, id)).body.scan_status).toBe('clean');
     const download = await call(`${documentsPath(org.organizationId, id)}/file`, { as: org });
     expect(download.status).toBe(302);
     const file = await fetch(download.headers.get('location') as string);
@@ -153,7 +157,9 @@ describe('documents: upload sessions', () => {
   ])('rejects %s with a reason and keeps no file', async (_label, fileName, bytes, contentType, reason) => {
     const { id, final } = await sessionThrough(fileName, bytes, { contentType });
     expect(final.body).toMatchObject({ status: 'rejected', reason: expect.stringContaining(reason) });
-    expect((await stores.objectKeys(org.organizationId)).filter((key) => key.includes(id))).toEqual([]);
+    // The record turns rejected before the finalizer removes the files: give the removal its moment.
+    const keys = await poll(() => stores.objectKeys(org.organizationId), (current) => !current.some((key) => key.includes(id)));
+    expect(keys.filter((key) => key.includes(id))).toEqual([]);
   });
 
   it('finalizes audio for a dispute', async () => {
@@ -162,8 +168,10 @@ describe('documents: upload sessions', () => {
   });
 
   it('is idempotent: a repeated S3 event changes nothing', async () => {
-    const { id, final } = await sessionThrough('again.png', png);
-    expect(final.body.status).toBe('available');
+    const { id } = await sessionThrough('again.png', png);
+    // Once the scan has ended too, nothing else changes the record.
+    const final = await scanned(org, id);
+    expect(final.body).toMatchObject({ status: 'available', scan_status: 'clean' });
     const { handler } = await import('#functions/documents-finalize.ts');
     const event = { Records: [{ eventName: 'ObjectCreated:Post', s3: { bucket: { name: stores.bucket }, object: { key: `uploads/${org.organizationId}/${id}`, size: png.length } } }] } as unknown as S3Event;
     await handler(event, {} as never);

@@ -1,8 +1,9 @@
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { samples, txt, png } from '../fixtures/documents.ts';
 import { MERCHANT, PARTNER, UNRELATED, call } from '../support/api.ts';
 import type { Identity } from '../support/api.ts';
-import { documentsPath, runtimeStores, upload } from '../support/documents.ts';
+import { documentsPath, runtimeStores, scanned, upload } from '../support/documents.ts';
 import type { RuntimeStores } from '../support/documents.ts';
 
 const today = () => new Date().toISOString().slice(0, 10);
@@ -17,8 +18,9 @@ describe('documents: upload, get, download, delete', () => {
   });
   afterAll(() => stores?.destroy());
 
-  it.each(samples.map((sample) => [`${sample.type} (${sample.name}, ${sample.contentType})`, sample] as const))('stores a %s', async (_label, sample) => {
-    const answer = await upload(merchant, { resource: sample.resource, resource_id: sample.resource === 'dispute' ? 'dsp_42' : 'app_42', description: 'evidence' }, sample);
+  it.each(samples.map((sample, index) => [`${sample.type} (${sample.name}, ${sample.contentType})`, sample, index] as const))('stores a %s', async (_label, sample, index) => {
+    // A resource_id per sample: some samples share their bytes, which one resource_id refuses as a duplicate.
+    const answer = await upload(merchant, { resource: sample.resource, resource_id: `${sample.resource === 'dispute' ? 'dsp' : 'app'}_42s${index}`, description: 'evidence' }, sample);
     expect(answer.status, answer.text).toBe(201);
     const body = answer.body as Record<string, unknown>;
     expect(body).toMatchObject({
@@ -36,6 +38,7 @@ describe('documents: upload, get, download, delete', () => {
     expect((body.links as Record<string, string>).self).toBe(self);
     expect(answer.headers.get('x-request-id')).toBeTruthy();
 
+    expect((await scanned(merchant, body.document_id as string)).body.scan_status).toBe('clean');
     const download = await call(documentsPath(merchant.organizationId, body.document_id as string, 'file'), { as: merchant });
     expect(download.status).toBe(302);
     const file = await fetch(download.headers.get('location') as string);
@@ -44,12 +47,12 @@ describe('documents: upload, get, download, delete', () => {
   });
 
   it('strips Windows and POSIX paths from the file name', async () => {
-    for (const [name, expected] of [
+    for (const [index, [name, expected]] of [
       ['C:\\Users\\pat\\scan.png', 'scan.png'],
       ['/home/pat/scan.png', 'scan.png'],
       ['../../etc/scan.png', 'scan.png'],
-    ]) {
-      const answer = await upload(merchant, { resource: 'application', resource_id: 'app_1' }, { name: name as string, contentType: 'image/png', bytes: png });
+    ].entries()) {
+      const answer = await upload(merchant, { resource: 'application', resource_id: `app_path${index}` }, { name: name as string, contentType: 'image/png', bytes: png });
       expect(answer.status, answer.text).toBe(201);
       expect(answer.body.file).toBe(expected);
       expect(answer.body).not.toHaveProperty('description');
@@ -59,6 +62,7 @@ describe('documents: upload, get, download, delete', () => {
   it('reads a document back with the spec members and its status', async () => {
     const created = await upload(merchant, { resource: 'bankaccount', resource_id: 'bac_7', description: 'voided check' }, { name: 'check.txt', contentType: 'text/plain', bytes: txt });
     const id = created.body.document_id as string;
+    await scanned(merchant, id);
     const answer = await call(documentsPath(merchant.organizationId, id), { as: merchant });
     expect(answer.status).toBe(200);
     expect(answer.body).toEqual({
@@ -71,6 +75,9 @@ describe('documents: upload, get, download, delete', () => {
       size: txt.length,
       received_date: today(),
       status: 'available',
+      sha256: createHash('sha256').update(txt).digest('hex'),
+      scan_status: 'clean',
+      legal_hold: false,
       response: { environment: 'local', response_desc: 'Get Successful.' },
       links: { self: expect.stringMatching(new RegExp(`/v3/organizations/${merchant.organizationId}/documents/${id}$`)) },
     });

@@ -71,7 +71,8 @@ describe('an edited document list cursor is a 400, never a 5xx', () => {
     stores = runtimeStores();
     org = await stores.freshOrganization();
     for (let index = 0; index < 3; index += 1) {
-      expect((await upload(org, { resource: 'application', resource_id: 'app_1' }, { name: 'a.png', contentType: 'image/png', bytes: png })).status).toBe(201);
+      // One resource_id each: the same bytes twice for one resource_id are a duplicate.
+      expect((await upload(org, { resource: 'application', resource_id: `app_${index}` }, { name: 'a.png', contentType: 'image/png', bytes: png })).status).toBe(201);
     }
   });
   afterAll(() => stores?.destroy());

@@ -4,7 +4,7 @@ import { jpeg, txt } from '../fixtures/documents.ts';
 import type { ApiAnswer, Identity } from '../support/api.ts';
 import { baseUrl, call } from '../support/api.ts';
 import type { RuntimeStores } from '../support/documents.ts';
-import { documentsPath, runtimeStores, upload } from '../support/documents.ts';
+import { documentsPath, runtimeStores, scanned, upload } from '../support/documents.ts';
 import { CARD, ECHECK, PAYPAL, customerPath, locationPath, unique } from '../support/paymethods.ts';
 
 /** The paymethod sub-collections: named by the spec and the contract, served by other services of the same API. */
@@ -141,6 +141,7 @@ describe('every link the service returns', () => {
 
   it("a document download's Location is the stored file", async () => {
     const stored = answers.find(([operation]) => operation === 'documents-get')?.[1] as ApiAnswer;
+    await scanned(as, stored.body.document_id as string);
     const download = await call(documentsPath(as.organizationId, stored.body.document_id as string, 'file'), { as });
     expect(download.status, download.text).toBe(302);
     const file = await fetch(download.headers.get('location') as string);

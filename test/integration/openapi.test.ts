@@ -5,7 +5,7 @@ import { jpeg } from '../fixtures/documents.ts';
 import { MERCHANT, baseUrl, call } from '../support/api.ts';
 import type { ApiAnswer } from '../support/api.ts';
 import { OpenApiContract } from '../support/openapi-contract.ts';
-import { documentsPath, upload } from '../support/documents.ts';
+import { documentsPath, scanned, upload } from '../support/documents.ts';
 import { CARD, ECHECK, PAYPAL, customerPath, locationPath, unique } from '../support/paymethods.ts';
 import { PATH_PARAMETER_PREFIXES, routes } from '#shared/platform/routes.ts';
 
@@ -195,6 +195,9 @@ describe('OpenAPI document (answers match the documented schemas)', () => {
     expect((await request('documents-get', documentsPath(org, session.body.document_id as string))).status).toBe(200);
     const list = await request('documents-list', documentsPath(org), { query: 'type=jpeg&page_size=1' });
     expect(list.status, list.text).toBe(200);
+    const kept = await request('documents-update', documentsPath(org, id), { body: { legal_hold: false } });
+    expect(kept.status, kept.text).toBe(200);
+    expect((await scanned(MERCHANT, id)).body.scan_status).toBe('clean');
     const download = await request('documents-download', documentsPath(org, id, 'file'));
     expect(download.status, download.text).toBe(302);
     expect(download.headers.get('location')).toMatch(/^https?:\/\//);

@@ -96,3 +96,14 @@ export function postParts(as: Identity, parts: readonly Part[], options: { bound
 export function upload(as: Identity, metadata: unknown, file: { name: string; contentType?: string; bytes: Buffer }): Promise<ApiAnswer> {
   return postParts(as, uploadParts(metadata, file));
 }
+
+/** The document once its malware scan has ended (the local scanner reports within 10 s of the upload). */
+export async function scanned(as: Identity, documentId: string, timeoutMs = 10_000): Promise<ApiAnswer> {
+  const deadline = Date.now() + timeoutMs;
+  let answer = await call(documentsPath(as.organizationId, documentId), { as });
+  while (answer.body?.scan_status === 'pending' && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    answer = await call(documentsPath(as.organizationId, documentId), { as });
+  }
+  return answer;
+}

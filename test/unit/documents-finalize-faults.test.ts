@@ -3,6 +3,7 @@
  * failure the S3 retry (the same call again) must end in the same state as a
  * clean run, with no object left behind.
  */
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { AvailableDocument, StoredDocument } from '#shared/domain/documents/document.ts';
 import { checkedUploadObjectKey, uploadObjectKey } from '#shared/domain/documents/document.ts';
@@ -45,9 +46,11 @@ class MemoryFiles implements DocumentFiles {
   async keysUnder(prefix: string) {
     return [...this.objects.keys()].filter((key) => key.startsWith(prefix));
   }
-  async readStart(key: string, length: number) {
-    this.faults.check('readStart');
-    return (this.objects.get(key)?.bytes ?? new Uint8Array()).subarray(0, length);
+  async purge(key: string) {
+    this.objects.delete(key);
+  }
+  async retain(): Promise<void> {
+    throw new Error('not used');
   }
   async read(key: string): Promise<AsyncIterable<Uint8Array>> {
     this.faults.check('read');
@@ -97,8 +100,14 @@ class MemoryDocuments implements DocumentRepository {
     this.records.set(documentId, { ...record, status: 'rejected', reason });
     return true;
   }
-  async remove(_organizationId: string, documentId: string) {
-    this.records.delete(documentId);
+  async remove(previous: StoredDocument) {
+    this.records.delete(previous.document_id);
+  }
+  async setScanStatus(): Promise<never> {
+    throw new Error('not used');
+  }
+  async setRetention(): Promise<never> {
+    throw new Error('not used');
   }
   async markDeleting(_organizationId: string, documentId: string): Promise<StoredDocument | undefined> {
     const record = this.records.get(documentId);
@@ -140,7 +149,7 @@ function setup(fileName: string, bytes: Uint8Array) {
 }
 
 describe('finalizer under failures', () => {
-  it.each(['get', 'head', 'readStart', 'copy', 'markAvailable', 'delete'])('recovers when %s fails once: available, one object, no upload left', async (step) => {
+  it.each(['get', 'head', 'read', 'copy', 'markAvailable', 'delete'])('recovers when %s fails once: available, one object, no upload left', async (step) => {
     const { faults, files, documents, run } = setup('a.png', png);
     faults.arm(step);
     await expect(run()).rejects.toThrow('injected');
@@ -161,6 +170,18 @@ describe('finalizer under failures', () => {
     await run();
     expect(documents.records.get(DOC)).toMatchObject({ status: 'rejected', reason: expect.stringContaining('content is png') });
     expect([...files.objects.keys()]).toEqual([]);
+  });
+
+  it('hashes what it keeps, and rejects a file whose SHA-256 is not the one the session declared', async () => {
+    const kept = setup('a.png', png);
+    await kept.run();
+    expect(kept.documents.records.get(DOC)).toMatchObject({ status: 'available', sha256: createHash('sha256').update(png).digest('hex'), scan_status: 'pending', legal_hold: false });
+
+    const declared = setup('a.png', png);
+    declared.documents.records.set(DOC, { ...declared.documents.records.get(DOC)!, declared_sha256: 'b'.repeat(64) });
+    expect(await declared.run()).toEqual({ status: 'rejected' });
+    expect(declared.documents.records.get(DOC)).toMatchObject({ status: 'rejected', reason: expect.stringContaining(`not the sha256 the session declared (${'b'.repeat(64)})`) });
+    expect([...declared.files.objects.keys()]).toEqual([]);
   });
 
   it('drops its copy when the document is deleted while it copies', async () => {

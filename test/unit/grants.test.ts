@@ -27,6 +27,7 @@ const BUILT: Record<ItemKind, string> = {
   idempotency: keys.idempotency('org_1', 'key').pk,
   pageBoundary: keys.pageBoundary('fp', 10, 2).pk,
   document: keys.document('org_1', 'doc_1').pk,
+  documentHash: keys.documentHash('org_1', 'dsp_1', 'ab').pk,
   auHistory: keys.auHistory('org_1', '2026-05', '2026-05-01T00:00:00.000Z', 'mth_1', 2).pk,
   auMonth: keys.auMonth('2026-05', 'org_1').pk,
   auFile: keys.auFile('sha').pk,

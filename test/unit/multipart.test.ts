@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { InvalidRequest, TooLarge, UnsupportedMediaType } from '#shared/domain/errors.ts';
 import { multipartBoundary } from '#shared/http/multipart-boundary.ts';
@@ -15,7 +16,13 @@ describe('multipart upload parsing', () => {
   it('returns the JSON part (nulls removed) and the file as sent', async () => {
     const parsed = await parse([json, filePart('0123456789abcdef', { filename: 'C:\\dir\\a.txt' })]);
     expect(parsed.metadata).toEqual({ resource: 'application' });
-    expect(parsed.file).toEqual({ name: 'C:\\dir\\a.txt', contentType: 'text/plain', bytes: Buffer.from('0123456789abcdef') });
+    expect(parsed.file).toEqual({
+      name: 'C:\\dir\\a.txt',
+      contentType: 'text/plain',
+      bytes: Buffer.from('0123456789abcdef'),
+      // Hashed as it was parsed.
+      sha256: createHash('sha256').update('0123456789abcdef').digest('hex'),
+    });
   });
 
   it('accepts a file of exactly the limit and refuses one byte more with TooLarge', async () => {

@@ -3,9 +3,10 @@ import type { IdempotencyCompletion } from '../idempotency.ts';
 import { completionOf } from '../idempotency.ts';
 import { newToken } from '../ids.ts';
 import type { AvailableDocument } from './document.ts';
-import { documentObjectKey } from './document.ts';
+import { documentObjectKey, retentionRuleDate } from './document.ts';
 import { checkFile, detectType, mediaTypeOf } from './file-type.ts';
 import type { DocumentDeps } from './ports.ts';
+import { DuplicateDocument } from './ports.ts';
 import { normalizeFileName, parseUploadMetadata, resourceOf } from './validation.ts';
 
 export interface UploadedFile {
@@ -14,6 +15,8 @@ export interface UploadedFile {
   /** Media type of the file part, lower case without parameters. */
   contentType: string | undefined;
   bytes: Uint8Array;
+  /** Lowercase hex SHA-256 of the bytes, computed while they streamed in. */
+  sha256: string;
 }
 
 /**
@@ -35,7 +38,10 @@ export interface CreateDocumentInput {
  * the file stays, since the record may exist. So a failure never leaves a
  * record without its file; at worst (S3 failing that delete too, or an
  * unknown outcome that did not commit) a file without a record, which no
- * answer names.
+ * answer names. The same bytes already stored for the organization and
+ * resource_id are DuplicateDocument, decided by the record's own write (two
+ * concurrent uploads of one file: one commits, the other is refused), and
+ * the refused upload's file is deleted again.
  */
 export async function createDocument(input: CreateDocumentInput, deps: DocumentDeps): Promise<AvailableDocument> {
   const metadata = parseUploadMetadata(input.metadata);
@@ -70,13 +76,23 @@ export async function createDocument(input: CreateDocumentInput, deps: DocumentD
     size: input.file.bytes.length,
     received_at: receivedAt,
     object_key: objectKey,
+    sha256: input.file.sha256,
+    scan_status: 'pending',
+    ...retention(metadata.value.resource, checked.type, receivedAt),
     created_at: receivedAt,
   };
   try {
     await deps.documents.put(document, { completion: completionOf(input.completion, (): AvailableDocument => document) });
   } catch (error) {
-    if (!(error instanceof OutcomeUnknown)) await deps.files.delete(objectKey).catch(() => undefined);
+    // A duplicate's file was never the evidence of anything: it goes like any file whose record was not written.
+    if (error instanceof DuplicateDocument || !(error instanceof OutcomeUnknown)) await deps.files.delete(objectKey).catch(() => undefined);
     throw error;
   }
   return document;
+}
+
+/** `retain_until` when a rule keeps the document, and `legal_hold` (false until set). */
+export function retention(resource: AvailableDocument['resource'], type: AvailableDocument['type'], receivedAt: string): Pick<AvailableDocument, 'retain_until' | 'legal_hold'> {
+  const until = retentionRuleDate(resource, type, receivedAt);
+  return { ...(until !== undefined ? { retain_until: until } : {}), legal_hold: false };
 }

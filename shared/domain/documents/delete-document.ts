@@ -1,5 +1,5 @@
-import { NotFound, OutcomeUnknown, Unavailable } from '../errors.ts';
-import { documentObjectKey, uploadObjectKey } from './document.ts';
+import { Conflict, NotFound, OutcomeUnknown, Unavailable } from '../errors.ts';
+import { documentObjectKey, uploadObjectKey, utcDate } from './document.ts';
 import type { DocumentDeps } from './ports.ts';
 import { isVisible } from './read-documents.ts';
 
@@ -11,12 +11,19 @@ import { isVisible } from './read-documents.ts';
  *    the delete may have landed (a timeout, a lost answer), the record stays
  *    flagged, answering 404, never an available record without its file;
  *    either way the request fails with the cause,
- * 3. delete the record; if that fails the document already answers 404 and a
- *    retried DELETE (which finds it flagged) completes the job.
+ * 3. delete the record, freeing its hash; if that fails the document already
+ *    answers 404 and a retried DELETE (which finds it flagged) completes the job.
+ * A document on legal hold or retained past today is refused in step 1, by
+ * the same conditional write, and nothing is removed.
  */
 export async function deleteDocument(organizationId: string, documentId: string, deps: DocumentDeps): Promise<void> {
-  const previous = await deps.documents.markDeleting(organizationId, documentId);
+  const now = deps.clock?.() ?? new Date();
+  const previous = await deps.documents.markDeleting(organizationId, documentId, utcDate(now.toISOString()));
   if (!previous) throw new NotFound(`no document ${documentId}`);
+  if (previous === 'retained') {
+    const document = await deps.documents.get(organizationId, documentId);
+    throw new Conflict('RETENTION_ACTIVE', document?.legal_hold ? `document ${documentId} is on legal hold` : `document ${documentId} is retained until ${document?.retain_until ?? 'a later date'}`);
+  }
   // Every copy goes, not only the file the record keeps: the finalizer's checked copies sit under
   // documents/<org>/<doc>/<etag>, one per version of the upload, and a run that failed after copying leaves its copy
   // there for good once a later version is kept. A session's file may also still sit under its upload key.
@@ -34,7 +41,7 @@ export async function deleteDocument(organizationId: string, documentId: string,
     // OUTCOME_UNKNOWN, but not the create's "retry with the same Idempotency-Key": a retried DELETE finds the record flagged and finishes.
     throw new Unavailable('the file may already be deleted; retry the DELETE to finish it', 1, { cause: error, code: 'OUTCOME_UNKNOWN' });
   }
-  await deps.documents.remove(organizationId, documentId);
+  await deps.documents.remove(previous);
   // An expired session was already invisible: it is cleaned up, but it did not exist for the client.
-  if (previous.status !== 'deleting' && !isVisible(previous, deps.clock?.() ?? new Date())) throw new NotFound(`no document ${documentId}`);
+  if (previous.status !== 'deleting' && !isVisible(previous, now)) throw new NotFound(`no document ${documentId}`);
 }

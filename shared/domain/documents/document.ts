@@ -25,6 +25,20 @@ export const MAX_RESOURCE_ID_LENGTH = 26;
  */
 export type DocumentStatus = 'pending' | 'available' | 'rejected' | 'deleting';
 
+/**
+ * The malware scan of the stored file: `pending` until the scanner reports,
+ * then `clean`, `infected` (the bytes are removed, the record stays as
+ * evidence) or `failed` (the scanner could not decide). Only `clean` files are
+ * served.
+ */
+export const SCAN_STATUSES = ['pending', 'clean', 'infected', 'failed'] as const;
+export type ScanStatus = (typeof SCAN_STATUSES)[number];
+
+/** How long a retained document is kept: eCheck telephone authorizations (dispute audio), two years under NACHA rules. */
+export const RETENTION_YEARS = 2;
+/** The document types a rule retains, per resource. */
+export const RETAINED_TYPES: Readonly<Partial<Record<DocumentResource, readonly DocumentType[]>>> = { dispute: ['wav', 'mp3'] };
+
 export interface StoredDocument {
   document_id: string;
   organization_id: string;
@@ -46,6 +60,16 @@ export interface StoredDocument {
   upload_expires_at?: string;
   /** Why an upload session's file was refused. */
   reason?: string;
+  /** Lowercase hex SHA-256 of the stored bytes, hashed while they streamed in; absent on documents stored before it was kept. */
+  sha256?: string;
+  /** The SHA-256 an upload session's client declared; the posted file must have it. */
+  declared_sha256?: string;
+  /** Absent on documents stored before the scan gate existed (docs/documents.md says what they answer). */
+  scan_status?: ScanStatus;
+  /** `yyyy-mm-dd`: the file may not be removed before this date (a retention rule, or a later date set by PUT). */
+  retain_until?: string;
+  /** While true the file may not be removed, whatever the date. */
+  legal_hold?: boolean;
   created_at: string;
 }
 
@@ -56,9 +80,40 @@ export function isAvailable(document: StoredDocument): document is AvailableDocu
   return document.status === 'available' && document.object_key !== undefined;
 }
 
+/** The date a retention rule keeps a document until, or undefined when no rule keeps it. */
+export function retentionRuleDate(resource: DocumentResource, type: DocumentType, receivedAt: string): string | undefined {
+  if (!RETAINED_TYPES[resource]?.includes(type)) return undefined;
+  const until = new Date(`${utcDate(receivedAt)}T00:00:00.000Z`);
+  // 29 February plus two years is 1 March: never a day early.
+  until.setUTCFullYear(until.getUTCFullYear() + RETENTION_YEARS);
+  return utcDate(until.toISOString());
+}
+
+/** Whether the document may not be removed on `today` (`yyyy-mm-dd`, UTC): on legal hold, or retained past today. */
+export function isRetained(document: Pick<StoredDocument, 'legal_hold' | 'retain_until'>, today: string): boolean {
+  return document.legal_hold === true || (document.retain_until !== undefined && document.retain_until >= today);
+}
+
+/**
+ * The scan status a document answers with. A document stored before the scan
+ * gate existed has none; its file carries no scan tag, so the bucket refuses
+ * to serve it until it is scanned (docs/operations.md, "Scanning documents
+ * stored before the gate"): it answers `pending` until then.
+ */
+export function scanStatusOf(document: StoredDocument): ScanStatus {
+  return document.scan_status ?? 'pending';
+}
+
 /** `yyyy-mm-dd` of an instant, in UTC. */
 export function utcDate(instant: string): string {
   return instant.slice(0, 10);
+}
+
+/** The organization and document a stored file's key names (`documents/<org>/<doc>` or a checked copy under it). */
+export function parseDocumentObjectKey(key: string): { organizationId: string; documentId: string } | undefined {
+  if (!key.startsWith(DOCUMENT_OBJECT_PREFIX)) return undefined;
+  const match = /^(org_[A-Za-z0-9_-]+)\/(doc_[A-Za-z0-9]+)(?:\/[A-Za-z0-9-]+)?$/.exec(key.slice(DOCUMENT_OBJECT_PREFIX.length));
+  return match?.[1] && match[2] ? { organizationId: match[1], documentId: match[2] } : undefined;
 }
 
 export function documentObjectKey(organizationId: string, documentId: string): string {

@@ -1,10 +1,12 @@
 import { Conflict, NotFound } from '../errors.ts';
 import type { AvailableDocument, StoredDocument } from './document.ts';
-import { isAvailable } from './document.ts';
+import { isAvailable, scanStatusOf } from './document.ts';
 import { mediaTypeOf } from './file-type.ts';
 import type { DocumentDeps, DocumentListQuery, DocumentPage } from './ports.ts';
 
 export const DOWNLOAD_URL_SECONDS = 300;
+/** What a download of a file still being scanned tells the client to wait: the local scanner answers within 10 s, GuardDuty usually within a minute. */
+export const SCAN_PENDING_RETRY_SECONDS = 10;
 
 /**
  * A document as its organization may see it. `deleting` ones are gone as far
@@ -33,13 +35,22 @@ export async function listDocuments(query: DocumentListQuery, deps: Pick<Documen
   return deps.documents.list(query);
 }
 
-/** A short-lived URL of the stored file; only available documents have one. */
+/** A short-lived URL of the stored file; only available documents whose scan found them clean have one. */
 export async function documentDownloadUrl(organizationId: string, documentId: string, deps: DocumentDeps): Promise<string> {
   const document = await getDocument(organizationId, documentId, deps);
   if (!isAvailable(document)) {
     throw new Conflict('DOCUMENT_NOT_AVAILABLE', `document ${documentId} has no stored file (status ${document.status})`);
   }
-  return downloadUrlOf(document, deps);
+  switch (scanStatusOf(document)) {
+    case 'pending':
+      throw new Conflict('SCAN_PENDING', `document ${documentId} is being scanned for malware; retry later`, [], SCAN_PENDING_RETRY_SECONDS);
+    case 'infected':
+      throw new Conflict('DOCUMENT_INFECTED', `document ${documentId} was found infected; its file was removed and is never served`);
+    case 'failed':
+      throw new Conflict('SCAN_FAILED', `the malware scan of document ${documentId} failed; its file is not served`);
+    case 'clean':
+      return downloadUrlOf(document, deps);
+  }
 }
 
 function downloadUrlOf(document: AvailableDocument, deps: DocumentDeps): Promise<string> {

@@ -43,6 +43,7 @@ const resourceIdField = requiredString().check(
 );
 
 const RESOURCE_ID_REST = /^[A-Za-z0-9_-]+$/;
+const SHA256_HEX = /^[0-9a-fA-F]{64}$/;
 
 type DocumentMembers = { resource?: unknown; resource_id?: unknown; file_name?: unknown };
 
@@ -88,6 +89,12 @@ export const uploadSessionSchema = z.pipe(
           description: `Name of the file to upload; any path (/ or \\) is removed, and what remains is at most ${MAX_FILE_NAME_CODE_POINTS} characters. Its extension must name a document type allowed for the resource.`,
         }),
       ),
+      sha256: z.optional(
+        z.string({ error: 'must be a string' }).check(
+          z.regex(SHA256_HEX, { error: 'must be the SHA-256 of the file: 64 hexadecimal digits' }),
+          z.meta({ description: 'SHA-256 of the file (hex). When given, the presigned POST accepts only a file with this hash (S3 checks it), and the finalizer checks it again.' }),
+        ),
+      ),
     })
     .check(
       acrossMembers((value, ctx) => {
@@ -96,7 +103,11 @@ export const uploadSessionSchema = z.pipe(
       }),
       z.meta({ description: 'Members whose value is null are treated as absent; unknown members are refused.' }),
     ),
-  z.transform((value) => ({ ...value, file_name: normalizeFileName(value.file_name, 'file_name').name })),
+  z.transform((value) => ({
+    ...value,
+    file_name: normalizeFileName(value.file_name, 'file_name').name,
+    ...(value.sha256 !== undefined ? { sha256: value.sha256.toLowerCase() } : {}),
+  })),
 );
 
 export type UploadMetadata = z.output<typeof uploadMetadataSchema>;

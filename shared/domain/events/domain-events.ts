@@ -13,7 +13,7 @@ import type { Paymethod } from '../paymethods/model.ts';
 export { EVENT_SOURCES };
 
 export const PAYMETHOD_EVENT_TYPES = ['Paymethod Created', 'Paymethod Updated', 'Paymethod Deleted', 'Paymethod Account Updated'] as const;
-export const DOCUMENT_EVENT_TYPES = ['Document Created', 'Document Rejected', 'Document Deleted'] as const;
+export const DOCUMENT_EVENT_TYPES = ['Document Created', 'Document Rejected', 'Document Scanned', 'Document Deleted'] as const;
 export type PaymethodEventType = (typeof PAYMETHOD_EVENT_TYPES)[number];
 export type DocumentEventType = (typeof DOCUMENT_EVENT_TYPES)[number];
 
@@ -77,10 +77,15 @@ export function classifyPaymethodChange(before: Paymethod | undefined, after: Pa
  * or rejected, and when a record that was announced is removed. Pending
  * sessions are never announced, nor is anything that happens to them. The
  * `deleting` flag is not a deletion yet (a failed delete puts the record back),
- * so neither flagging nor restoring publishes; the removal does.
+ * so neither flagging nor restoring publishes; the removal does. The end of a
+ * stored file's malware scan (its scan_status leaving `pending`) is announced
+ * once, with the verdict.
  */
 export function classifyDocumentChange(before: StoredDocument | undefined, after: StoredDocument | undefined): DocumentEventType | undefined {
   if (before && !after) return wasAnnounced(before) ? 'Document Deleted' : undefined;
+  if (before?.status === 'available' && after?.status === 'available' && after.scan_status !== undefined && after.scan_status !== 'pending' && before.scan_status !== after.scan_status) {
+    return 'Document Scanned';
+  }
   if (!after || before?.status === after.status || before?.status === 'deleting') return undefined;
   if (after.status === 'available') return 'Document Created';
   if (after.status === 'rejected') return 'Document Rejected';

@@ -28,6 +28,7 @@ export const eventDetailSchemas = {
   'Paymethod Deleted': paymethodDeleted.meta({ description: 'The paymethod was deleted: its ids only.' }),
   'Document Created': documentRecord.meta({ description: 'A document became available (a direct upload, or an upload session whose file was accepted).' }),
   'Document Rejected': documentRecord.meta({ description: 'An upload session\'s file was refused: status rejected, with the reason.' }),
+  'Document Scanned': documentRecord.meta({ description: 'The malware scan of a stored file ended: scan_status is clean, infected (the bytes were removed) or failed.' }),
   'Document Deleted': documentDeleted.meta({ description: 'An available or rejected document was removed: its ids only.' }),
 } as const satisfies Record<PaymethodEventType | DocumentEventType, z.ZodType>;
 
