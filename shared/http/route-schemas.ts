@@ -32,6 +32,8 @@ import {
 } from './schemas/paymethods.ts';
 import { deletedEnvelopeSchema, recordEnvelopeSchema, selfLinksSchema } from './schemas/response.ts';
 import type { ResponseCode } from '#shared/platform/response-codes.ts';
+import { endpointCreateSchema, endpointUpdateSchema, recoverSchema, rollSecretSchema } from '#shared/domain/webhooks/validation.ts';
+import { webhookAcceptedSchema, webhookAttemptViewSchema, webhookEndpointViewSchema, webhookSecretSchema } from './schemas/webhooks.ts';
 
 
 export type RequestBody =
@@ -51,7 +53,7 @@ export interface ResponseHeader {
 }
 
 export interface SuccessResponse {
-  readonly status: 200 | 201 | 204 | 302;
+  readonly status: 200 | 201 | 202 | 204 | 302;
   readonly description: string;
   /** The JSON body; absent for bodiless answers (redirects, preflights). */
   readonly schema?: z.ZodMiniType;
@@ -78,6 +80,10 @@ export interface RouteSchemas {
 export const requestSchemas: Readonly<Record<string, z.ZodMiniType>> = {
   PaymethodCreate: createBodySchema,
   PaymethodCreateLocationless: locationlessCreateBodySchema,
+  WebhookEndpointCreate: endpointCreateSchema,
+  WebhookEndpointUpdate: endpointUpdateSchema,
+  WebhookRollSecret: rollSecretSchema,
+  WebhookRecover: recoverSchema,
   PaymethodUpdate: updateBodySchema,
   OneTimeTokenCreate: oneTimeTokenSchema,
   DocumentUploadMetadata: uploadMetadataSchema,
@@ -98,6 +104,20 @@ const documentFetched = recordEnvelopeSchema(documentViewSchema, 'Get Successful
 const documentList = listEnvelopeSchema(documentListViewSchema, Object.keys(DOCUMENT_LIST_FILTERS));
 const documentDeleted = deletedEnvelopeSchema(z.object({ document_id: documentViewSchema.shape.document_id }));
 /** Only the members the document must have: the generator's own output is checked by the unit tests. */
+const webhookEndpointWithLinks = z.extend(webhookEndpointViewSchema, { links: selfLinksSchema });
+const webhookEndpointCreated = recordEnvelopeSchema(z.extend(webhookEndpointViewSchema, webhookSecretSchema.shape), 'Create Successful.', selfLinksSchema);
+const webhookEndpointFetched = recordEnvelopeSchema(webhookEndpointViewSchema, 'Get Successful.', selfLinksSchema);
+const webhookEndpointUpdated = recordEnvelopeSchema(webhookEndpointViewSchema, 'Update Successful.', selfLinksSchema);
+const webhookSecretRolled = recordEnvelopeSchema(
+  z.extend(webhookEndpointViewSchema, { ...webhookSecretSchema.shape, previous_secret_expires_at: z.optional(z.string().check(z.meta({ description: 'Until then deliveries carry both signatures.' }))) }),
+  'Update Successful.',
+  selfLinksSchema,
+);
+const webhookEndpointList = listEnvelopeSchema(webhookEndpointWithLinks, []);
+const webhookEndpointDeleted = deletedEnvelopeSchema(z.object({ webhook_endpoint_id: webhookEndpointViewSchema.shape.webhook_endpoint_id }));
+const webhookAccepted = recordEnvelopeSchema(webhookAcceptedSchema, 'Request Accepted.', selfLinksSchema);
+const webhookAttemptList = listEnvelopeSchema(webhookAttemptViewSchema, []);
+
 const openApiDocumentSchema = z.looseObject({
   openapi: z.literal('3.1.0'),
   info: z.looseObject({ title: z.string(), version: z.string() }),
@@ -126,6 +146,14 @@ export const responseSchemas: Readonly<Record<string, z.ZodMiniType>> = {
   Document: documentFetched,
   DocumentList: documentList,
   DocumentDeleted: documentDeleted,
+  WebhookEndpointCreated: webhookEndpointCreated,
+  WebhookEndpoint: webhookEndpointFetched,
+  WebhookEndpointUpdated: webhookEndpointUpdated,
+  WebhookSecretRolled: webhookSecretRolled,
+  WebhookEndpointList: webhookEndpointList,
+  WebhookEndpointDeleted: webhookEndpointDeleted,
+  WebhookAccepted: webhookAccepted,
+  WebhookAttemptList: webhookAttemptList,
   OpenApiDocument: openApiDocumentSchema,
 };
 
@@ -215,6 +243,44 @@ export const routeSchemas: Readonly<Record<string, RouteSchemas>> = {
     description:
       'Answers while a paymethod could still be created from the token: unused, unexpired, under the organization and location it was minted for; '
       + 'otherwise 404 (minted elsewhere, already used or expired).',
+  },
+  'webhooks-create': {
+    request: { kind: 'json', schema: endpointCreateSchema },
+    response: { status: 201, description: 'The endpoint, with its signing secret: no later answer repeats it (an Idempotency-Key replay answers without it).', schema: webhookEndpointCreated },
+    errors: ['INVALID_WEBHOOK_URL', 'ENDPOINT_LIMIT'],
+    description:
+      'url: https, at most 2,048 characters, no user or password, a host that is and resolves to public addresses only (checked again at every delivery). '
+      + 'event_types: a non-empty array of event types, or ["*"] (the default). At most 16 endpoints per organization.',
+  },
+  'webhooks-list': {
+    response: { status: 200, description: "The organization's endpoints, newest first.", schema: webhookEndpointList },
+  },
+  'webhooks-get': {
+    response: { status: 200, description: 'The endpoint (never its secret).', schema: webhookEndpointFetched },
+  },
+  'webhooks-update': {
+    request: { kind: 'json', schema: endpointUpdateSchema },
+    response: { status: 200, description: 'The endpoint as changed.', schema: webhookEndpointUpdated },
+    errors: ['INVALID_WEBHOOK_URL', 'CONCURRENT_MODIFICATION'],
+    description: 'Disabled: nothing is sent, messages are held (recover sends them). Enabled again: only messages created from then on are sent.',
+  },
+  'webhooks-delete': {
+    response: { status: 200, description: 'The endpoint is gone; nothing more is sent to it.', schema: webhookEndpointDeleted },
+  },
+  'webhooks-ping': {
+    response: { status: 202, description: 'One webhook.ping message is on its way.', schema: webhookAccepted },
+  },
+  'webhooks-roll-secret': {
+    request: { kind: 'json', schema: rollSecretSchema },
+    response: { status: 200, description: 'The new secret (in this answer only).', schema: webhookSecretRolled },
+    errors: ['CONCURRENT_MODIFICATION'],
+  },
+  'webhooks-recover': {
+    request: { kind: 'json', schema: recoverSchema },
+    response: { status: 202, description: 'The held and failed messages created in the range are sent again, each with a new webhook-id, in order per record.', schema: webhookAccepted },
+  },
+  'webhooks-attempts': {
+    response: { status: 200, description: 'Delivery attempts of the last 30 days, newest first.', schema: webhookAttemptList },
   },
   'documents-create': {
     request: { kind: 'multipart', metadata: uploadMetadataSchema, fileContentTypes: UPLOAD_CONTENT_TYPES, maxFileBytes: MAX_FILE_BYTES },

@@ -23,6 +23,11 @@ export const ITEM_PARTITION_PREFIXES = {
   auMonth: 'AUMONTH#',
   auFile: 'AUFILE#',
   auDelivery: 'AUDELIVERY#',
+  webhookEndpoint: 'WHE#',
+  webhookLane: 'WHL#',
+  webhookHeld: 'WHH#',
+  webhookAttempt: 'WHA#',
+  webhookSlot: 'WHS#',
 } as const;
 
 export type ItemKind = keyof typeof ITEM_PARTITION_PREFIXES;

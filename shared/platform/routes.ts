@@ -56,6 +56,8 @@ export interface RouteAccess {
    * page_index costs about one page: BatchWriteItem on `PAGE#...` items only.
    */
   pageBoundaries?: boolean;
+  /** Checks webhook endpoint URLs (registration, delivery): the URL policy's settings reach its environment. */
+  webhookUrls?: boolean;
 }
 
 export interface RouteDefinition {
@@ -102,6 +104,7 @@ export const PATH_PARAMETERS = {
   paymethod_token: { prefix: 'mth_', maxLength: 26 },
   document_id: { prefix: 'doc_', maxLength: 26 },
   one_time_token: { prefix: 'ott_', maxLength: 26 },
+  webhook_endpoint_id: { prefix: 'whe_', maxLength: 26 },
 } as const satisfies Readonly<Record<string, PathParameterSpec>>;
 
 export type PathParameterName = keyof typeof PATH_PARAMETERS;
@@ -122,6 +125,8 @@ const PAYMETHOD_WRITES: readonly ItemKind[] = ['paymethod', 'duplicateScope', 'c
 const PAYMETHOD_CREATE_WRITES: readonly ItemKind[] = [...PAYMETHOD_WRITES, 'oneTimeToken', 'idempotency'];
 
 const DOCUMENTS = '/v3/organizations/{organization_id}/documents';
+const WEBHOOK_ENDPOINTS = '/v3/organizations/{organization_id}/webhook_endpoints';
+const WEBHOOK_ENDPOINT = `${WEBHOOK_ENDPOINTS}/{webhook_endpoint_id}`;
 const DOCUMENT = `${DOCUMENTS}/{document_id}`;
 
 export const routes: readonly RouteDefinition[] = [
@@ -300,6 +305,87 @@ export const routes: readonly RouteDefinition[] = [
     // Presigned URLs are signed with the function's own credentials, so it needs s3:GetObject.
     access: { table: 'read', documents: ['read'] },
     summary: 'Redirect (302) to a short-lived presigned URL of the stored file',
+  },
+
+  // Webhook endpoints (docs/webhooks.md). Secrets are sealed under the vault key, bound to the organization and the endpoint.
+  {
+    handler: 'webhooks-create',
+    method: 'POST',
+    path: WEBHOOK_ENDPOINTS,
+    auth: 'secret',
+    maxBodyBytes: 8192,
+    access: { table: 'write', writes: ['webhookEndpoint', 'idempotency'], vault: ['encrypt'], webhookUrls: true },
+    summary: 'Register a webhook endpoint; the answer holds its signing secret, shown this once',
+  },
+  {
+    handler: 'webhooks-list',
+    method: 'GET',
+    path: WEBHOOK_ENDPOINTS,
+    auth: 'secret',
+    query: 'list',
+    access: { table: 'read' },
+    summary: "List the organization's webhook endpoints, newest first",
+  },
+  {
+    handler: 'webhooks-get',
+    method: 'GET',
+    path: WEBHOOK_ENDPOINT,
+    auth: 'secret',
+    access: { table: 'read' },
+    summary: 'Read a webhook endpoint (never its secret)',
+  },
+  {
+    handler: 'webhooks-update',
+    method: 'PUT',
+    path: WEBHOOK_ENDPOINT,
+    auth: 'secret',
+    maxBodyBytes: 8192,
+    access: { table: 'write', writes: ['webhookEndpoint'], webhookUrls: true },
+    summary: "Partially update a webhook endpoint: url, event_types, description, status",
+  },
+  {
+    handler: 'webhooks-delete',
+    method: 'DELETE',
+    path: WEBHOOK_ENDPOINT,
+    auth: 'secret',
+    access: { table: 'write', writes: ['webhookEndpoint'] },
+    summary: 'Delete a webhook endpoint; nothing more is sent to it',
+  },
+  {
+    handler: 'webhooks-ping',
+    method: 'POST',
+    path: `${WEBHOOK_ENDPOINT}/ping`,
+    auth: 'secret',
+    maxBodyBytes: 1024,
+    access: { table: 'write', writes: ['webhookLane'] },
+    summary: 'Send one webhook.ping message to the endpoint (202)',
+  },
+  {
+    handler: 'webhooks-roll-secret',
+    method: 'POST',
+    path: `${WEBHOOK_ENDPOINT}/roll_secret`,
+    auth: 'secret',
+    maxBodyBytes: 1024,
+    access: { table: 'write', writes: ['webhookEndpoint'], vault: ['encrypt'] },
+    summary: 'Replace the signing secret; the previous one keeps signing for expire_previous_after_seconds',
+  },
+  {
+    handler: 'webhooks-recover',
+    method: 'POST',
+    path: `${WEBHOOK_ENDPOINT}/recover`,
+    auth: 'secret',
+    maxBodyBytes: 1024,
+    access: { table: 'write', writes: ['webhookLane', 'webhookHeld'] },
+    summary: 'Send again the failed and held messages created between since and until (202)',
+  },
+  {
+    handler: 'webhooks-attempts',
+    method: 'GET',
+    path: `${WEBHOOK_ENDPOINT}/attempts`,
+    auth: 'secret',
+    query: 'list',
+    access: { table: 'read' },
+    summary: "The endpoint's delivery attempts of the last 30 days, newest first",
   },
 
   // Client-side tokenization.
