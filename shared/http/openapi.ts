@@ -287,7 +287,7 @@ function filterParameter(spec: FilterSpec): { description: string; schema: JsonO
 
 function requestBody(route: RouteDefinition, request: RequestBody, components: SchemaComponents): JsonObject {
   if (request.kind === 'json') {
-    return { required: true, content: { 'application/json': { schema: components.request(request.schema, route) } } };
+    return { required: route.optionalBody !== true, content: { 'application/json': { schema: components.request(request.schema, route) } } };
   }
   return {
     required: true,

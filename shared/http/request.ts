@@ -51,7 +51,7 @@ export function buildApiRequest(event: APIGatewayProxyEvent, route: RouteDefinit
     pathParameters: checkPathParameters(event.pathParameters ?? {}),
     query: decodeQuery(event),
     headers,
-    body: route.binaryBody || !hasJsonBody(event.httpMethod) ? undefined : parseJsonBody(rawBody, headers),
+    body: route.binaryBody || !hasJsonBody(event.httpMethod) ? undefined : route.optionalBody && (!rawBody || rawBody.length === 0) ? {} : parseJsonBody(rawBody, headers),
     rawBody,
     caller: credential?.caller,
     credentialKind: credential?.kind,

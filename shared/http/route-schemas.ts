@@ -32,8 +32,8 @@ import {
 } from './schemas/paymethods.ts';
 import { deletedEnvelopeSchema, recordEnvelopeSchema, selfLinksSchema } from './schemas/response.ts';
 import type { ResponseCode } from '#shared/platform/response-codes.ts';
-import { endpointCreateSchema, endpointUpdateSchema, recoverSchema, rollSecretSchema } from '#shared/domain/webhooks/validation.ts';
-import { webhookAcceptedSchema, webhookAttemptViewSchema, webhookEndpointViewSchema, webhookSecretSchema } from './schemas/webhooks.ts';
+import { endpointCreateSchema, endpointUpdateSchema, pingSchema, recoverSchema, rollSecretSchema } from '#shared/domain/webhooks/validation.ts';
+import { webhookAcceptedSchema, webhookAttemptViewSchema, webhookCreatedSecretSchema, webhookEndpointViewSchema, webhookSecretSchema } from './schemas/webhooks.ts';
 
 
 export type RequestBody =
@@ -105,7 +105,7 @@ const documentList = listEnvelopeSchema(documentListViewSchema, Object.keys(DOCU
 const documentDeleted = deletedEnvelopeSchema(z.object({ document_id: documentViewSchema.shape.document_id }));
 /** Only the members the document must have: the generator's own output is checked by the unit tests. */
 const webhookEndpointWithLinks = z.extend(webhookEndpointViewSchema, { links: selfLinksSchema });
-const webhookEndpointCreated = recordEnvelopeSchema(z.extend(webhookEndpointViewSchema, webhookSecretSchema.shape), 'Create Successful.', selfLinksSchema);
+const webhookEndpointCreated = recordEnvelopeSchema(z.extend(webhookEndpointViewSchema, webhookCreatedSecretSchema.shape), 'Create Successful.', selfLinksSchema);
 const webhookEndpointFetched = recordEnvelopeSchema(webhookEndpointViewSchema, 'Get Successful.', selfLinksSchema);
 const webhookEndpointUpdated = recordEnvelopeSchema(webhookEndpointViewSchema, 'Update Successful.', selfLinksSchema);
 const webhookSecretRolled = recordEnvelopeSchema(
@@ -268,6 +268,7 @@ export const routeSchemas: Readonly<Record<string, RouteSchemas>> = {
     response: { status: 200, description: 'The endpoint is gone; nothing more is sent to it.', schema: webhookEndpointDeleted },
   },
   'webhooks-ping': {
+    request: { kind: 'json', schema: pingSchema },
     response: { status: 202, description: 'One webhook.ping message is on its way.', schema: webhookAccepted },
   },
   'webhooks-roll-secret': {

@@ -70,6 +70,8 @@ export interface RouteDefinition {
   readonly auth: RouteAuth;
   /** Refused with 413 above this many body bytes (checked by the handler; API Gateway only caps at 10 MB). */
   readonly maxBodyBytes?: number;
+  /** A POST whose JSON body may be left out (taken as `{}`): an action whose members all have defaults. */
+  readonly optionalBody?: boolean;
   /** multipart/form-data bodies arrive base64-encoded (API Gateway binary media type). */
   readonly binaryBody?: boolean;
   /**
@@ -354,6 +356,7 @@ export const routes: readonly RouteDefinition[] = [
   {
     handler: 'webhooks-ping',
     method: 'POST',
+    optionalBody: true,
     path: `${WEBHOOK_ENDPOINT}/ping`,
     auth: 'secret',
     maxBodyBytes: 1024,
@@ -363,6 +366,7 @@ export const routes: readonly RouteDefinition[] = [
   {
     handler: 'webhooks-roll-secret',
     method: 'POST',
+    optionalBody: true,
     path: `${WEBHOOK_ENDPOINT}/roll_secret`,
     auth: 'secret',
     maxBodyBytes: 1024,

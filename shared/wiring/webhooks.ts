@@ -16,7 +16,16 @@ const clock = () => new Date();
 
 export const urlPolicy = () => ({ allowLoopback: config.webhookAllowLoopback });
 
-export const endpointAdminDeps = (): EndpointAdminDeps => ({ endpoints: webhookEndpoints(), vault: vault(), urlPolicy: urlPolicy(), resolve: resolveHost, clock });
+/** The vault is built when a use case first seals: updates seal nothing and have no VAULT_KEY_ID. */
+export const endpointAdminDeps = (): EndpointAdminDeps => ({
+  endpoints: webhookEndpoints(),
+  get vault() {
+    return vault();
+  },
+  urlPolicy: urlPolicy(),
+  resolve: resolveHost,
+  clock,
+});
 export const endpointReadDeps = () => ({ endpoints: webhookEndpoints() });
 export const enqueueDeps = () => ({ endpoints: webhookEndpoints(), messages: webhookMessages(), queue: deliveryQueue(), clock });
 export const deliveryDeps = (): DeliveryDeps => ({

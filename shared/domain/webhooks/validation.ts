@@ -39,6 +39,9 @@ export const rollSecretSchema = z.strictObject({
 });
 
 const instant = z.string().check(z.refine((value) => /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})?)?$/.test(value) && !Number.isNaN(Date.parse(value)), { message: 'must be an ISO 8601 date or instant' }));
+/** Ping takes no members (its body may be left out). */
+export const pingSchema = z.strictObject({});
+
 export const recoverSchema = z.strictObject({ since: instant, until: z.optional(instant) });
 
 export function parseWebhookBody<Schema extends z.ZodMiniType>(schema: Schema, body: unknown): z.output<Schema> {

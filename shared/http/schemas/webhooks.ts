@@ -17,6 +17,11 @@ export const webhookSecretSchema = z.object({
   secret: z.string().check(z.meta({ description: '`whsec_` + the base64 of 32 random bytes. Shown in this answer only.' })),
 });
 
+/** A create's answer: an Idempotency-Key replay of it leaves the secret out. */
+export const webhookCreatedSecretSchema = z.object({
+  secret: z.optional(z.string().check(z.meta({ description: '`whsec_` + the base64 of 32 random bytes. In this answer only: absent from an Idempotency-Key replay (roll_secret issues a new one).' }))),
+});
+
 export const webhookAttemptViewSchema = z.object({
   attempt_id: z.string(),
   message_id: z.string().check(z.meta({ description: 'The `webhook-id` header of the message.' })),
