@@ -19,9 +19,14 @@ export class SqsDeliveryQueue implements DeliveryQueue {
     private readonly queueUrl: string,
   ) {}
 
-  async enqueue(refs: readonly MessageRef[]): Promise<void> {
+  async enqueue(refs: readonly MessageRef[], delaySeconds?: number): Promise<void> {
     for (let start = 0; start < refs.length; start += BATCH) {
-      const entries = refs.slice(start, start + BATCH).map((ref, index) => ({ Id: String(index), MessageBody: JSON.stringify(ref), MessageGroupId: ref.webhook_endpoint_id }));
+      const entries = refs.slice(start, start + BATCH).map((ref, index) => ({
+        Id: String(index),
+        MessageBody: JSON.stringify(ref),
+        MessageGroupId: ref.webhook_endpoint_id,
+        ...(delaySeconds !== undefined ? { DelaySeconds: delaySeconds } : {}),
+      }));
       const { Failed = [] } = await this.client.send(new SendMessageBatchCommand({ QueueUrl: this.queueUrl, Entries: entries }));
       if (Failed.length > 0) throw new Error(`the delivery queue refused ${Failed.length} of ${entries.length} entries (${Failed[0]?.Code ?? 'unknown'})`);
     }

@@ -141,7 +141,7 @@ export const BACKGROUND_FUNCTION_ACCESS: Readonly<Record<string, FunctionAccess>
   // Delivery: opens secrets, takes slots, records attempts, moves messages, disables endpoints.
   'webhooks-send': {
     table: 'write',
-    writes: ['webhookEndpoint', 'webhookLane', 'webhookHeld', 'webhookAttempt', 'webhookSlot'],
+    writes: ['webhookEndpoint', 'webhookLane', 'webhookHeld', 'webhookAttempt', 'webhookSlot', 'webhookParked'],
     vault: ['decrypt'],
     webhookUrls: true,
     queues: WEBHOOK_QUEUE_GRANTS['webhooks-send'],

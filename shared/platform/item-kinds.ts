@@ -28,6 +28,7 @@ export const ITEM_PARTITION_PREFIXES = {
   webhookHeld: 'WHH#',
   webhookAttempt: 'WHA#',
   webhookSlot: 'WHS#',
+  webhookParked: 'WHP#',
 } as const;
 
 export type ItemKind = keyof typeof ITEM_PARTITION_PREFIXES;

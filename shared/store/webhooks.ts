@@ -46,7 +46,11 @@ export const webhookKeys = {
   }),
   attemptPartition: (endpointId: string, shard: number) => `${P.webhookAttempt}${endpointId}#S${shard}`,
   slot: (endpointId: string, slot: number) => ({ pk: `${P.webhookSlot}${endpointId}#${slot}`, sk: 'SLOT' }),
+  parkedPartition: (endpointId: string, shard: number) => `${P.webhookParked}${endpointId}#S${shard}`,
 };
+
+/** Parked messages of one endpoint spread over this many partitions: a burst parks at the fan-out's rate. */
+export const PARKED_SHARDS = 16;
 
 const epochSeconds = (iso: string) => Math.floor(Date.parse(iso) / 1000);
 
@@ -375,6 +379,35 @@ export class DynamoEndpointSlots implements EndpointSlots {
 
   async release(endpointId: string, slot: number): Promise<void> {
     await this.client.send(new UpdateCommand({ TableName: this.tableName, Key: webhookKeys.slot(endpointId, slot), UpdateExpression: 'SET held_until = :free', ExpressionAttributeValues: { ':free': 0 } }));
+  }
+
+  async park(ref: MessageRef, at: string): Promise<void> {
+    const shard = auShardOf(ref.record_id + ref.message_id) % PARKED_SHARDS;
+    await this.client.send(new PutCommand({ TableName: this.tableName, Item: { pk: webhookKeys.parkedPartition(ref.webhook_endpoint_id, shard), sk: `${at}#${ref.message_id}`, ref } }));
+  }
+
+  async hasParked(endpointId: string): Promise<boolean> {
+    const pk = webhookKeys.parkedPartition(endpointId, randomInt(PARKED_SHARDS));
+    const { Items = [] } = await this.client.send(new QueryCommand({ TableName: this.tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk }, Limit: 1, ProjectionExpression: 'pk' }));
+    return Items.length > 0;
+  }
+
+  /** Oldest of a random shard, then of the next ones: a few Queries at most, and only when a delivery finished. */
+  async unpark(endpointId: string): Promise<MessageRef | undefined> {
+    const first = randomInt(PARKED_SHARDS);
+    for (let step = 0; step < 4; step += 1) {
+      const pk = webhookKeys.parkedPartition(endpointId, (first + step * 5) % PARKED_SHARDS);
+      const { Items = [] } = await this.client.send(new QueryCommand({ TableName: this.tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk }, Limit: 1 }));
+      const item = Items[0];
+      if (!item) continue;
+      try {
+        await this.client.send(new DeleteCommand({ TableName: this.tableName, Key: { pk, sk: item.sk }, ConditionExpression: 'attribute_exists(pk)' }));
+        return item.ref as MessageRef;
+      } catch (error) {
+        if (!isConditionFailure(error)) throw error;
+      }
+    }
+    return undefined;
   }
 }
 

@@ -37,6 +37,7 @@ const BUILT: Record<ItemKind, string> = {
   webhookHeld: webhookKeys.settled({ webhook_endpoint_id: 'whe_1', record_id: 'mth_1', created_at: '2026-05-01T00:00:00.000Z', message_id: 'msg_1' }).pk,
   webhookAttempt: webhookKeys.attemptPartition('whe_1', 0),
   webhookSlot: webhookKeys.slot('whe_1', 0).pk,
+  webhookParked: webhookKeys.parkedPartition('whe_1', 0),
 };
 
 const S = (value: string) => ({ S: value });

@@ -8,7 +8,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { WebhookEventType } from '#shared/platform/names.ts';
 import { PING_EVENT_TYPE, WEBHOOK_EVENT_TYPES } from '#shared/platform/names.ts';
 import type { DeliveryAttempt, MessageRef, SettledMessage, WebhookEndpoint, WebhookMessage } from './model.ts';
-import { DISABLE_AFTER_FAILING_MS, FIRST_RETRY_JITTER_SECONDS, RESPONSE_EXCERPT_BYTES, RETRY_SCHEDULE_SECONDS, SLOT_LEASE_MS, refOf } from './model.ts';
+import { DISABLE_AFTER_FAILING_MS, FIRST_RETRY_JITTER_SECONDS, PARKED_RECHECK_SECONDS, RESPONSE_EXCERPT_BYTES, RETRY_SCHEDULE_SECONDS, SLOT_LEASE_MS, refOf } from './model.ts';
 import type { DeliveryDeps } from './ports.ts';
 import { signatureHeader } from './signing.ts';
 import { checkUrlShape } from './url-rules.ts';
@@ -161,23 +161,35 @@ export async function deliver(ref: MessageRef, deps: DeliveryDeps): Promise<Deli
   }
   const dueIn = Date.parse(head.next_attempt_at) - now.getTime();
   if (dueIn > 1000) return { done: false, retryAfterSeconds: clampWait(dueIn / 1000) };
-  const endpoint = await deps.endpoints.get(ref.organization_id, ref.webhook_endpoint_id);
-  if (!endpoint) {
-    await deps.messages.remove(head);
+  const endpointId = ref.webhook_endpoint_id;
+  // With a backlog parked, a newcomer parks behind it without contending for a slot: the slot items are written
+  // at the endpoint's delivery rate, not at a burst's arrival rate.
+  const slot = (await deps.slots.hasParked(endpointId)) ? undefined : await deps.slots.acquire(endpointId, now.getTime() + SLOT_LEASE_MS);
+  if (slot === undefined) {
+    // Every slot busy: the message waits parked, out of the queue, so an endpoint's backlog is not received over
+    // and over; each finishing delivery takes one out. The delayed entry is the safety net should none be taken.
+    await deps.slots.park(ref, now.toISOString());
+    await deps.queue.enqueue([ref], PARKED_RECHECK_SECONDS);
     return DONE;
   }
-  if (endpoint.status === 'disabled') {
-    await settleAndAdvance(head, 'held', deps);
-    return DONE;
-  }
-  const slot = await deps.slots.acquire(endpoint.webhook_endpoint_id, now.getTime() + SLOT_LEASE_MS);
-  // All slots busy: the endpoint's own backlog waits, nobody else's.
-  if (slot === undefined) return { done: false, retryAfterSeconds: 1 + Math.floor(deps.random() * 3) };
   try {
+    // Read inside the slot, so at the endpoint's rate: a burst does not read its partition at the arrival rate.
+    const endpoint = await deps.endpoints.get(ref.organization_id, endpointId);
+    if (!endpoint) {
+      await deps.messages.remove(head);
+      return DONE;
+    }
+    if (endpoint.status === 'disabled') {
+      await settleAndAdvance(head, 'held', deps);
+      return DONE;
+    }
     if (!(await deps.messages.lease(head, new Date(now.getTime() + SLOT_LEASE_MS).toISOString()))) return DONE;
     return await attempt(head, endpoint, deps);
   } finally {
-    await deps.slots.release(endpoint.webhook_endpoint_id, slot).catch(() => undefined);
+    await deps.slots.release(endpointId, slot).catch(() => undefined);
+    // Self-clocking: a slot freed admits one parked message.
+    const parked = await deps.slots.unpark(endpointId).catch(() => undefined);
+    if (parked) await deps.queue.enqueue([parked]).catch(() => undefined);
   }
 }
 

@@ -115,3 +115,5 @@ export const DISABLE_AFTER_FAILING_MS = 5 * 86_400_000;
 /** Delivery attempts are kept this long (TTL). */
 export const ATTEMPT_RETENTION_DAYS = 30;
 
+/** A parked message is also queued this much later (SQS's longest delay): if no finishing delivery takes it out first, it tries again then. */
+export const PARKED_RECHECK_SECONDS = 900;

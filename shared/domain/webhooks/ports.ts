@@ -61,11 +61,18 @@ export interface EndpointSlots {
   /** A slot held until `until`, or undefined when all are taken. */
   acquire(endpointId: string, until: number): Promise<number | undefined>;
   release(endpointId: string, slot: number): Promise<void>;
+  /** A message that found every slot taken waits here, out of the queue, until a finishing delivery takes it out. */
+  park(ref: MessageRef, at: string): Promise<void>;
+  /** Whether some message of the endpoint is parked (one shard looked at: a backlog fills them all). */
+  hasParked(endpointId: string): Promise<boolean>;
+  /** Takes one parked message of the endpoint (oldest of a shard), or undefined when none is parked. */
+  unpark(endpointId: string): Promise<MessageRef | undefined>;
 }
 
 /** The delivery queue: one entry per message to attempt. */
 export interface DeliveryQueue {
-  enqueue(refs: readonly MessageRef[]): Promise<void>;
+  /** `delaySeconds` (at most 900): the entry shows only then. */
+  enqueue(refs: readonly MessageRef[], delaySeconds?: number): Promise<void>;
 }
 
 export interface PostResult {
