@@ -357,8 +357,10 @@ export class DynamoEndpointSlots implements EndpointSlots {
   async acquire(endpointId: string, until: number): Promise<number | undefined> {
     const now = Date.now();
     const first = randomInt(this.slots);
-    // Two tries from a random start: a busy endpoint costs its own backlog a wait, not a sweep of every slot.
-    for (const slot of [first, (first + 1 + randomInt(this.slots - 1)) % this.slots]) {
+    // Every slot from a random start: only a message with no backlog parked ahead of it tries (delivery.ts), so at
+    // the endpoint's own rate.
+    for (let step = 0; step < this.slots; step += 1) {
+      const slot = (first + step) % this.slots;
       try {
         await this.client.send(
           new UpdateCommand({
@@ -392,11 +394,12 @@ export class DynamoEndpointSlots implements EndpointSlots {
     return Items.length > 0;
   }
 
-  /** Oldest of a random shard, then of the next ones: a few Queries at most, and only when a delivery finished. */
+  /** Oldest of a random shard, else of the next ones; only when a delivery finished. */
   async unpark(endpointId: string): Promise<MessageRef | undefined> {
     const first = randomInt(PARKED_SHARDS);
-    for (let step = 0; step < 4; step += 1) {
-      const pk = webhookKeys.parkedPartition(endpointId, (first + step * 5) % PARKED_SHARDS);
+    // Every shard from a random start: a big backlog answers at the first, a small one must not be missed.
+    for (let step = 0; step < PARKED_SHARDS; step += 1) {
+      const pk = webhookKeys.parkedPartition(endpointId, (first + step) % PARKED_SHARDS);
       const { Items = [] } = await this.client.send(new QueryCommand({ TableName: this.tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk }, Limit: 1 }));
       const item = Items[0];
       if (!item) continue;

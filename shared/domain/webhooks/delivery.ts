@@ -164,12 +164,21 @@ export async function deliver(ref: MessageRef, deps: DeliveryDeps): Promise<Deli
   const endpointId = ref.webhook_endpoint_id;
   // With a backlog parked, a newcomer parks behind it without contending for a slot: the slot items are written
   // at the endpoint's delivery rate, not at a burst's arrival rate.
-  const slot = (await deps.slots.hasParked(endpointId)) ? undefined : await deps.slots.acquire(endpointId, now.getTime() + SLOT_LEASE_MS);
+  const slot = !ref.admitted && (await deps.slots.hasParked(endpointId)) ? undefined : await deps.slots.acquire(endpointId, now.getTime() + SLOT_LEASE_MS);
   if (slot === undefined) {
     // Every slot busy: the message waits parked, out of the queue, so an endpoint's backlog is not received over
     // and over; each finishing delivery takes one out. The delayed entry is the safety net should none be taken.
-    await deps.slots.park(ref, now.toISOString());
-    await deps.queue.enqueue([ref], PARKED_RECHECK_SECONDS);
+    const waiting: MessageRef = { ...ref, admitted: true };
+    await deps.slots.park(waiting, now.toISOString());
+    await deps.queue.enqueue([waiting], PARKED_RECHECK_SECONDS);
+    // Every holder releases its slot before it looks for a parked message: if all of them looked before this one
+    // was parked, a slot is free by now, and this takes one parked message out itself. No wake-up is lost.
+    const free = await deps.slots.acquire(endpointId, Date.now() + SLOT_LEASE_MS);
+    if (free !== undefined) {
+      await deps.slots.release(endpointId, free);
+      const parked = await deps.slots.unpark(endpointId);
+      if (parked) await deps.queue.enqueue([parked]);
+    }
     return DONE;
   }
   try {

@@ -76,6 +76,8 @@ export interface MessageRef {
   readonly record_id: string;
   readonly message_id: string;
   readonly occurred_at: string;
+  /** Taken out of the parked backlog (or its safety net): it tries a slot rather than parking behind the backlog again. */
+  readonly admitted?: true;
 }
 
 export const refOf = (message: WebhookMessage): MessageRef => ({
