@@ -114,3 +114,30 @@ describe('local queue', () => {
     expect(redriven.deadLetters.map((message) => message.body)).toEqual(['poison']);
   });
 });
+
+describe('docs/webhooks.md', () => {
+  it('states the figures the code keeps', async () => {
+    const { readFileSync } = await import('node:fs');
+    const { ENDPOINT_CONCURRENCY, MAX_ENDPOINTS_PER_ORGANIZATION, DELIVERY_TIMEOUT_MS, ATTEMPT_RETENTION_DAYS, PARKED_RECHECK_SECONDS, RESPONSE_EXCERPT_BYTES } = await import('#shared/domain/webhooks/model.ts');
+    const { PARKED_SHARDS, ATTEMPT_SHARDS, SETTLED_SHARDS } = await import('#shared/store/webhooks.ts');
+    const { WEBHOOK_INTAKE_AGE_ALARM_SECONDS } = await import('#infra/stack.ts');
+    const { WEBHOOK_QUEUES: queues, WEBHOOK_QUEUE_TRIGGERS: triggers } = await import('#shared/platform/webhooks.ts');
+    const doc = readFileSync(new URL('../../docs/webhooks.md', import.meta.url), 'utf8').replace(/\s+/g, ' ');
+    const total = RETRY_SCHEDULE_SECONDS.reduce((sum, step) => sum + step, 0);
+    expect(doc).toContain(`At most ${MAX_ENDPOINTS_PER_ORGANIZATION} endpoints per organization`);
+    expect(doc).toContain(`inside one of the endpoint's ${ENDPOINT_CONCURRENCY} slots`);
+    expect(doc).toContain(`within ${DELIVERY_TIMEOUT_MS / 1000} seconds`);
+    expect(doc).toContain(`${RETRY_SCHEDULE_SECONDS.length} retries over about ${Math.round((total / 86_400) * 10) / 10} days (${total.toLocaleString('en-US')} s)`);
+    expect(doc).toContain(`last ${ATTEMPT_RETENTION_DAYS} days`);
+    expect(doc).toContain(`first ${RESPONSE_EXCERPT_BYTES.toLocaleString('en-US')} bytes`);
+    expect(doc).toContain(`queued ${PARKED_RECHECK_SECONDS} s later`);
+    expect(doc).toContain(`${PARKED_SHARDS} shards`);
+    expect(doc).toContain(`over ${ATTEMPT_SHARDS} shards`);
+    expect(doc).toContain(`${SETTLED_SHARDS} shards), which \`recover\``);
+    expect(doc).toContain(`waited ${WEBHOOK_INTAKE_AGE_ALARM_SECONDS} s or more`);
+    expect(doc).toContain(`keeps messages ${queues.delivery.retentionSeconds / 86_400} days`);
+    expect(doc).toContain(`received ${queues.delivery.maxReceiveCount.toLocaleString('en-US')} times`);
+    expect(doc).toContain(`MaximumConcurrency ${triggers.find((trigger) => trigger.handler === 'webhooks-send')!.maximumConcurrency}`);
+    expect(doc).toContain(`${ENDPOINT_CONCURRENCY} deliveries at once`);
+  });
+});
