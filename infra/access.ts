@@ -1,4 +1,6 @@
 import { Stack } from 'aws-cdk-lib';
+import type { IQueue } from 'aws-cdk-lib/aws-sqs';
+import type { QueueGrant, WebhookQueue } from '#shared/platform/webhooks.ts';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
@@ -31,6 +33,8 @@ export interface ServiceResources {
   readonly paypal: { readonly secret: ISecret; readonly apiUrl: string };
   /** The HMAC key that hashes API secure keys; only the request authorizer is bound to it. */
   readonly credentialMacKey?: IKey;
+  /** The webhook queues (infra/webhooks.ts), for functions with queue grants. */
+  readonly webhookQueues?: Partial<Record<WebhookQueue, IQueue>>;
 }
 
 /** The vault key usage SSE-KMS performs on a document function's behalf, per usage (through S3 only). */
@@ -63,6 +67,7 @@ export function bindRoute(fn: LambdaFunction, access: FunctionAccess, resources:
     requestHashKeyId: resources.requestHashKey.keyArn,
     ...(resources.credentialMacKey ? { credentialMacKeyId: resources.credentialMacKey.keyId } : {}),
     paypal: { apiUrl: resources.paypal.apiUrl, credentials: { secretArn: resources.paypal.secret.secretArn } },
+    ...(resources.webhookQueues?.delivery ? { webhookDeliveryQueueUrl: resources.webhookQueues.delivery.queueUrl } : {}),
   });
 
   grantDynamo(fn, dynamodbGrants(access), resources);
@@ -77,6 +82,17 @@ export function bindRoute(fn: LambdaFunction, access: FunctionAccess, resources:
   if (access.paypal) resources.paypal.secret.grantRead(fn);
 
   if (access.documents?.length) grantDocuments(fn, access.documents, resources);
+
+  if (access.queues?.length) grantQueues(fn, access.queues, resources.webhookQueues ?? {});
+}
+
+/** Queue grants (shared/platform/webhooks.ts), the data the local SQS stand-in enforces, as IAM statements on each queue. */
+export function grantQueues(fn: LambdaFunction, grants: readonly QueueGrant[], queues: Partial<Record<WebhookQueue, IQueue>>): void {
+  for (const grant of grants) {
+    const queue = queues[grant.queue];
+    if (!queue) throw new Error(`${fn.node.path}: a grant names the ${grant.queue} queue, which the caller did not pass`);
+    queue.grant(fn, ...grant.actions.map((action) => `sqs:${action}`));
+  }
 }
 
 /**

@@ -228,6 +228,19 @@ export class Monitoring extends Construct {
   }
 
   /**
+   * A queue whose oldest message waits too long (ApproximateAgeOfOldestMessage,
+   * maximum over five minutes): its consumer is failing or starved.
+   */
+  alarmOnOldestMessage(queue: IQueue, options: { name: string; thresholdSeconds: number; runbook: string }): Alarm | undefined {
+    const age = queue.metricApproximateAgeOfOldestMessage({ period: FIVE_MINUTES, statistic: 'Maximum' });
+    this.dashboard.addWidgets(new GraphWidget({ title: `Oldest message: ${options.name}`, left: [age.with({ label: options.name })], width: 8 }));
+    return this.alarm(`${options.name}-oldest-message`, age, {
+      threshold: options.thresholdSeconds,
+      description: `Queue ${options.name}'s oldest message waited ${options.thresholdSeconds} s or more. Runbook: ${options.runbook}`,
+    });
+  }
+
+  /**
    * A stream consumer falling behind: alarms when the age of the newest record
    * it was handed (Lambda's IteratorAge, maximum over five minutes) stays at or
    * above `thresholdMs` in two of three periods. Records older than the

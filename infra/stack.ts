@@ -21,6 +21,10 @@ import { DOCUMENT_OBJECT_PREFIX, UPLOAD_OBJECT_PREFIX } from '#shared/platform/n
 import { TABLE_KEY, TABLE_STREAM_VIEW, TTL_ATTRIBUTE } from '#shared/platform/table.ts';
 import { AccountUpdater } from './account-updater.ts';
 import { DomainEvents } from './domain-events.ts';
+import { WebhookDelivery, WebhookQueues } from './webhooks.ts';
+
+/** The intake queue's oldest event may wait this long before on-call hears of it: fan-out is seconds of work. */
+export const WEBHOOK_INTAKE_AGE_ALARM_SECONDS = 300;
 import { assertReservedConcurrencyNames, bucketNotificationsLogGroup } from './functions.ts';
 import { EventRuleTriggeredFunctions } from './event-rule-triggers.ts';
 import { MalwareProtection } from './malware-protection.ts';
@@ -158,7 +162,10 @@ export class PaymentsService extends Construct {
       },
       removalPolicy: environment.removalPolicy,
     });
+    const webhooksStack = nestedStack(this, 'WebhooksStack', `Payments ${environment.name}: webhook queues, the rule that feeds them, fan-out and delivery`);
+    const webhookQueues = new WebhookQueues(webhooksStack, 'WebhookQueues', environment);
     const resources = {
+      webhookQueues: webhookQueues.queues,
       table,
       tableIndexNames,
       tableIndexStandIns: indexes.standIns,
@@ -200,6 +207,8 @@ export class PaymentsService extends Construct {
       triggered.functions.filter(({ name }) => READS_BEFORE_SCAN.includes(name)).flatMap(({ fn }) => (fn.role ? [fn.role] : [])),
     );
 
+    const webhooks = new WebhookDelivery(webhooksStack, 'WebhookDelivery', { ...sources, bus: domainEvents.bus, queues: webhookQueues, resources });
+
     const accountUpdaterStack = nestedStack(this, 'AccountUpdaterStack', `Payments ${environment.name}: the Account Updater`);
     const accountUpdater = new AccountUpdater(accountUpdaterStack, 'AccountUpdater', {
       ...sources,
@@ -238,6 +247,10 @@ export class PaymentsService extends Construct {
     for (const { name, fn } of domainEvents.functions) {
       monitoring.alarmOnIteratorAge(name, fn, { thresholdMs: EVENTS_ITERATOR_AGE_ALARM_MS, runbook: 'docs/operations.md#domain-events-behind' });
     }
+    monitoring.watchFunctions(webhooks.functions);
+    monitoring.alarmOnQueueDepth(webhookQueues.deadLetterQueues.intake, { name: 'webhook-intake-dlq', runbook: 'docs/webhooks.md#operations' });
+    monitoring.alarmOnQueueDepth(webhookQueues.deadLetterQueues.delivery, { name: 'webhook-delivery-dlq', runbook: 'docs/webhooks.md#operations' });
+    monitoring.alarmOnOldestMessage(webhookQueues.queues.intake, { name: 'webhook-intake', thresholdSeconds: WEBHOOK_INTAKE_AGE_ALARM_SECONDS, runbook: 'docs/webhooks.md#operations' });
     if (domainEvents.functions.length > 0) {
       monitoring.alarmOnQueueDepth(domainEvents.deadLetterQueue, { name: 'events-dlq', runbook: 'docs/operations.md#domain-events-dead-letters' });
     }
@@ -280,6 +293,7 @@ export class PaymentsService extends Construct {
         accountUpdater.checkFunction, accountUpdater.chunkFunction, accountUpdater.mergeFunction, accountUpdater.exportFunction,
         ...domainEvents.functions.map(({ fn }) => fn),
         ...scanResults.functions.map(({ fn }) => fn),
+        ...webhooks.functions.map(({ fn }) => fn),
       ],
       malwareProtectionRole: malwareProtection.role,
       stateMachines: [accountUpdater.applyStateMachine],

@@ -28,6 +28,8 @@ export interface EventBridgeStandinOptions {
   /** Checks each call's signature. */
   verifier: SignatureVerifier;
   log: Log;
+  /** The bus's rules and their targets: each accepted event, as a target receives it. */
+  route?: (event: Record<string, unknown>) => void;
 }
 
 export interface EventBridgeStandin {
@@ -81,19 +83,19 @@ export async function startEventBridgeStandin(options: EventBridgeStandinOptions
       const refused = checkEntry(entry, buses);
       if (refused) return { ErrorCode: refused.code, ErrorMessage: refused.message };
       const id = randomUUID();
-      lines.push(
-        JSON.stringify({
-          version: '0',
-          id,
-          'detail-type': entry.DetailType,
-          source: entry.Source,
-          account: LOCAL_ACCOUNT_ID,
-          time: eventTime(entry.Time),
-          region,
-          resources: Array.isArray(entry.Resources) ? entry.Resources : [],
-          detail: JSON.parse(entry.Detail as string) as unknown,
-        }),
-      );
+      const event = {
+        version: '0',
+        id,
+        'detail-type': entry.DetailType,
+        source: entry.Source,
+        account: LOCAL_ACCOUNT_ID,
+        time: eventTime(entry.Time),
+        region,
+        resources: Array.isArray(entry.Resources) ? entry.Resources : [],
+        detail: JSON.parse(entry.Detail as string) as unknown,
+      };
+      lines.push(JSON.stringify(event));
+      options.route?.(event);
       return { EventId: id };
     });
     if (lines.length > 0) {

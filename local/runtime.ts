@@ -44,6 +44,10 @@ import { startKmsStandin } from './kms-standin.ts';
 import type { KmsStandinKeySpec } from './kms-standin.ts';
 import { startPaypalStandin } from './paypal-standin.ts';
 import { startSecretsManagerStandin } from './secrets-manager-standin.ts';
+import { startSqsStandin } from './sqs-standin.ts';
+import { startQueuePollers } from './queue-pollers.ts';
+import { WEBHOOK_QUEUES, WEBHOOK_QUEUE_TRIGGERS, matchesWebhookRule } from '#shared/platform/webhooks.ts';
+import type { WebhookQueue } from '#shared/platform/webhooks.ts';
 import { assertPortFree, localPorts } from './ports.ts';
 import type { LocalPorts } from './ports.ts';
 import { ADMIN_FLUSH_PATH, eventsFilePath } from './runtime-file.ts';
@@ -97,6 +101,12 @@ export interface LocalRuntimeOptions {
   eventRuleTriggers?: readonly EventRuleTrigger[];
   functionsDir?: string;
   log?: (line: Record<string, unknown>) => void;
+  /**
+   * The longest webhook retry step after the first (seconds): the schedule's
+   * later steps (minutes to 12 hours) are shortened locally, by the delivery
+   * function's environment; the first retry keeps its 5-15 s. Default 5.
+   */
+  webhookLaterRetryCapSeconds?: number;
 }
 
 export interface LocalRuntime {
@@ -111,7 +121,7 @@ export interface LocalRuntime {
   handlerEnvironment: Record<string, string>;
   /** Credentials issued at start: the LOCAL_SEED ones, or one demo credential. */
   issuedCredentials: IssuedCredential[];
-  endpoints: { dynamodb: string; s3: string; kms: string; paypal: string; secretsManager: string; eventbridge: string };
+  endpoints: { dynamodb: string; s3: string; kms: string; paypal: string; secretsManager: string; eventbridge: string; sqs: string };
   /**
    * Where domain events are appended, one EventBridge-shaped JSON object per line:
    * `.local/events-<port>.jsonl`, owner-only (0600), removed at close unless the data persists (dataDir).
@@ -146,11 +156,19 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     const hosted = hostedFunctions(options);
     const stores = await startStores(options.dataDir, closers);
     const endpoints = await startEndpoints({ ports, dataDir: options.dataDir, stores, hosted }, closers);
-    const environments = functionEnvironments(hosted, endpoints);
+    const environments = functionEnvironments(hosted, endpoints, options);
     const provisioned = await provision({ options, hosted, stores, endpoints, invokeAs: environments.invokeAs }, closers);
     const api = await startApi({ options, hosted, ports, invokeAs: environments.invokeAs }, closers);
     const eventsFile = await writeEventsFile({ dataDir: options.dataDir, port: api.port, eventBridge: endpoints.eventBridge }, closers);
     await startTriggers({ options, hosted, stores, invokeAs: environments.invokeAs }, closers);
+    const pollers = startQueuePollers({
+      triggers: WEBHOOK_QUEUE_TRIGGERS,
+      queueOf: (trigger) => ({ queue: endpoints.sqs.queue(trigger.queue), arn: `arn:aws:sqs:us-east-1:000000000000:${localQueueName(WEBHOOK_QUEUES[trigger.queue].name)}` }),
+      functionsDir: hosted.functionsDir,
+      invokeAs: environments.invokeAs,
+      log: options.log,
+    });
+    closers.push(pollers.close);
     const demo = options.seed ? undefined : await startDemo(api, provisioned);
     return {
       url: api.url,
@@ -165,6 +183,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
         paypal: endpoints.paypal.url,
         secretsManager: endpoints.secretsManager.url,
         eventbridge: endpoints.eventBridge.url,
+        sqs: endpoints.sqs.url,
       },
       eventsFile,
       kmsCalls: { calls: endpoints.kms.calls, reset: () => endpoints.kms.resetCalls() },
@@ -274,14 +293,25 @@ async function startEndpoints(parts: { ports: LocalPorts; dataDir: string | unde
     }),
     // The stack's PayPal secret, created only when absent (see LOCAL_PAYPAL_CREDENTIALS).
     startSecretsManagerStandin({ ...checks, dataDir: parts.dataDir, secrets: [{ name: LOCAL_NAMES.paypalSecretName, secretString: JSON.stringify(LOCAL_PAYPAL_CREDENTIALS) }] }),
-    startEventBridgeStandin({ ...checks, busNames: [LOCAL_NAMES.eventBusName] }),
+    startEventBridgeStandin({ ...checks, busNames: [LOCAL_NAMES.eventBusName], route: (event) => routeToWebhooks(event) }),
     startPaypalStandin({ port: ports.paypal }),
   ]);
   closers.push(dynamoGate.close, s3Gate.close, kms.close, secretsManager.close, eventBridge.close, paypal.close);
+  const sqs = await startSqsStandin({
+    ...checks,
+    queues: (Object.entries(WEBHOOK_QUEUES) as Array<[WebhookQueue, (typeof WEBHOOK_QUEUES)[WebhookQueue]]>).map(([granted, spec]) => ({ ...spec, name: localQueueName(spec.name), granted })),
+    functions: grantsOfEach((access) => [...(access.queues ?? [])]),
+  });
+  closers.push(sqs.close);
+  // The webhook rule (shared/platform/webhooks.ts) and its target, as EventBridge applies them: the whole event is the message.
+  const intake = sqs.queue('intake');
+  const routeToWebhooks = (event: Record<string, unknown>) => {
+    if (matchesWebhookRule(event)) intake.send(JSON.stringify(event), undefined);
+  };
   const keyArn = (alias: string) => kms.keys[alias]?.arn ?? missing(`the KMS key ${alias}`);
   const keyArns = { vault: keyArn(LOCAL_NAMES.vaultKeyAlias), credentialMac: keyArn(LOCAL_NAMES.credentialMacKeyAlias), fingerprint: keyArn(LOCAL_NAMES.fingerprintKeyAlias), requestHash: keyArn(LOCAL_NAMES.requestHashKeyAlias) };
   const paypalSecretArn = secretsManager.secrets[LOCAL_NAMES.paypalSecretName]?.arn ?? missing('the PayPal secret');
-  return { dynamoGate, s3Gate, kms, secretsManager, eventBridge, paypal, keyArns, paypalSecretArn };
+  return { dynamoGate, s3Gate, kms, secretsManager, eventBridge, paypal, sqs, keyArns, paypalSecretArn };
 }
 type Endpoints = Awaited<ReturnType<typeof startEndpoints>>;
 
@@ -293,7 +323,9 @@ function missing(what: string): never {
  * What each function's container holds (functionContainers), what the CLIs
  * get (handlerEnvironment), and this process's own environment.
  */
-function functionEnvironments(hosted: HostedFunctions, endpoints: Endpoints) {
+const localQueueName = (name: string) => `payments-local-${name}`;
+
+function functionEnvironments(hosted: HostedFunctions, endpoints: Endpoints, options: LocalRuntimeOptions) {
   // What Lambda and CDK give every function; the rest each function gets from its declared access.
   const platformEnvironment: Record<string, string> = {
     AWS_REGION: 'us-east-1',
@@ -302,6 +334,7 @@ function functionEnvironments(hosted: HostedFunctions, endpoints: Endpoints) {
     AWS_ENDPOINT_URL_KMS: endpoints.kms.url,
     AWS_ENDPOINT_URL_SECRETS_MANAGER: endpoints.secretsManager.url,
     AWS_ENDPOINT_URL_EVENTBRIDGE: endpoints.eventBridge.url,
+    AWS_ENDPOINT_URL_SQS: endpoints.sqs.url,
     S3_FORCE_PATH_STYLE: 'true',
     ENVIRONMENT_NAME: LOCAL_NAMES.environmentName,
     POWERTOOLS_SERVICE_NAME: 'payments-api',
@@ -324,6 +357,8 @@ function functionEnvironments(hosted: HostedFunctions, endpoints: Endpoints) {
     eventBusName: LOCAL_NAMES.eventBusName,
     // As in AWS, PayPal functions read their client credentials from the secret, once per container.
     paypal: { apiUrl: endpoints.paypal.url, credentials: { secretArn: endpoints.paypalSecretArn } },
+    webhookDeliveryQueueUrl: endpoints.sqs.queueUrl(localQueueName(WEBHOOK_QUEUES.delivery.name)),
+    webhookLocal: { allowLoopback: true, laterRetryCapSeconds: options.webhookLaterRetryCapSeconds ?? 5 },
   };
   const { signing } = hosted;
   const containers = functionContainers({ accesses: hosted.accesses, platformEnvironment, resources, credentialOf: (name) => signing.forFunction(name) });

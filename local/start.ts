@@ -56,6 +56,8 @@ try {
     port,
     dataDir,
     seed,
+    // The webhook retry steps after the first, shortened for a local run (the first keeps its 5-15 s).
+    ...(process.env.WEBHOOK_LATER_RETRY_CAP_SECONDS ? { webhookLaterRetryCapSeconds: Number(process.env.WEBHOOK_LATER_RETRY_CAP_SECONDS) } : {}),
     log: quiet ? undefined : (line) => console.log(JSON.stringify({ level: 'INFO', service: 'local-api-gateway', ...line })),
   });
   const startedPort = runtime.port;

@@ -152,3 +152,6 @@ export function applyRequestDeadline<T extends { middlewareStack: unknown }>(cli
   );
   return client;
 }
+
+/** SQS answers in milliseconds; a queue call that stalls fails fast so the message is received again. */
+export const SQS_BUDGET: CallBudget = { connectionTimeoutMs: 1_000, socketTimeoutMs: 2_000, requestTimeoutMs: 3_000, maxAttempts: 3 };

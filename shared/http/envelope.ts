@@ -3,7 +3,8 @@ import type { FieldIssue } from '#shared/domain/errors.ts';
 import { formatIssue } from '#shared/domain/errors.ts';
 import type { ResponseCode } from '#shared/platform/response-codes.ts';
 
-export type SuccessDescription = 'Create Successful.' | 'Get Successful.' | 'Update Successful.' | 'Delete Successful.';
+/** `Request Accepted.` answers a 202: the work it asked for (a webhook ping or recovery) happens after the answer. */
+export type SuccessDescription = 'Create Successful.' | 'Get Successful.' | 'Update Successful.' | 'Delete Successful.' | 'Request Accepted.';
 
 export interface ErrorEnvelope {
   response: {

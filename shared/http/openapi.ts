@@ -324,7 +324,7 @@ function filterParameter(spec: FilterSpec): { description: string; schema: JsonO
 function requestBody(route: RouteDefinition, request: RequestBody, components: SchemaComponents, example: unknown): JsonObject {
   const examples = example === undefined ? {} : { example };
   if (request.kind === 'json') {
-    return { required: true, content: { 'application/json': { schema: components.request(request.schema, route), ...examples } } };
+    return { required: route.optionalBody !== true, content: { 'application/json': { schema: components.request(request.schema, route), ...examples } } };
   }
   return {
     required: true,

@@ -52,7 +52,7 @@ export function buildApiRequest(event: APIGatewayProxyEvent, route: RouteDefinit
     pathParameters,
     query: decodeQuery(event),
     headers,
-    body: route.binaryBody || !hasJsonBody(event.httpMethod) ? undefined : withoutPathEchoes(parseJsonBody(rawBody, headers), pathParameters),
+    body: route.binaryBody || !hasJsonBody(event.httpMethod) ? undefined : route.optionalBody && (!rawBody || rawBody.length === 0) ? {} : withoutPathEchoes(parseJsonBody(rawBody, headers), pathParameters),
     rawBody,
     caller: credential?.caller,
     credentialKind: credential?.kind,

@@ -37,3 +37,8 @@ export function deleted(record: Record<string, unknown>): ApiResponse {
 export function redirect(location: string): ApiResponse {
   return { statusCode: 302, headers: { Location: location, 'Cache-Control': 'no-store' } };
 }
+
+/** 202: accepted, done after the answer (a webhook ping, a recovery). */
+export function accepted(record: Record<string, unknown>, links: Links): ApiResponse {
+  return { statusCode: 202, body: { ...record, response: responseMember('Request Accepted.'), links } };
+}

@@ -33,6 +33,8 @@ import {
 } from './schemas/paymethods.ts';
 import { deletedEnvelopeSchema, recordEnvelopeSchema, selfLinksSchema } from './schemas/response.ts';
 import type { ResponseCode } from '#shared/platform/response-codes.ts';
+import { endpointCreateSchema, endpointUpdateSchema, pingSchema, recoverSchema, rollSecretSchema } from '#shared/domain/webhooks/validation.ts';
+import { webhookAcceptedSchema, webhookAttemptViewSchema, webhookCreatedSecretSchema, webhookEndpointViewSchema, webhookSecretSchema } from './schemas/webhooks.ts';
 
 
 export type RequestBody =
@@ -52,7 +54,7 @@ export interface ResponseHeader {
 }
 
 export interface SuccessResponse {
-  readonly status: 200 | 201 | 204 | 302;
+  readonly status: 200 | 201 | 202 | 204 | 302;
   readonly description: string;
   /** The JSON body; absent for bodiless answers (redirects, preflights). */
   readonly schema?: z.ZodMiniType;
@@ -90,6 +92,10 @@ const API = 'https://a1b2c3d4e5.execute-api.us-east-1.amazonaws.com/prod';
 export const requestSchemas: Readonly<Record<string, z.ZodMiniType>> = {
   PaymethodCreate: createBodySchema,
   PaymethodCreateLocationless: locationlessCreateBodySchema,
+  WebhookEndpointCreate: endpointCreateSchema,
+  WebhookEndpointUpdate: endpointUpdateSchema,
+  WebhookRollSecret: rollSecretSchema,
+  WebhookRecover: recoverSchema,
   PaymethodUpdate: updateBodySchema,
   OneTimeTokenCreate: oneTimeTokenSchema,
   DocumentUploadMetadata: uploadMetadataSchema,
@@ -112,6 +118,20 @@ const documentUpdated = recordEnvelopeSchema(documentViewSchema, 'Update Success
 const documentList = listEnvelopeSchema(documentListViewSchema, Object.keys(DOCUMENT_LIST_FILTERS));
 const documentDeleted = deletedEnvelopeSchema(z.object({ document_id: documentViewSchema.shape.document_id }));
 /** Only the members the document must have: the generator's own output is checked by the unit tests. */
+const webhookEndpointWithLinks = z.extend(webhookEndpointViewSchema, { links: selfLinksSchema });
+const webhookEndpointCreated = recordEnvelopeSchema(z.extend(webhookEndpointViewSchema, webhookCreatedSecretSchema.shape), 'Create Successful.', selfLinksSchema);
+const webhookEndpointFetched = recordEnvelopeSchema(webhookEndpointViewSchema, 'Get Successful.', selfLinksSchema);
+const webhookEndpointUpdated = recordEnvelopeSchema(webhookEndpointViewSchema, 'Update Successful.', selfLinksSchema);
+const webhookSecretRolled = recordEnvelopeSchema(
+  z.extend(webhookEndpointViewSchema, { ...webhookSecretSchema.shape, previous_secret_expires_at: z.optional(z.string().check(z.meta({ description: 'Until then deliveries carry both signatures.' }))) }),
+  'Update Successful.',
+  selfLinksSchema,
+);
+const webhookEndpointList = listEnvelopeSchema(webhookEndpointWithLinks, []);
+const webhookEndpointDeleted = deletedEnvelopeSchema(z.object({ webhook_endpoint_id: webhookEndpointViewSchema.shape.webhook_endpoint_id }));
+const webhookAccepted = recordEnvelopeSchema(webhookAcceptedSchema, 'Request Accepted.', selfLinksSchema);
+const webhookAttemptList = listEnvelopeSchema(webhookAttemptViewSchema, []);
+
 const openApiDocumentSchema = z.looseObject({
   openapi: z.literal('3.1.0'),
   info: z.looseObject({ title: z.string(), version: z.string() }),
@@ -140,6 +160,14 @@ export const responseSchemas: Readonly<Record<string, z.ZodMiniType>> = {
   Document: documentFetched,
   DocumentList: documentList,
   DocumentDeleted: documentDeleted,
+  WebhookEndpointCreated: webhookEndpointCreated,
+  WebhookEndpoint: webhookEndpointFetched,
+  WebhookEndpointUpdated: webhookEndpointUpdated,
+  WebhookSecretRolled: webhookSecretRolled,
+  WebhookEndpointList: webhookEndpointList,
+  WebhookEndpointDeleted: webhookEndpointDeleted,
+  WebhookAccepted: webhookAccepted,
+  WebhookAttemptList: webhookAttemptList,
   OpenApiDocument: openApiDocumentSchema,
 };
 
@@ -664,6 +692,157 @@ export const routeSchemas: Readonly<Record<string, RouteSchemas>> = {
     description:
       'Answers while a paymethod could still be created from the token: unused, unexpired, under the organization and location it was minted for; '
       + 'otherwise 404 (minted elsewhere, already used or expired).',
+  },
+  'webhooks-create': {
+    examples: {
+      request: { url: 'https://merchant.example.com/hooks/payments', event_types: ['paymethod.account_updated', 'document.scanned'], description: 'Card updates and scan results' },
+      response: {
+        webhook_endpoint_id: 'whe_4Jq8ZrT2mVb6NcX1pLs0Ye',
+        organization_id: 'org_demo',
+        url: 'https://merchant.example.com/hooks/payments',
+        event_types: ['paymethod.account_updated', 'document.scanned'],
+        description: 'Card updates and scan results',
+        status: 'enabled',
+        created_at: '2026-11-28T09:15:02.118Z',
+        updated_at: '2026-11-28T09:15:02.118Z',
+        secret: 'whsec_MfKQ9r8GKYqXt5VqYz3kD0bH1n2w4e6R8t0yU2i4o6A=',
+        response: { environment: 'live', response_desc: 'Create Successful.' },
+        links: { self: `${API}/v3/organizations/org_demo/webhook_endpoints/whe_4Jq8ZrT2mVb6NcX1pLs0Ye` },
+      },
+    },
+    request: { kind: 'json', schema: endpointCreateSchema },
+    response: { status: 201, description: 'The endpoint, with its signing secret: no later answer repeats it (an Idempotency-Key replay answers without it).', schema: webhookEndpointCreated },
+    errors: ['INVALID_WEBHOOK_URL', 'ENDPOINT_LIMIT'],
+    description:
+      'url: https, at most 2,048 characters, no user or password, a host that is and resolves to public addresses only (checked again at every delivery). '
+      + 'event_types: a non-empty array of event types, or ["*"] (the default). At most 16 endpoints per organization.',
+  },
+  'webhooks-list': {
+    examples: {
+      response: {
+        number_results: 1,
+        search_criteria: { page_size: 20, page_index: 0, home_organization_id: 'org_demo', resource_specific: {} },
+        results: [{
+          webhook_endpoint_id: 'whe_4Jq8ZrT2mVb6NcX1pLs0Ye',
+          organization_id: 'org_demo',
+          url: 'https://merchant.example.com/hooks/payments',
+          event_types: ['paymethod.account_updated', 'document.scanned'],
+          description: 'Card updates and scan results',
+          status: 'enabled',
+          created_at: '2026-11-28T09:15:02.118Z',
+          updated_at: '2026-11-28T09:15:02.118Z',
+          links: { self: `${API}/v3/organizations/org_demo/webhook_endpoints/whe_4Jq8ZrT2mVb6NcX1pLs0Ye` },
+        }],
+        response: { environment: 'live', response_desc: 'Get Successful.' },
+        links: { self: `${API}/v3/organizations/org_demo/webhook_endpoints` },
+      },
+    },
+    response: { status: 200, description: "The organization's endpoints, newest first.", schema: webhookEndpointList },
+  },
+  'webhooks-get': {
+    examples: {
+      response: {
+        webhook_endpoint_id: 'whe_4Jq8ZrT2mVb6NcX1pLs0Ye',
+        organization_id: 'org_demo',
+        url: 'https://merchant.example.com/hooks/payments',
+        event_types: ['paymethod.account_updated', 'document.scanned'],
+        description: 'Card updates and scan results',
+        status: 'enabled',
+        created_at: '2026-11-28T09:15:02.118Z',
+        updated_at: '2026-11-28T09:15:02.118Z',
+        response: { environment: 'live', response_desc: 'Get Successful.' },
+        links: { self: `${API}/v3/organizations/org_demo/webhook_endpoints/whe_4Jq8ZrT2mVb6NcX1pLs0Ye` },
+      },
+    },
+    response: { status: 200, description: 'The endpoint (never its secret).', schema: webhookEndpointFetched },
+  },
+  'webhooks-update': {
+    examples: {
+      request: { status: 'disabled' },
+      response: {
+        webhook_endpoint_id: 'whe_4Jq8ZrT2mVb6NcX1pLs0Ye',
+        organization_id: 'org_demo',
+        url: 'https://merchant.example.com/hooks/payments',
+        event_types: ['paymethod.account_updated', 'document.scanned'],
+        description: 'Card updates and scan results',
+        status: 'disabled',
+        disabled_reason: 'disabled_by_merchant',
+        created_at: '2026-11-28T09:15:02.118Z',
+        updated_at: '2026-11-28T10:02:40.551Z',
+        response: { environment: 'live', response_desc: 'Update Successful.' },
+        links: { self: `${API}/v3/organizations/org_demo/webhook_endpoints/whe_4Jq8ZrT2mVb6NcX1pLs0Ye` },
+      },
+    },
+    request: { kind: 'json', schema: endpointUpdateSchema },
+    response: { status: 200, description: 'The endpoint as changed.', schema: webhookEndpointUpdated },
+    errors: ['INVALID_WEBHOOK_URL', 'CONCURRENT_MODIFICATION'],
+    description: 'Disabled: nothing is sent, messages are held (recover sends them). Enabled again: only messages created from then on are sent.',
+  },
+  'webhooks-delete': {
+    examples: {
+      response: { webhook_endpoint_id: 'whe_4Jq8ZrT2mVb6NcX1pLs0Ye', response: { environment: 'live', response_desc: 'Delete Successful.' } },
+    },
+    response: { status: 200, description: 'The endpoint is gone; nothing more is sent to it.', schema: webhookEndpointDeleted },
+  },
+  'webhooks-ping': {
+    examples: {
+      request: {},
+      response: { webhook_endpoint_id: 'whe_4Jq8ZrT2mVb6NcX1pLs0Ye', response: { environment: 'live', response_desc: 'Request Accepted.' }, links: { self: `${API}/v3/organizations/org_demo/webhook_endpoints/whe_4Jq8ZrT2mVb6NcX1pLs0Ye` } },
+    },
+    request: { kind: 'json', schema: pingSchema },
+    response: { status: 202, description: 'One webhook.ping message is on its way.', schema: webhookAccepted },
+  },
+  'webhooks-roll-secret': {
+    examples: {
+      request: { expire_previous_after_seconds: 86400 },
+      response: {
+        webhook_endpoint_id: 'whe_4Jq8ZrT2mVb6NcX1pLs0Ye',
+        organization_id: 'org_demo',
+        url: 'https://merchant.example.com/hooks/payments',
+        event_types: ['paymethod.account_updated', 'document.scanned'],
+        description: 'Card updates and scan results',
+        status: 'enabled',
+        created_at: '2026-11-28T09:15:02.118Z',
+        updated_at: '2026-11-28T09:15:02.118Z',
+        secret: 'whsec_p3Vt8Jm1Qa6Rz0Lw2Kd5Nc7Hy9Bx4Fs1Ge3Ui5Oj7Ak=',
+        previous_secret_expires_at: '2026-11-29T10:05:00.000Z',
+        response: { environment: 'live', response_desc: 'Update Successful.' },
+        links: { self: `${API}/v3/organizations/org_demo/webhook_endpoints/whe_4Jq8ZrT2mVb6NcX1pLs0Ye` },
+      },
+    },
+    request: { kind: 'json', schema: rollSecretSchema },
+    response: { status: 200, description: 'The new secret (in this answer only).', schema: webhookSecretRolled },
+    errors: ['CONCURRENT_MODIFICATION'],
+  },
+  'webhooks-recover': {
+    examples: {
+      request: { since: '2026-11-27T00:00:00Z', until: '2026-11-28T00:00:00Z' },
+      response: { webhook_endpoint_id: 'whe_4Jq8ZrT2mVb6NcX1pLs0Ye', messages: 42, response: { environment: 'live', response_desc: 'Request Accepted.' }, links: { self: `${API}/v3/organizations/org_demo/webhook_endpoints/whe_4Jq8ZrT2mVb6NcX1pLs0Ye` } },
+    },
+    request: { kind: 'json', schema: recoverSchema },
+    response: { status: 202, description: 'The held and failed messages created in the range are sent again, each with a new webhook-id, in order per record.', schema: webhookAccepted },
+  },
+  'webhooks-attempts': {
+    examples: {
+      response: {
+        number_results: 1,
+        search_criteria: { page_size: 20, page_index: 0, home_organization_id: 'org_demo', resource_specific: {} },
+        results: [{
+          attempt_id: 'wha_7Tg2Lm9Qx4Vb1Nc6Rz8Kp0',
+          message_id: 'msg_2Yh5Jk8Lm1Nq4Rt7Vw0Xz3Ab',
+          event_type: 'paymethod.account_updated',
+          event_id: 'evt_4e524eb5420371c4585f592408d59b1d',
+          attempted_at: '2026-11-28T09:20:11.402Z',
+          status_code: 200,
+          outcome: 'delivered',
+          duration_ms: 143,
+          response_excerpt: '{"received":true}',
+        }],
+        response: { environment: 'live', response_desc: 'Get Successful.' },
+        links: { self: `${API}/v3/organizations/org_demo/webhook_endpoints/whe_4Jq8ZrT2mVb6NcX1pLs0Ye/attempts` },
+      },
+    },
+    response: { status: 200, description: 'Delivery attempts of the last 30 days, newest first.', schema: webhookAttemptList },
   },
   'documents-create': {
     examples: {

@@ -10,6 +10,8 @@ import { hashesRequests } from './key-grants.ts';
 import { TABLE_READ_ACTIONS } from './dynamodb-grants.ts';
 import { REPORT_OBJECT_PREFIXES as REPORTS } from './names.ts';
 import type { RouteAccess, RouteDefinition } from './routes.ts';
+import type { QueueGrant } from './webhooks.ts';
+import { WEBHOOK_QUEUE_GRANTS } from './webhooks.ts';
 
 /** The variable names code, CDK and the local runtime agree on. */
 export const ENVIRONMENT_VARIABLES = {
@@ -29,6 +31,9 @@ export const ENVIRONMENT_VARIABLES = {
   paypalSecretArn: 'PAYPAL_SECRET_ARN',
   publicBaseUrl: 'PUBLIC_BASE_URL',
   s3ForcePathStyle: 'S3_FORCE_PATH_STYLE',
+  webhookDeliveryQueueUrl: 'WEBHOOK_DELIVERY_QUEUE_URL',
+  webhookAllowLoopback: 'WEBHOOK_ALLOW_LOOPBACK',
+  webhookLaterRetryCapSeconds: 'WEBHOOK_LATER_RETRY_CAP_SECONDS',
 } as const;
 
 /** Where PayPal client credentials come from: a Secrets Manager secret, JSON {client_id, client_secret} (paypal-secret.ts). */
@@ -54,6 +59,8 @@ export interface FunctionAccess extends RouteAccess {
    * a route's read or write, or that use the history table.
    */
   dynamodb?: readonly DynamoGrant[];
+  /** The webhook queues it sends to or polls (shared/platform/webhooks.ts). */
+  queues?: readonly QueueGrant[];
 }
 
 /**
@@ -129,13 +136,25 @@ export const BACKGROUND_FUNCTION_ACCESS: Readonly<Record<string, FunctionAccess>
     s3: [{ bucket: 'reports', actions: ['PutObject', 'AbortMultipartUpload'], prefixes: [REPORTS.reports] }],
   },
   'events-publish': { events: true },
+  // Intake -> lanes -> delivery queue: reads endpoints, writes lane entries (and settled ones for disabled endpoints).
+  'webhooks-fanout': { table: 'write', writes: ['webhookLane', 'webhookHeld'], queues: WEBHOOK_QUEUE_GRANTS['webhooks-fanout'] },
+  // Delivery: opens secrets, takes slots, records attempts, moves messages, disables endpoints.
+  'webhooks-send': {
+    table: 'write',
+    writes: ['webhookEndpoint', 'webhookLane', 'webhookHeld', 'webhookAttempt', 'webhookSlot', 'webhookParked'],
+    vault: ['decrypt'],
+    webhookUrls: true,
+    queues: WEBHOOK_QUEUE_GRANTS['webhooks-send'],
+  },
 };
 
 /** A route's declared access, plus what the platform itself needs for it. */
 export function accessFor(route: RouteDefinition): FunctionAccess {
+  const queues = WEBHOOK_QUEUE_GRANTS[route.handler];
+  const access: FunctionAccess = queues ? { ...route.access, queues } : route.access;
   // Tenancy checks on authenticated routes read organization records.
-  if (route.auth !== 'none' && !route.access.table) return { ...route.access, table: 'read' };
-  return route.access;
+  if (route.auth !== 'none' && !access.table) return { ...access, table: 'read' };
+  return access;
 }
 
 /**
@@ -159,6 +178,9 @@ export interface FunctionResources {
   readonly reportsBucket?: string;
   readonly eventBusName?: string;
   readonly paypal?: { readonly apiUrl: string; readonly credentials: PaypalCredentialSource };
+  readonly webhookDeliveryQueueUrl?: string;
+  /** The local runtime's only: loopback receivers allowed, later retry steps shortened. A stack never sets it. */
+  readonly webhookLocal?: { readonly allowLoopback: true; readonly laterRetryCapSeconds: number };
 }
 
 /** Exactly the variables `access` calls for: configuration a function was not granted is absent. */
@@ -186,5 +208,12 @@ export function functionEnvironment(access: FunctionAccess, resources: FunctionR
   }
   if (access.reports) environment[ENVIRONMENT_VARIABLES.reportsBucket] = needs(resources.reportsBucket, 'reports');
   if (access.events) environment[ENVIRONMENT_VARIABLES.eventBusName] = needs(resources.eventBusName, 'events');
+  if (access.queues?.some((grant) => grant.queue === 'delivery' && grant.actions.includes('SendMessage'))) {
+    environment[ENVIRONMENT_VARIABLES.webhookDeliveryQueueUrl] = needs(resources.webhookDeliveryQueueUrl, 'webhook delivery queue');
+  }
+  if (access.webhookUrls && resources.webhookLocal) {
+    environment[ENVIRONMENT_VARIABLES.webhookAllowLoopback] = 'true';
+    environment[ENVIRONMENT_VARIABLES.webhookLaterRetryCapSeconds] = String(resources.webhookLocal.laterRetryCapSeconds);
+  }
   return environment;
 }

@@ -24,6 +24,12 @@ export const ITEM_PARTITION_PREFIXES = {
   auMonth: 'AUMONTH#',
   auFile: 'AUFILE#',
   auDelivery: 'AUDELIVERY#',
+  webhookEndpoint: 'WHE#',
+  webhookLane: 'WHL#',
+  webhookHeld: 'WHH#',
+  webhookAttempt: 'WHA#',
+  webhookSlot: 'WHS#',
+  webhookParked: 'WHP#',
 } as const;
 
 export type ItemKind = keyof typeof ITEM_PARTITION_PREFIXES;

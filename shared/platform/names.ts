@@ -33,3 +33,20 @@ export const EVENT_SOURCES = { paymethods: 'payments.paymethods', documents: 'pa
  * or an address's failed-authentication throttle.
  */
 export const AUTHORIZER_CACHE_TTL_SECONDS = 30;
+
+/** EventBridge detail-type -> webhook event type (docs/webhooks.md); the webhook rule matches these detail-types. */
+export const WEBHOOK_EVENT_TYPES = {
+  'Paymethod Created': 'paymethod.created',
+  'Paymethod Updated': 'paymethod.updated',
+  'Paymethod Deleted': 'paymethod.deleted',
+  'Paymethod Account Updated': 'paymethod.account_updated',
+  'Document Created': 'document.created',
+  'Document Rejected': 'document.rejected',
+  // Published once document scanning lands; mapped already so endpoints can subscribe to it.
+  'Document Scanned': 'document.scanned',
+  'Document Deleted': 'document.deleted',
+} as const;
+
+export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[keyof typeof WEBHOOK_EVENT_TYPES];
+/** Sent only by the ping route, whatever an endpoint's event_types say. */
+export const PING_EVENT_TYPE = 'webhook.ping';

@@ -67,6 +67,7 @@ export const KIND_OF_CODE = {
   INVALID_ONE_TIME_TOKEN: 'invalid',
   VENDOR_REFUSED: 'invalid',
   INVALID_REQUEST: 'invalid',
+  INVALID_WEBHOOK_URL: 'invalid',
   // 401, 403, 404, 405
   UNAUTHORIZED: 'unauthenticated',
   FORBIDDEN: 'forbidden',
@@ -83,6 +84,7 @@ export const KIND_OF_CODE = {
   DOCUMENT_INFECTED: 'conflict',
   SCAN_FAILED: 'conflict',
   RETENTION_ACTIVE: 'conflict',
+  ENDPOINT_LIMIT: 'conflict',
   // 413, 415, 422, 429
   PAYLOAD_TOO_LARGE: 'too-large',
   FILE_TOO_LARGE: 'too-large',
@@ -142,6 +144,10 @@ export const CODE_DETAILS: Readonly<Record<ResponseCode, { readonly surface: Cod
     surface: 'api',
     meaning: 'PayPal refused the billing agreement token.',
   },
+  INVALID_WEBHOOK_URL: {
+    surface: 'api',
+    meaning: 'A webhook endpoint URL breaks the rules: not https, longer than 2,048 characters, with a user or password, or a host that is or resolves to a loopback, private, link-local, multicast or otherwise non-public address (docs/webhooks.md).',
+  },
   INVALID_REQUEST: {
     surface: 'api',
     meaning: 'API Gateway refused the request before the service saw it (a malformed HTTP request or a body it could not map).',
@@ -171,6 +177,10 @@ export const CODE_DETAILS: Readonly<Record<ResponseCode, { readonly surface: Cod
   ONE_TIME_TOKEN_USED: {
     surface: 'api',
     meaning: 'The one-time token was already consumed by another paymethod.',
+  },
+  ENDPOINT_LIMIT: {
+    surface: 'api',
+    meaning: 'The organization already has 16 webhook endpoints; delete one before adding another.',
   },
   DUPLICATE_PAYMETHOD: {
     surface: 'api',

@@ -56,6 +56,8 @@ export interface RouteAccess {
    * page_index costs about one page: BatchWriteItem on `PAGE#...` items only.
    */
   pageBoundaries?: boolean;
+  /** Checks webhook endpoint URLs (registration, delivery): the URL policy's settings reach its environment. */
+  webhookUrls?: boolean;
 }
 
 export interface RouteDefinition {
@@ -68,6 +70,8 @@ export interface RouteDefinition {
   readonly auth: RouteAuth;
   /** Refused with 413 above this many body bytes (checked by the handler; API Gateway only caps at 10 MB). */
   readonly maxBodyBytes?: number;
+  /** A POST whose JSON body may be left out (taken as `{}`): an action whose members all have defaults. */
+  readonly optionalBody?: boolean;
   /** multipart/form-data bodies arrive base64-encoded (API Gateway binary media type). */
   readonly binaryBody?: boolean;
   /**
@@ -102,6 +106,7 @@ export const PATH_PARAMETERS = {
   paymethod_token: { prefix: 'mth_', maxLength: 26 },
   document_id: { prefix: 'doc_', maxLength: 26 },
   one_time_token: { prefix: 'ott_', maxLength: 26 },
+  webhook_endpoint_id: { prefix: 'whe_', maxLength: 26 },
 } as const satisfies Readonly<Record<string, PathParameterSpec>>;
 
 export type PathParameterName = keyof typeof PATH_PARAMETERS;
@@ -122,6 +127,8 @@ const PAYMETHOD_WRITES: readonly ItemKind[] = ['paymethod', 'duplicateScope', 'c
 const PAYMETHOD_CREATE_WRITES: readonly ItemKind[] = [...PAYMETHOD_WRITES, 'oneTimeToken', 'idempotency'];
 
 const DOCUMENTS = '/v3/organizations/{organization_id}/documents';
+const WEBHOOK_ENDPOINTS = '/v3/organizations/{organization_id}/webhook_endpoints';
+const WEBHOOK_ENDPOINT = `${WEBHOOK_ENDPOINTS}/{webhook_endpoint_id}`;
 const DOCUMENT = `${DOCUMENTS}/{document_id}`;
 
 export const routes: readonly RouteDefinition[] = [
@@ -309,6 +316,89 @@ export const routes: readonly RouteDefinition[] = [
     // Presigned URLs are signed with the function's own credentials, so it needs s3:GetObject.
     access: { table: 'read', documents: ['read'] },
     summary: "Download a document's file",
+  },
+
+  // Webhook endpoints (docs/webhooks.md). Secrets are sealed under the vault key, bound to the organization and the endpoint.
+  {
+    handler: 'webhooks-create',
+    method: 'POST',
+    path: WEBHOOK_ENDPOINTS,
+    auth: 'secret',
+    maxBodyBytes: 8192,
+    access: { table: 'write', writes: ['webhookEndpoint', 'idempotency'], vault: ['encrypt'], webhookUrls: true },
+    summary: 'Create a webhook endpoint',
+  },
+  {
+    handler: 'webhooks-list',
+    method: 'GET',
+    path: WEBHOOK_ENDPOINTS,
+    auth: 'secret',
+    query: 'list',
+    access: { table: 'read' },
+    summary: 'List webhook endpoints',
+  },
+  {
+    handler: 'webhooks-get',
+    method: 'GET',
+    path: WEBHOOK_ENDPOINT,
+    auth: 'secret',
+    access: { table: 'read' },
+    summary: 'Get a webhook endpoint',
+  },
+  {
+    handler: 'webhooks-update',
+    method: 'PUT',
+    path: WEBHOOK_ENDPOINT,
+    auth: 'secret',
+    maxBodyBytes: 8192,
+    access: { table: 'write', writes: ['webhookEndpoint'], webhookUrls: true },
+    summary: 'Update a webhook endpoint',
+  },
+  {
+    handler: 'webhooks-delete',
+    method: 'DELETE',
+    path: WEBHOOK_ENDPOINT,
+    auth: 'secret',
+    access: { table: 'write', writes: ['webhookEndpoint'] },
+    summary: 'Delete a webhook endpoint',
+  },
+  {
+    handler: 'webhooks-ping',
+    method: 'POST',
+    optionalBody: true,
+    path: `${WEBHOOK_ENDPOINT}/ping`,
+    auth: 'secret',
+    maxBodyBytes: 1024,
+    access: { table: 'write', writes: ['webhookLane'] },
+    summary: 'Send a test ping to an endpoint',
+  },
+  {
+    handler: 'webhooks-roll-secret',
+    method: 'POST',
+    optionalBody: true,
+    path: `${WEBHOOK_ENDPOINT}/roll_secret`,
+    auth: 'secret',
+    maxBodyBytes: 1024,
+    access: { table: 'write', writes: ['webhookEndpoint'], vault: ['encrypt'] },
+    summary: "Roll an endpoint's signing secret",
+  },
+  {
+    handler: 'webhooks-recover',
+    method: 'POST',
+    path: `${WEBHOOK_ENDPOINT}/recover`,
+    auth: 'secret',
+    maxBodyBytes: 1024,
+    access: { table: 'write', writes: ['webhookLane', 'webhookHeld'] },
+    summary: 'Resend failed and held messages',
+  },
+  {
+    handler: 'webhooks-attempts',
+    method: 'GET',
+    path: `${WEBHOOK_ENDPOINT}/attempts`,
+    auth: 'secret',
+    query: 'list',
+    access: { table: 'read' },
+    summary: "List an endpoint's delivery attempts",
   },
 
   // Client-side tokenization.

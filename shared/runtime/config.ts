@@ -38,6 +38,18 @@ function required(setting: Setting): string {
 }
 
 export const config = {
+  get webhookDeliveryQueueUrl(): string {
+    return required('webhookDeliveryQueueUrl');
+  },
+  /** Set only by the local runtime: loopback receivers may be registered and delivered to. */
+  get webhookAllowLoopback(): boolean {
+    return settings().webhookAllowLoopback === 'true';
+  },
+  /** Set only by the local runtime: the retry steps after the first are at most this long. */
+  get webhookLaterRetryCapSeconds(): number | undefined {
+    const value = settings().webhookLaterRetryCapSeconds;
+    return value === undefined ? undefined : Number(value);
+  },
   get environmentName(): string {
     return settings().environmentName ?? 'local';
   },

@@ -1,4 +1,5 @@
 import { API_FUNCTION_TIMEOUT_SECONDS } from '#shared/platform/function-sizing.ts';
+import { WEBHOOK_QUEUE_GRANTS, WEBHOOK_QUEUE_TRIGGERS } from '#shared/platform/webhooks.ts';
 import { eventRuleTriggers, streamTriggers } from '#shared/platform/triggers.ts';
 import { GLOBAL_SECONDARY_INDEXES } from '#shared/platform/table.ts';
 import { ITEM_PARTITION_PREFIXES } from '#shared/platform/item-kinds.ts';
@@ -212,8 +213,9 @@ describe('PaymentsApiStack (fixture routes, dev)', () => {
     const paths = [...resourceIdsByPath(template).keys()];
     expect(paths.filter((path) => path === '/v3/organizations/{organization_id}/paymethods/{paymethod_token}')).toHaveLength(1);
     // Plus the authorizer, the upload finalizer, CDK's bucket-notification custom resource (one per stack with a notified bucket: the
-    // documents bucket's in the parent, the reports bucket's in the Account Updater's), the Account Updater's four and the event publisher.
-    template.resourceCountIs('AWS::Lambda::Function', fixtureRoutes.length + 4 + ACCOUNT_UPDATER_FUNCTIONS + streamTriggers.length + eventRuleTriggers.length);
+    // documents bucket's in the parent, the reports bucket's in the Account Updater's), the Account Updater's four, the event publisher,
+    // the scan-result handler, and the webhook fan-out and sender.
+    template.resourceCountIs('AWS::Lambda::Function', fixtureRoutes.length + 4 + ACCOUNT_UPDATER_FUNCTIONS + streamTriggers.length + eventRuleTriggers.length + WEBHOOK_QUEUE_TRIGGERS.length);
     const functionIds = new Set(fixtureRoutes.map((route) => routeFunctionId(template, route)));
     expect(functionIds.size).toBe(fixtureRoutes.length);
   });
@@ -298,6 +300,7 @@ describe('PaymentsApiStack (fixture routes, dev)', () => {
       if (id.startsWith('BucketNotificationsHandler')) continue; // CDK's own custom resource
       if (id.startsWith('DomainEvents')) continue; // 256 MB, 60 s: test/infra/domain-events.test.ts
       if (id.startsWith('EventRuleTriggers')) continue; // sized in shared/platform/triggers.ts: test/unit/function-sizing.test.ts
+      if (id.startsWith('WebhookDelivery')) continue; // 256 MB, 60 s: test/infra/webhooks.test.ts
       const finalizer = id.includes('DocumentsFinalize');
       expect(fn.Properties, id).toMatchObject({
         Runtime: 'nodejs24.x',
@@ -457,8 +460,8 @@ describe('PaymentsApiStack (prod)', () => {
 describe('PaymentsApiStack (route table edge cases)', () => {
   it('still synthesizes a deployable API with no routes, and no authorizer', () => {
     const template = synthesize(settings('dev'), { routes: [], s3Triggers: [], streamTriggers: [], eventRuleTriggers: [], functionsDir });
-    // Only the Account Updater's functions and the bucket-notification custom resource remain.
-    template.resourceCountIs('AWS::Lambda::Function', ACCOUNT_UPDATER_FUNCTIONS + 1);
+    // Only the Account Updater's functions, the webhook fan-out and sender, and the bucket-notification custom resource remain.
+    template.resourceCountIs('AWS::Lambda::Function', ACCOUNT_UPDATER_FUNCTIONS + WEBHOOK_QUEUE_TRIGGERS.length + 1);
     template.resourceCountIs('AWS::ApiGateway::Authorizer', 0);
     expect(findMethod(template, '/', 'ANY')).toBeDefined();
   }, SYNTH_TIMEOUT_MS);
@@ -588,5 +591,7 @@ function expectedActions(route: (typeof routes)[number]): string[] {
     ...(access.pageBoundaries ? ['dynamodb:BatchWriteItem'] : []),
     // Fingerprints, and the keyed hash of the requests whose Idempotency-Key records it writes.
     ...(access.fingerprint || access.writes?.includes('idempotency') ? ['kms:GenerateMac'] : []),
+    // Ping and recover send to the webhook delivery queue.
+    ...(WEBHOOK_QUEUE_GRANTS[route.handler] ?? []).flatMap((grant) => grant.actions.map((action) => `sqs:${action}`)),
   ])].sort();
 }

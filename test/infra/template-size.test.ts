@@ -49,7 +49,7 @@ describe('docs/operations.md', () => {
   it('states the limits this test keeps', () => {
     const operations = readFileSync(new URL('../../docs/operations.md', import.meta.url), 'utf8').replace(/\s+/g, ' ');
     expect(operations).toContain(`at most ${MAX_RESOURCES} resources and ${MAX_TEMPLATE_BYTES / 1024} KB`);
-    expect(operations).toContain('four nested stacks');
+    expect(operations).toContain('five nested stacks');
   });
 });
 
@@ -60,7 +60,7 @@ afterAll(() => {
 describe.each(['dev', 'prod'])('templates of %s', (environment) => {
   const templates = synthesizedTemplates(environment);
 
-  it('are the account stack, the environment stack and its four nested stacks', () => {
+  it('are the account stack, the environment stack and its five nested stacks', () => {
     expect(templates.map(({ file }) => file.replace(/[0-9A-F]{8}\.nested/, '.nested')).sort()).toEqual([
       'PaymentsApi-account.template.json',
       `PaymentsApi-${environment}.template.json`,
@@ -68,6 +68,7 @@ describe.each(['dev', 'prod'])('templates of %s', (environment) => {
       `PaymentsApi${environment}ApiStack.nested.template.json`,
       `PaymentsApi${environment}MonitoringStack.nested.template.json`,
       `PaymentsApi${environment}TriggersStack.nested.template.json`,
+      `PaymentsApi${environment}WebhooksStack.nested.template.json`,
     ]);
   });
 

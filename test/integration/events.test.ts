@@ -123,6 +123,7 @@ describe('paymethod events', () => {
     expect(created.status, created.text).toBe(201);
     const token = created.body.paymethod_token as string;
     await awaitEvent(ofType('Paymethod Created', 'paymethod_token', token));
+    const before = (await get(token)).card as Record<string, unknown>;
 
     const dir = await mkdtemp(path.join(tmpdir(), 'events-au-'));
     try {
@@ -138,9 +139,12 @@ describe('paymethod events', () => {
     const event = await awaitEvent(ofType('Paymethod Account Updated', 'paymethod_token', token));
     expectWellFormed(event, 'payments.paymethods');
     expect(event.raw).not.toContain('4012888888881881');
-    const { event_id: _id, occurred_at: occurredAt, ...detail } = event.detail;
+    const { event_id: _id, occurred_at: occurredAt, previous, ...detail } = event.detail;
     expect(detail).toEqual(await get(token));
     expect(detail.card).toMatchObject({ au_code: 'new', last_4_account_number: '1881' });
+    // The card before the update: last four, expiry and fingerprint.
+    expect(previous).toEqual({ last_4_account_number: before.last_4_account_number, expire_month: before.expire_month, expire_year: before.expire_year, fingerprint: before.fingerprint });
+    expect((detail.card as { fingerprint: string }).fingerprint).not.toBe(before.fingerprint);
     expect(occurredAt).toBe((detail.card as { au_updated_date: string }).au_updated_date);
     expect(typesOf(await eventsOf('paymethod_token', token))).toEqual(['Paymethod Created', 'Paymethod Account Updated']);
   });

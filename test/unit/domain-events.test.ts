@@ -112,6 +112,14 @@ describe('paymethod changes -> events', () => {
     const event = paymethodEvent(card, renumbered)!;
     expect(typeOf(event)).toBe('Paymethod Account Updated');
     expect(event.detail).toMatchObject({ occurred_at: au.au_updated_date, card: { au_code: 'new', last_4_account_number: '4444' } });
+    // What the update replaced: the card before it, as the stream's old image holds it.
+    expect(event.detail.previous).toEqual({
+      last_4_account_number: card.card!.last_4_account_number,
+      expire_month: card.card!.expire_month,
+      expire_year: card.card!.expire_year,
+      ...(card.card!.fingerprint !== undefined ? { fingerprint: card.card!.fingerprint } : {}),
+    });
+    expect(paymethodEvent(card, { ...card, label: 'x', updated_at: '2026-11-24T00:10:00.000Z', version: 2 })!.detail).not.toHaveProperty('previous');
     const again = { ...renumbered, card: { ...renumbered.card, au_code: 'exp', au_updated_date: '2026-11-25T00:00:00.000Z' }, version: 3 };
     expect(typeOf(paymethodEvent(renumbered, again))).toBe('Paymethod Account Updated');
     // A later ordinary update of an updated card is an ordinary update.

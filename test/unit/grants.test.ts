@@ -10,6 +10,7 @@ import { ITEM_PARTITION_PREFIXES } from '#shared/platform/item-kinds.ts';
 import { keyGrants, keyGrantsAllow } from '#shared/platform/key-grants.ts';
 import { VAULT_ENCRYPTION_PURPOSE } from '#shared/platform/names.ts';
 import { keys } from '#shared/store/keys.ts';
+import { webhookKeys } from '#shared/store/webhooks.ts';
 import { refusal, requestedActions } from '../../local/dynamodb-gate.ts';
 import { requestedS3Actions } from '../../local/s3-gate.ts';
 
@@ -32,6 +33,12 @@ const BUILT: Record<ItemKind, string> = {
   auMonth: keys.auMonth('2026-05', 'org_1').pk,
   auFile: keys.auFile('sha').pk,
   auDelivery: keys.auDelivery('au-inbox/a.csv', '1').pk,
+  webhookEndpoint: webhookKeys.endpoint('org_1', 'whe_1').pk,
+  webhookLane: webhookKeys.lane('whe_1', 'mth_1'),
+  webhookHeld: webhookKeys.settled({ webhook_endpoint_id: 'whe_1', record_id: 'mth_1', created_at: '2026-05-01T00:00:00.000Z', message_id: 'msg_1' }).pk,
+  webhookAttempt: webhookKeys.attemptPartition('whe_1', 0),
+  webhookSlot: webhookKeys.slot('whe_1', 0).pk,
+  webhookParked: webhookKeys.parkedPartition('whe_1', 0),
 };
 
 const S = (value: string) => ({ S: value });

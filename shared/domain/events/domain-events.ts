@@ -109,10 +109,27 @@ function paymethodEvent(change: RecordChange<Paymethod>, views: RecordViews): Do
     occurred_at: occurredAt(paymethodWriteTime(change), change.committedAt, change.before?.updated_at),
     paymethod_token: record.paymethod_token,
   };
+  const previous = detailType === 'Paymethod Account Updated' ? previousCard(change.before) : undefined;
   return {
     source: EVENT_SOURCES.paymethods,
     detailType,
-    detail: change.after ? { ...head, ...views.paymethod(change.after) } : head,
+    detail: change.after ? { ...head, ...views.paymethod(change.after), ...(previous ? { previous } : {}) } : head,
+  };
+}
+
+/**
+ * What an Account Updater change replaced: the card's last four, expiry and
+ * fingerprint as they were before it (the stream's old image), so a consumer
+ * can match the update to the card it knew without a second read.
+ */
+function previousCard(before: Paymethod | undefined): Record<string, unknown> | undefined {
+  const card = before?.card;
+  if (!card) return undefined;
+  return {
+    last_4_account_number: card.last_4_account_number,
+    expire_month: card.expire_month,
+    expire_year: card.expire_year,
+    ...(card.fingerprint !== undefined ? { fingerprint: card.fingerprint } : {}),
   };
 }
 

@@ -17,6 +17,16 @@ const head = {
 };
 
 const paymethodRecord = z.strictObject({ ...paymethodReadViewSchema.shape, ...head });
+/** What an Account Updater change replaced (the card before it). */
+const previousCard = z
+  .strictObject({
+    last_4_account_number: z.string(),
+    expire_month: z.int().min(1).max(12),
+    expire_year: z.int(),
+    fingerprint: z.string().optional(),
+  })
+  .meta({ description: 'The card as it was before the update: last four, expiry and fingerprint.' });
+const paymethodAccountUpdated = z.strictObject({ ...paymethodReadViewSchema.shape, ...head, previous: previousCard.optional() });
 const paymethodDeleted = z.strictObject({ ...head, paymethod_token: paymethodReadViewSchema.shape.paymethod_token });
 const documentRecord = z.strictObject({ ...documentViewSchema.shape, ...head });
 const documentDeleted = z.strictObject({ ...head, document_id: documentViewSchema.shape.document_id });
@@ -24,7 +34,7 @@ const documentDeleted = z.strictObject({ ...head, document_id: documentViewSchem
 export const eventDetailSchemas = {
   'Paymethod Created': paymethodRecord.meta({ description: 'A paymethod was created: the record as GET shows it.' }),
   'Paymethod Updated': paymethodRecord.meta({ description: 'A public member changed (an update, or another write such as a new default): the record after the change.' }),
-  'Paymethod Account Updated': paymethodRecord.meta({ description: 'The Account Updater changed the card (au_code, au_updated_date and what the update carried): the record after the change.' }),
+  'Paymethod Account Updated': paymethodAccountUpdated.meta({ description: 'The Account Updater changed the card (au_code, au_updated_date and what the update carried): the record after the change, and `previous`, the card before it.' }),
   'Paymethod Deleted': paymethodDeleted.meta({ description: 'The paymethod was deleted: its ids only.' }),
   'Document Created': documentRecord.meta({ description: 'A document became available (a direct upload, or an upload session whose file was accepted).' }),
   'Document Rejected': documentRecord.meta({ description: 'An upload session\'s file was refused: status rejected, with the reason.' }),

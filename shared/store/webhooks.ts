@@ -1,0 +1,433 @@
+/**
+ * Webhook items in the single table (docs/data-model.md, "Webhooks"):
+ * - endpoint `WHE#<org>` / `EP#<whe_id>`, and the organization's endpoint
+ *   count `WHE#<org>` / `COUNT`, changed in the same transaction as a create or
+ *   delete (the 16-endpoint limit); the list is one Query of that partition;
+ * - a record's lane for one endpoint `WHL#<whe_id>#<record>` /
+ *   `<occurred_at>#<msg_id>`: pending messages in commit order; one partition
+ *   per endpoint and record, so a million-card run writes a million partitions,
+ *   none hot;
+ * - settled (held or failed) messages `WHH#<whe_id>#S<shard>` / `<created_at>#<msg_id>`,
+ *   sharded by record like the Account Updater's keys;
+ * - attempts `WHA#<whe_id>#S<shard>` / `<attempted_at>#<att_id>`, TTL 30 days,
+ *   written at the endpoint's delivery rate (at most 8 at once) over 4 shards;
+ * - the endpoint's delivery slots `WHS#<whe_id>#<n>` / `SLOT`.
+ */
+import { randomInt } from 'node:crypto';
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { InvalidRequest } from '#shared/domain/errors.ts';
+import type { IdempotencyCompletion } from '#shared/domain/idempotency.ts';
+import type { DeliveryAttempt, MessageRef, SettledMessage, WebhookEndpoint, WebhookMessage } from '#shared/domain/webhooks/model.ts';
+import { ATTEMPT_RETENTION_DAYS, ENDPOINT_CONCURRENCY } from '#shared/domain/webhooks/model.ts';
+import type { AttemptPage, AttemptStore, EndpointSlots, EndpointStore, MessageStore } from '#shared/domain/webhooks/ports.ts';
+import { ITEM_PARTITION_PREFIXES as P } from '#shared/platform/item-kinds.ts';
+import { auShardOf, withoutKeys } from './keys.ts';
+import { mergeSorted } from './merge-sorted.ts';
+import { idempotencyCompletionWrite, idempotencyKeyLost } from './idempotency.ts';
+import { isConditionFailure, transact } from './write-conflicts.ts';
+
+type Item = Record<string, unknown>;
+
+export const SETTLED_SHARDS = 8;
+export const ATTEMPT_SHARDS = 4;
+
+export const webhookKeys = {
+  endpoint: (organizationId: string, endpointId: string) => ({ pk: `${P.webhookEndpoint}${organizationId}`, sk: `EP#${endpointId}` }),
+  endpointCount: (organizationId: string) => ({ pk: `${P.webhookEndpoint}${organizationId}`, sk: 'COUNT' }),
+  lane: (endpointId: string, recordId: string) => `${P.webhookLane}${endpointId}#${recordId}`,
+  laneEntry: (message: Pick<WebhookMessage, 'webhook_endpoint_id' | 'record_id' | 'occurred_at' | 'message_id'>) => ({
+    pk: webhookKeys.lane(message.webhook_endpoint_id, message.record_id),
+    sk: `${message.occurred_at}#${message.message_id}`,
+  }),
+  settled: (message: Pick<WebhookMessage, 'webhook_endpoint_id' | 'record_id' | 'created_at' | 'message_id'>) => ({
+    pk: `${P.webhookHeld}${message.webhook_endpoint_id}#S${auShardOf(message.record_id) % SETTLED_SHARDS}`,
+    sk: `${message.created_at}#${message.message_id}`,
+  }),
+  attemptPartition: (endpointId: string, shard: number) => `${P.webhookAttempt}${endpointId}#S${shard}`,
+  slot: (endpointId: string, slot: number) => ({ pk: `${P.webhookSlot}${endpointId}#${slot}`, sk: 'SLOT' }),
+  parkedPartition: (endpointId: string, shard: number) => `${P.webhookParked}${endpointId}#S${shard}`,
+};
+
+/** Parked messages of one endpoint spread over this many partitions: a burst parks at the fan-out's rate. */
+export const PARKED_SHARDS = 16;
+
+const epochSeconds = (iso: string) => Math.floor(Date.parse(iso) / 1000);
+
+export class DynamoWebhookEndpoints implements EndpointStore {
+  constructor(
+    private readonly client: DynamoDBDocumentClient,
+    private readonly tableName: string,
+  ) {}
+
+  async create(endpoint: WebhookEndpoint, limit: number, completion?: IdempotencyCompletion<WebhookEndpoint>): Promise<boolean> {
+    const answered = completion ? idempotencyCompletionWrite(this.tableName, completion, endpoint) : undefined;
+    const outcome = await transact(this.client, [
+      {
+        Update: {
+          TableName: this.tableName,
+          Key: webhookKeys.endpointCount(endpoint.organization_id),
+          UpdateExpression: 'ADD endpoint_count :one',
+          ConditionExpression: 'attribute_not_exists(endpoint_count) OR endpoint_count < :limit',
+          ExpressionAttributeValues: { ':one': 1, ':limit': limit },
+        },
+      },
+      { Put: { TableName: this.tableName, Item: { ...endpoint, ...webhookKeys.endpoint(endpoint.organization_id, endpoint.webhook_endpoint_id) }, ConditionExpression: 'attribute_not_exists(pk)' } },
+      ...(answered ? [answered.item] : []),
+    ]);
+    if (outcome === 'ok') {
+      if (answered) completion!.committed(answered.response);
+      return true;
+    }
+    if (outcome[0] === 'ConditionalCheckFailed') return false;
+    if (outcome[2] === 'ConditionalCheckFailed') throw idempotencyKeyLost();
+    throw new Error(`webhook endpoint create cancelled: ${outcome.join(',')}`);
+  }
+
+  async get(organizationId: string, endpointId: string): Promise<WebhookEndpoint | undefined> {
+    const { Item } = await this.client.send(new GetCommand({ TableName: this.tableName, Key: webhookKeys.endpoint(organizationId, endpointId), ConsistentRead: true }));
+    return Item ? (withoutKeys(Item) as unknown as WebhookEndpoint) : undefined;
+  }
+
+  async list(organizationId: string): Promise<WebhookEndpoint[]> {
+    const { Items = [] } = await this.client.send(
+      new QueryCommand({
+        TableName: this.tableName,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :ep)',
+        ExpressionAttributeValues: { ':pk': webhookKeys.endpointCount(organizationId).pk, ':ep': 'EP#' },
+        ConsistentRead: true,
+      }),
+    );
+    return Items.map((item) => withoutKeys(item) as unknown as WebhookEndpoint);
+  }
+
+  async replace(current: WebhookEndpoint, next: WebhookEndpoint): Promise<boolean> {
+    try {
+      await this.client.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: { ...stripUndefined(next), ...webhookKeys.endpoint(next.organization_id, next.webhook_endpoint_id) },
+          ConditionExpression: 'updated_at = :seen',
+          ExpressionAttributeValues: { ':seen': current.updated_at },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (isConditionFailure(error)) return false;
+      throw error;
+    }
+  }
+
+  async remove(organizationId: string, endpointId: string): Promise<boolean> {
+    const outcome = await transact(this.client, [
+      { Delete: { TableName: this.tableName, Key: webhookKeys.endpoint(organizationId, endpointId), ConditionExpression: 'attribute_exists(pk)' } },
+      { Update: { TableName: this.tableName, Key: webhookKeys.endpointCount(organizationId), UpdateExpression: 'ADD endpoint_count :minus', ExpressionAttributeValues: { ':minus': -1 } } },
+    ]);
+    if (outcome === 'ok') return true;
+    if (outcome[0] === 'ConditionalCheckFailed') return false;
+    throw new Error(`webhook endpoint delete cancelled: ${outcome.join(',')}`);
+  }
+
+  async markFailing(endpoint: WebhookEndpoint, at: string): Promise<void> {
+    await this.quietly({
+      Key: webhookKeys.endpoint(endpoint.organization_id, endpoint.webhook_endpoint_id),
+      UpdateExpression: 'SET failing_since = :at',
+      ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(failing_since)',
+      ExpressionAttributeValues: { ':at': at },
+    });
+  }
+
+  async clearFailing(endpoint: WebhookEndpoint): Promise<void> {
+    await this.quietly({ Key: webhookKeys.endpoint(endpoint.organization_id, endpoint.webhook_endpoint_id), UpdateExpression: 'REMOVE failing_since', ConditionExpression: 'attribute_exists(pk)' });
+  }
+
+  async disable(endpoint: WebhookEndpoint, reason: NonNullable<WebhookEndpoint['disabled_reason']>, at: string): Promise<void> {
+    await this.quietly({
+      Key: webhookKeys.endpoint(endpoint.organization_id, endpoint.webhook_endpoint_id),
+      // updated_at moves on: a merchant's concurrent change (read before) must read again.
+      UpdateExpression: 'SET #status = :disabled, disabled_reason = :reason, updated_at = :at REMOVE failing_since',
+      ConditionExpression: '#status = :enabled',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: { ':disabled': 'disabled', ':enabled': 'enabled', ':reason': reason, ':at': laterThan(at, endpoint.updated_at) },
+    });
+  }
+
+  /** A stamp another sender already set, or an endpoint removed meanwhile, is no failure. */
+  private async quietly(input: Omit<ConstructorParameters<typeof UpdateCommand>[0], 'TableName'>): Promise<void> {
+    try {
+      await this.client.send(new UpdateCommand({ TableName: this.tableName, ...input }));
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+    }
+  }
+}
+
+export class DynamoWebhookMessages implements MessageStore {
+  constructor(
+    private readonly client: DynamoDBDocumentClient,
+    private readonly tableName: string,
+  ) {}
+
+  async add(message: WebhookMessage): Promise<boolean> {
+    try {
+      await this.client.send(new PutCommand({ TableName: this.tableName, Item: { ...message, ...webhookKeys.laneEntry(message) }, ConditionExpression: 'attribute_not_exists(pk)' }));
+      return true;
+    } catch (error) {
+      if (isConditionFailure(error)) return false;
+      throw error;
+    }
+  }
+
+  async head(endpointId: string, recordId: string): Promise<WebhookMessage | undefined> {
+    const { Items = [] } = await this.client.send(
+      new QueryCommand({ TableName: this.tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': webhookKeys.lane(endpointId, recordId) }, Limit: 1, ConsistentRead: true }),
+    );
+    return Items[0] ? messageOf(Items[0]) : undefined;
+  }
+
+  async get(ref: MessageRef): Promise<WebhookMessage | undefined> {
+    const { Item } = await this.client.send(new GetCommand({ TableName: this.tableName, Key: webhookKeys.laneEntry(ref), ConsistentRead: true }));
+    return Item ? messageOf(Item) : undefined;
+  }
+
+  async lease(message: WebhookMessage, until: string): Promise<boolean> {
+    try {
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: webhookKeys.laneEntry(message),
+          UpdateExpression: 'SET leased_until = :until',
+          ConditionExpression: 'attempts = :attempts AND (attribute_not_exists(leased_until) OR leased_until < :now)',
+          ExpressionAttributeValues: { ':until': until, ':attempts': message.attempts, ':now': new Date().toISOString() },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (isConditionFailure(error)) return false;
+      throw error;
+    }
+  }
+
+  async reschedule(message: WebhookMessage, attempts: number, nextAttemptAt: string): Promise<void> {
+    await this.client.send(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: webhookKeys.laneEntry(message),
+        UpdateExpression: 'SET attempts = :attempts, next_attempt_at = :next REMOVE leased_until',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: { ':attempts': attempts, ':next': nextAttemptAt },
+      }),
+    );
+  }
+
+  async remove(message: WebhookMessage): Promise<void> {
+    await this.client.send(new DeleteCommand({ TableName: this.tableName, Key: webhookKeys.laneEntry(message) }));
+  }
+
+  async settle(message: SettledMessage): Promise<void> {
+    const { outcome: _unused, settled_at: _at, ...pending } = message;
+    const outcome = await transact(this.client, [
+      { Put: { TableName: this.tableName, Item: { ...stripLease(message), ...webhookKeys.settled(message) } } },
+      { Delete: { TableName: this.tableName, Key: webhookKeys.laneEntry(pending) } },
+    ]);
+    if (outcome !== 'ok') throw new Error(`settling a webhook message was cancelled: ${outcome.join(',')}`);
+  }
+
+  async settledBetween(endpointId: string, since: string, until: string): Promise<SettledMessage[]> {
+    const shards = Array.from({ length: SETTLED_SHARDS }, (_unused, shard) => this.readSettled(`${P.webhookHeld}${endpointId}#S${shard}`, since, until));
+    const settled: SettledMessage[] = [];
+    for await (const item of mergeSorted(shards, (item) => item.sk as string, 'ascending')) settled.push(withoutKeys(item) as unknown as SettledMessage);
+    return settled;
+  }
+
+  async forgetSettled(message: SettledMessage): Promise<void> {
+    await this.client.send(new DeleteCommand({ TableName: this.tableName, Key: webhookKeys.settled(message) }));
+  }
+
+  private async *readSettled(pk: string, since: string, until: string): AsyncGenerator<Item> {
+    let startKey: Item | undefined;
+    do {
+      const { Items = [], LastEvaluatedKey } = await this.client.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          KeyConditionExpression: 'pk = :pk AND sk BETWEEN :since AND :until',
+          ExpressionAttributeValues: { ':pk': pk, ':since': since, ':until': `${until}~` },
+          ExclusiveStartKey: startKey,
+        }),
+      );
+      yield* Items;
+      startKey = LastEvaluatedKey;
+    } while (startKey);
+  }
+}
+
+export class DynamoWebhookAttempts implements AttemptStore {
+  constructor(
+    private readonly client: DynamoDBDocumentClient,
+    private readonly tableName: string,
+  ) {}
+
+  async record(attempt: DeliveryAttempt): Promise<void> {
+    const expiresAt = epochSeconds(attempt.attempted_at) + ATTEMPT_RETENTION_DAYS * 86_400;
+    await this.client.send(
+      new PutCommand({
+        TableName: this.tableName,
+        Item: { ...attempt, pk: webhookKeys.attemptPartition(attempt.webhook_endpoint_id, randomInt(ATTEMPT_SHARDS)), sk: `${attempt.attempted_at}#${attempt.attempt_id}`, expires_at: expiresAt },
+      }),
+    );
+  }
+
+  /**
+   * Newest first over the shards, merged. A cursor is the sort key of the last
+   * attempt returned; a bare page_index reads the pages before it (attempts
+   * are kept 30 days, and a page is a few Queries).
+   */
+  async list(endpointId: string, page: { pageSize: number; pageIndex: number; cursor?: string | undefined }): Promise<AttemptPage> {
+    let before = page.cursor !== undefined ? decodeAttemptCursor(page.cursor, endpointId, page.pageIndex) : undefined;
+    let items: Item[] = [];
+    for (let index = page.cursor !== undefined ? page.pageIndex : 0; index <= page.pageIndex; index += 1) {
+      items = await this.readPage(endpointId, before, page.pageSize + 1);
+      if (index < page.pageIndex) {
+        if (items.length <= page.pageSize) return { attempts: [] };
+        before = items[page.pageSize - 1]!.sk as string;
+      }
+    }
+    const shown = items.slice(0, page.pageSize);
+    const last = shown.at(-1);
+    return {
+      attempts: shown.map((item) => withoutKeys(item) as unknown as DeliveryAttempt),
+      ...(items.length > page.pageSize && last ? { nextCursor: encodeAttemptCursor(last.sk as string, endpointId, page.pageIndex + 1) } : {}),
+    };
+  }
+
+  private async readPage(endpointId: string, before: string | undefined, limit: number): Promise<Item[]> {
+    const shards = Array.from({ length: ATTEMPT_SHARDS }, (_unused, shard) => this.readShard(webhookKeys.attemptPartition(endpointId, shard), before, limit));
+    const items: Item[] = [];
+    for await (const item of mergeSorted(shards, (item) => item.sk as string, 'descending')) {
+      items.push(item);
+      if (items.length >= limit) break;
+    }
+    return items;
+  }
+
+  private async *readShard(pk: string, before: string | undefined, limit: number): AsyncGenerator<Item> {
+    const { Items = [] } = await this.client.send(
+      new QueryCommand({
+        TableName: this.tableName,
+        KeyConditionExpression: before !== undefined ? 'pk = :pk AND sk < :before' : 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': pk, ...(before !== undefined ? { ':before': before } : {}) },
+        ScanIndexForward: false,
+        Limit: limit,
+      }),
+    );
+    yield* Items;
+  }
+}
+
+const ATTEMPT_SORT_KEY = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z#att_[A-Za-z0-9]{1,40}$/;
+
+function encodeAttemptCursor(sortKey: string, endpointId: string, pageIndex: number): string {
+  return Buffer.from(JSON.stringify({ s: sortKey, e: endpointId, p: pageIndex })).toString('base64url');
+}
+
+function decodeAttemptCursor(cursor: string, endpointId: string, pageIndex: number): string {
+  const invalid = () => new InvalidRequest([{ field: 'cursor', message: 'does not belong to this list request; follow links.next as given' }], 'INVALID_CURSOR');
+  let decoded: { s?: unknown; e?: unknown; p?: unknown };
+  try {
+    decoded = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as typeof decoded;
+  } catch {
+    throw invalid();
+  }
+  if (decoded?.e !== endpointId || decoded.p !== pageIndex || typeof decoded.s !== 'string' || !ATTEMPT_SORT_KEY.test(decoded.s)) throw invalid();
+  return decoded.s;
+}
+
+/**
+ * ENDPOINT_CONCURRENCY slot items per endpoint, each its own partition: a slot
+ * is taken by a conditional write when free or its lease ran out (a crashed
+ * sender's slot frees itself), and freed after the attempt.
+ */
+export class DynamoEndpointSlots implements EndpointSlots {
+  constructor(
+    private readonly client: DynamoDBDocumentClient,
+    private readonly tableName: string,
+    private readonly slots = ENDPOINT_CONCURRENCY,
+  ) {}
+
+  async acquire(endpointId: string, until: number): Promise<number | undefined> {
+    const now = Date.now();
+    const first = randomInt(this.slots);
+    // Every slot from a random start: only a message with no backlog parked ahead of it tries (delivery.ts), so at
+    // the endpoint's own rate.
+    for (let step = 0; step < this.slots; step += 1) {
+      const slot = (first + step) % this.slots;
+      try {
+        await this.client.send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: webhookKeys.slot(endpointId, slot),
+            UpdateExpression: 'SET held_until = :until',
+            ConditionExpression: 'attribute_not_exists(held_until) OR held_until < :now',
+            ExpressionAttributeValues: { ':until': until, ':now': now },
+          }),
+        );
+        return slot;
+      } catch (error) {
+        if (!isConditionFailure(error)) throw error;
+      }
+    }
+    return undefined;
+  }
+
+  async release(endpointId: string, slot: number): Promise<void> {
+    await this.client.send(new UpdateCommand({ TableName: this.tableName, Key: webhookKeys.slot(endpointId, slot), UpdateExpression: 'SET held_until = :free', ExpressionAttributeValues: { ':free': 0 } }));
+  }
+
+  async park(ref: MessageRef, at: string): Promise<void> {
+    const shard = auShardOf(ref.record_id + ref.message_id) % PARKED_SHARDS;
+    await this.client.send(new PutCommand({ TableName: this.tableName, Item: { pk: webhookKeys.parkedPartition(ref.webhook_endpoint_id, shard), sk: `${at}#${ref.message_id}`, ref } }));
+  }
+
+  async hasParked(endpointId: string): Promise<boolean> {
+    const pk = webhookKeys.parkedPartition(endpointId, randomInt(PARKED_SHARDS));
+    const { Items = [] } = await this.client.send(new QueryCommand({ TableName: this.tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk }, Limit: 1, ProjectionExpression: 'pk' }));
+    return Items.length > 0;
+  }
+
+  /** Oldest of a random shard, else of the next ones; only when a delivery finished. */
+  async unpark(endpointId: string): Promise<MessageRef | undefined> {
+    const first = randomInt(PARKED_SHARDS);
+    // Every shard from a random start: a big backlog answers at the first, a small one must not be missed.
+    for (let step = 0; step < PARKED_SHARDS; step += 1) {
+      const pk = webhookKeys.parkedPartition(endpointId, (first + step) % PARKED_SHARDS);
+      const { Items = [] } = await this.client.send(new QueryCommand({ TableName: this.tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk }, Limit: 1 }));
+      const item = Items[0];
+      if (!item) continue;
+      try {
+        await this.client.send(new DeleteCommand({ TableName: this.tableName, Key: { pk, sk: item.sk }, ConditionExpression: 'attribute_exists(pk)' }));
+        return item.ref as MessageRef;
+      } catch (error) {
+        if (!isConditionFailure(error)) throw error;
+      }
+    }
+    return undefined;
+  }
+}
+
+function messageOf(item: Item): WebhookMessage {
+  const { leased_until: _lease, ...rest } = withoutKeys(item) as Item;
+  return rest as unknown as WebhookMessage;
+}
+
+function stripLease(message: SettledMessage): Item {
+  const { leased_until: _lease, ...rest } = message as unknown as Item;
+  return rest;
+}
+
+function stripUndefined<T extends object>(value: T): Item {
+  return Object.fromEntries(Object.entries(value).filter(([, member]) => member !== undefined));
+}
+
+function laterThan(at: string, previous: string): string {
+  return new Date(Math.max(Date.parse(at), Date.parse(previous) + 1)).toISOString();
+}
