@@ -63,10 +63,34 @@ export interface ScanningSettings {
    * (`resultEventSource`), or no document is ever served.
    */
   readonly malwareProtectionPlan?: boolean;
-  /** With the plan off, required: the IAM role ARNs of your scanner. The scan gate lets them read unscanned files, and the bucket and vault key policies let them read, tag and decrypt (through S3) the stored files. */
+  /** With the plan off, required: the IAM role ARNs of your scanner. The scan gate lets them read unscanned files, and the bucket and vault key policies let them read, tag and decrypt (through S3) the stored files; the bucket then sends Object Created events to EventBridge for it. */
   readonly scannerRoleArns?: readonly string[];
   /** With the plan off, required: the `source` of your scanner's result events on the account's default bus, each with GuardDuty's detail-type and detail shape ("GuardDuty Malware Protection Object Scan Result"; EventBridge refuses `aws.` sources from PutEvents). */
   readonly resultEventSource?: string;
+}
+
+/**
+ * How stored documents are kept (docs/documents.md, "What a retained file
+ * costs to keep"). How long they are kept is the contract's, not a setting.
+ */
+export interface DocumentStorageSettings {
+  /**
+   * Days after which a stored file over 128 KiB moves to S3 Glacier Instant
+   * Retrieval (default 30): downloads stay immediate, each billed per GB
+   * retrieved. Later suits a team whose disputes read their files for months;
+   * `false` keeps every file in S3 Standard.
+   */
+  readonly archiveAfterDays?: number | false;
+}
+
+/** The Glacier IR transition unless `documentStorage.archiveAfterDays` says otherwise. */
+export const DEFAULT_ARCHIVE_AFTER_DAYS = 30;
+
+/** The transition's days, or false for none; refuses what S3 would. */
+export function archiveAfterDays(settings: DocumentStorageSettings = {}): number | false {
+  const days = settings.archiveAfterDays ?? DEFAULT_ARCHIVE_AFTER_DAYS;
+  if (days !== false && (!Number.isInteger(days) || days < 1)) throw new Error(`documentStorage.archiveAfterDays: ${days} is not a whole number of days, at least 1 (or false)`);
+  return days;
 }
 
 /** What each key must be (KMS cannot change a key's spec or usage after creation). */

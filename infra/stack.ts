@@ -10,6 +10,7 @@ import type { IKey } from 'aws-cdk-lib/aws-kms';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import type { CfnBucket } from 'aws-cdk-lib/aws-s3';
 import { BlockPublicAccess, Bucket, BucketEncryption, ObjectLockRetention, ObjectOwnership, StorageClass } from 'aws-cdk-lib/aws-s3';
+import type { LifecycleRule } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
@@ -37,8 +38,8 @@ import { grantKeyUsage, scopedKey } from './keys.ts';
 import { Monitoring } from './monitoring.ts';
 import { applyNagSuppressions } from './nag.ts';
 import { exemptFromRule } from './platform-rules.ts';
-import { validateScanning, validateServiceKeys } from './service-props.ts';
-import type { CustomDomainSettings, ScanningSettings, ServiceKeys } from './service-props.ts';
+import { archiveAfterDays, validateScanning, validateServiceKeys } from './service-props.ts';
+import type { CustomDomainSettings, DocumentStorageSettings, ScanningSettings, ServiceKeys } from './service-props.ts';
 import { tableIndexes } from './table-indexes.ts';
 import type { TableIndexes } from './table-indexes.ts';
 import { ApiWebAcl } from './waf.ts';
@@ -83,6 +84,8 @@ export interface PaymentsServiceProps {
   readonly accountUpdaterExportSchedule?: Schedule;
   /** Malware scanning of stored documents (below). Default: GuardDuty Malware Protection on the documents bucket. */
   readonly scanning?: ScanningSettings;
+  /** How stored documents are kept (below). Default: files over 128 KiB move to Glacier Instant Retrieval after 30 days. */
+  readonly documentStorage?: DocumentStorageSettings;
   // Webhook options join these props with the webhooks feature.
 }
 
@@ -121,6 +124,7 @@ export class PaymentsService extends Construct {
     const keys = props.keys ?? {};
     validateServiceKeys(this, keys);
     const scanning = validateScanning(props.scanning ?? {});
+    const archiveDays = archiveAfterDays(props.documentStorage);
     if (props.alarmTopic && environment.alarms.email) {
       throw new Error('alarmTopic and environment.alarms.email: the service subscribes an address only to a topic of its own; subscribe it to yours');
     }
@@ -178,7 +182,7 @@ export class PaymentsService extends Construct {
     // The admin CLI issues credentials with the operator's own identity.
     grantCredentialIssuers(credentialMacKey, environment);
     const accessLogs = createAccessLogsBucket(this, environment);
-    const documents = createDocumentsBucket(this, environment, vaultKey, accessLogs);
+    const documents = createDocumentsBucket(this, environment, vaultKey, accessLogs, archiveDays);
     const malwareProtection = scanning.malwareProtectionPlan ? new MalwareProtection(this, 'MalwareProtection', { bucket: documents, key: vaultKey }) : undefined;
     // PayPal's REST client credentials, created in their JSON shape with a placeholder client_id (PayPal
     // creates answer 503 "not configured" until `admin set-paypal-credentials` stores the real pair).
@@ -238,6 +242,8 @@ export class PaymentsService extends Construct {
     else {
       refuseUnscannedReads(documents, [...scanning.scannerRoleArns, ...readersBeforeScan]);
       grantOwnScanners(documents, vaultKey, scanning.scannerRoleArns);
+      // The plan turns these on for itself; the team's scanner learns of new files from them.
+      documents.enableEventBridgeNotification();
     }
 
     const accountUpdaterStack = nestedStack(this, 'AccountUpdaterStack', `Payments ${environment.name}: the Account Updater`);
@@ -477,7 +483,16 @@ function createLogArchiveBucket(scope: Construct, environment: EnvironmentSettin
   return bucket;
 }
 
-function createDocumentsBucket(scope: Construct, environment: EnvironmentSettings, key: IKey, accessLogs: Bucket): Bucket {
+function createDocumentsBucket(scope: Construct, environment: EnvironmentSettings, key: IKey, accessLogs: Bucket, archiveDays: number | false): Bucket {
+  const archive: LifecycleRule[] = archiveDays === false ? [] : [{
+    id: 'stored-documents-to-glacier-ir',
+    // Evidence is read rarely after its first weeks, and retained files are kept two years: Glacier Instant
+    // Retrieval stores them for about a sixth of Standard and still serves a download at once. Objects of
+    // 128 KiB or less stay in Standard (Glacier IR bills each object as at least 128 KiB). Arithmetic: docs/documents.md.
+    prefix: DOCUMENT_OBJECT_PREFIX,
+    objectSizeGreaterThan: 128 * 1024,
+    transitions: [{ storageClass: StorageClass.GLACIER_INSTANT_RETRIEVAL, transitionAfter: Duration.days(archiveDays) }],
+  }];
   const bucket = new Bucket(scope, 'DocumentsBucket', {
     blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
     objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
@@ -501,15 +516,7 @@ function createDocumentsBucket(scope: Construct, environment: EnvironmentSetting
         // Once the last version is gone, the delete marker is clutter.
         expiredObjectDeleteMarker: true,
       },
-      {
-        id: 'stored-documents-to-glacier-ir',
-        // Evidence is read rarely after its first weeks, and retained files are kept two years: Glacier Instant
-        // Retrieval stores them for about a sixth of Standard and still serves a download at once. Objects of
-        // 128 KiB or less stay in Standard (Glacier IR bills each object as at least 128 KiB). Arithmetic: docs/documents.md.
-        prefix: DOCUMENT_OBJECT_PREFIX,
-        objectSizeGreaterThan: 128 * 1024,
-        transitions: [{ storageClass: StorageClass.GLACIER_INSTANT_RETRIEVAL, transitionAfter: Duration.days(30) }],
-      },
+      ...archive,
       {
         id: 'abandoned-uploads',
         // An upload session lives minutes; the finalizer copies what it checked out of uploads/, then removes the upload.
@@ -521,7 +528,7 @@ function createDocumentsBucket(scope: Construct, environment: EnvironmentSetting
   });
   // CloudFormation's schema types ObjectSizeGreaterThan as a string of digits; the L2 construct writes a number, which
   // CloudFormation coerces with a warning at every synth. The rule's index is its place in lifecycleRules above.
-  (bucket.node.defaultChild as CfnBucket).addPropertyOverride('LifecycleConfiguration.Rules.1.ObjectSizeGreaterThan', String(128 * 1024));
+  if (archive.length) (bucket.node.defaultChild as CfnBucket).addPropertyOverride('LifecycleConfiguration.Rules.1.ObjectSizeGreaterThan', String(128 * 1024));
   // Every object under the vault key: a write may leave the encryption to the bucket's default (the same key),
   // but one that names another (SSE-S3, or SSE-KMS under another key) is refused, whoever sends it.
   // A statement per condition: either alone refuses.

@@ -16,7 +16,9 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { API_ENDPOINT_ACCESS_MODE, API_SECURITY_POLICY } from '#infra/api.ts';
-import { PaymentsService } from '#infra/index.ts';
+import { DEFAULT_ARCHIVE_AFTER_DAYS, PaymentsService, SERVICE_KEY_SPECS } from '#infra/index.ts';
+import { DEFAULT_EXPORT_SCHEDULE } from '#infra/account-updater.ts';
+import { propsTable } from '../../scripts/props-table.ts';
 import { definePaymentsApp } from '#infra/payments-app.ts';
 import type { PaymentsServiceProps } from '#infra/index.ts';
 import { MALWARE_SCAN } from '#shared/platform/triggers.ts';
@@ -254,6 +256,13 @@ describe('scanning: a scanner of the team\'s own instead of GuardDuty\'s plan', 
     expect(json(decrypt[0]!.Condition)).toContain('kms:ViaService');
   });
 
+  it('sends the documents bucket\'s Object Created events to EventBridge for the scanner, as the plan does for itself', () => {
+    const notifications = (of: Template) => Object.values(resourcesOfType(of, 'Custom::S3BucketNotifications')).map((resource) => json(resource.Properties.NotificationConfiguration));
+    expect(notifications(template).filter((configuration) => configuration.includes('EventBridgeConfiguration'))).toHaveLength(2);
+    // Without the team's scanner only the reports bucket sends them.
+    expect(notifications(withPlan).filter((configuration) => configuration.includes('EventBridgeConfiguration'))).toHaveLength(1);
+  });
+
   it('invokes the scan result function on the scanner\'s events: its source, GuardDuty\'s detail-type', () => {
     const patterns = Object.values(resourcesOfType(template, 'AWS::Events::Rule')).map((rule) => rule.Properties.EventPattern as { source?: string[]; 'detail-type'?: string[] } | undefined).filter((pattern) => pattern?.['detail-type']?.includes(MALWARE_SCAN.detailType));
     expect(patterns.map((pattern) => pattern!.source)).toEqual([['team.malware-scanner']]);
@@ -266,5 +275,48 @@ describe('scanning: a scanner of the team\'s own instead of GuardDuty\'s plan', 
     expect(attempt({ malwareProtectionPlan: false, scannerRoleArns: [SCANNER], resultEventSource: 'aws.guardduty' })).toThrow('not aws.*');
     expect(attempt({ malwareProtectionPlan: false, scannerRoleArns: ['team-scanner'], resultEventSource: 'team.scanner' })).toThrow('"team-scanner" is not an IAM role ARN');
     expect(attempt({ scannerRoleArns: [SCANNER] })).toThrow('set scanning.malwareProtectionPlan to false with them');
+  });
+});
+
+describe('documentStorage.archiveAfterDays', () => {
+  const lifecycle = (documentStorage: PaymentsServiceProps['documentStorage']) => {
+    const template = deployedTemplate(teamApp(() => ({ documentStorage })).stack);
+    const documents = Object.values(resourcesOfType(template, 'AWS::S3::Bucket')).find((bucket) => bucket.Properties.ObjectLockEnabled === true && bucket.Properties.LoggingConfiguration !== undefined)!;
+    return (documents.Properties.LifecycleConfiguration as { Rules: Array<{ Id?: string; Transitions?: unknown; ObjectSizeGreaterThan?: unknown }> }).Rules;
+  };
+
+  it('moves stored files to Glacier IR after the given days, 30 by default, and not at all with false', () => {
+    const archive = (rules: ReturnType<typeof lifecycle>) => rules.filter((rule) => rule.Id === 'stored-documents-to-glacier-ir');
+    expect(archive(lifecycle(undefined))).toEqual([expect.objectContaining({ ObjectSizeGreaterThan: '131072', Transitions: [{ StorageClass: 'GLACIER_IR', TransitionInDays: 30 }] })]);
+    expect(archive(lifecycle({ archiveAfterDays: 120 }))).toEqual([expect.objectContaining({ ObjectSizeGreaterThan: '131072', Transitions: [{ StorageClass: 'GLACIER_IR', TransitionInDays: 120 }] })]);
+    const standardOnly = lifecycle({ archiveAfterDays: false });
+    expect(standardOnly.map((rule) => rule.Id)).toEqual(['noncurrent-versions', 'abandoned-uploads']);
+    // The size override follows the rule: without it, no other rule gets a size condition.
+    expect(standardOnly.filter((rule) => rule.ObjectSizeGreaterThan !== undefined)).toEqual([]);
+  }, SYNTH_TIMEOUT_MS);
+
+  it('refuses a day count S3 would not take', () => {
+    expect(() => teamApp(() => ({ documentStorage: { archiveAfterDays: 0 } }))).toThrow('documentStorage.archiveAfterDays: 0 is not a whole number of days');
+    expect(() => teamApp(() => ({ documentStorage: { archiveAfterDays: 1.5 } }))).toThrow('1.5 is not a whole number');
+  });
+});
+
+describe('docs/operations.md, "Bringing your own keys"', () => {
+  it('gives each use the spec and usage synth checks, for the seven keys the service creates', () => {
+    const document = readFileSync(new URL('../../docs/operations.md', import.meta.url), 'utf8');
+    const section = document.slice(document.indexOf('### Bringing your own keys'), document.indexOf('## Environments'));
+    const rows = [...section.matchAll(/^\| `(\w+)` \| `(\w+)` \| `(\w+)` \|$/gm)].map(([, use, keySpec, keyUsage]) => [use, { keySpec, keyUsage }]);
+    expect(Object.fromEntries(rows)).toEqual(SERVICE_KEY_SPECS);
+    // "seven": the keys the service creates in this repository's template (the keys test above counts them too).
+    expect(section).toContain('Any of the service\'s seven keys can be yours');
+    expect(Object.keys(SERVICE_KEY_SPECS)).toHaveLength(7);
+  });
+
+  it('states the defaults the code has: the export schedule and the archive days', () => {
+    const table = propsTable();
+    expect(table).toContain(`Default: \`${DEFAULT_EXPORT_SCHEDULE}\`, 06:00 UTC on the 1st`);
+    expect(DEFAULT_EXPORT_SCHEDULE).toBe('cron(0 6 1 * ? *)');
+    expect(table).toContain(`Glacier Instant Retrieval (default ${DEFAULT_ARCHIVE_AFTER_DAYS})`);
+    expect(table).toContain(`after ${DEFAULT_ARCHIVE_AFTER_DAYS} days.`);
   });
 });
