@@ -5,7 +5,7 @@ import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction as LambdaTarget, SfnStateMachine } from 'aws-cdk-lib/aws-events-targets';
 import { ArnPrincipal, Effect, PolicyStatement, Role, ServicePrincipal, StarPrincipal } from 'aws-cdk-lib/aws-iam';
 import type { IGrantable } from 'aws-cdk-lib/aws-iam';
-import type { IKey, Key } from 'aws-cdk-lib/aws-kms';
+import type { IKey } from 'aws-cdk-lib/aws-kms';
 import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
@@ -40,8 +40,12 @@ export interface AccountUpdaterProps extends FunctionSources {
   readonly vaultKey: IKey;
   /** New numbers get a new fingerprint. */
   readonly fingerprintKey: IKey;
-  /** EventBridge schedule expression; default from the `auExportSchedule` context, else 06:00 UTC on day 1. */
-  readonly exportSchedule?: string;
+  /** When the previous month is exported; default `DEFAULT_EXPORT_SCHEDULE`, 06:00 UTC on day 1. */
+  readonly exportSchedule?: Schedule;
+  /** A key of the team's for the reports bucket; default, one created here. */
+  readonly reportsKey?: IKey;
+  /** A key of the team's for the state machine's data; default, one created here. */
+  readonly stateMachineKey?: IKey;
   /** Server access logs of the reports bucket go here, beside the documents bucket's. */
   readonly accessLogs: IBucket;
 }
@@ -80,9 +84,9 @@ const OBJECT_READS = ['s3:GetObject', 's3:GetObjectVersion'];
 export class AccountUpdater extends Construct {
   readonly reports: Bucket;
   readonly historyTable: Table;
-  readonly reportsKey: Key;
+  readonly reportsKey: IKey;
   /** The state machine's data at rest: definition, execution inputs, outputs and history. */
-  readonly stateMachineKey: Key;
+  readonly stateMachineKey: IKey;
   readonly checkFunction: LambdaFunction;
   readonly chunkFunction: LambdaFunction;
   readonly mergeFunction: LambdaFunction;
@@ -96,7 +100,7 @@ export class AccountUpdater extends Construct {
     const stack = Stack.of(this);
 
     // Its own key: update files carry card numbers in the clear, reports do not; neither shares the vault key.
-    this.reportsKey = scopedKey(this, 'ReportsKey', {
+    this.reportsKey = props.reportsKey ?? scopedKey(this, 'ReportsKey', {
       description: `Payments ${environment.name}: Account Updater files and reports at rest`,
       enableKeyRotation: true,
       removalPolicy: environment.removalPolicy,
@@ -166,7 +170,7 @@ export class AccountUpdater extends Construct {
     const executionArns = stack.formatArn({ service: 'states', resource: 'execution', resourceName: `${stateMachineName}/*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
     // Its own key, though no card number is in the machine's data (the map hands out ranges of lines): the execution
     // history is readable by whoever may call GetExecutionHistory, and with this key only by those the key policy names too.
-    this.stateMachineKey = scopedKey(this, 'StateMachineKey', {
+    this.stateMachineKey = props.stateMachineKey ?? scopedKey(this, 'StateMachineKey', {
       description: `Payments ${environment.name}: Account Updater state machine data at rest`,
       enableKeyRotation: true,
       removalPolicy: environment.removalPolicy,
@@ -225,10 +229,9 @@ export class AccountUpdater extends Construct {
       targets: [new SfnStateMachine(this.applyStateMachine, { role: inboxRuleRole, retryAttempts: 2, maxEventAge: Duration.hours(2), deadLetterQueue: this.deadLetterQueue })],
     });
 
-    const schedule = props.exportSchedule ?? (this.node.tryGetContext('auExportSchedule') as string | undefined) ?? DEFAULT_EXPORT_SCHEDULE;
     new Rule(this, 'ExportSchedule', {
       description: 'Account Updater: export the previous month',
-      schedule: Schedule.expression(schedule),
+      schedule: props.exportSchedule ?? Schedule.expression(DEFAULT_EXPORT_SCHEDULE),
       // Delivery failures go to the same queue; run failures are retried by Lambda (above).
       targets: [new LambdaTarget(exporter, { retryAttempts: 2, maxEventAge: Duration.hours(2), deadLetterQueue: this.deadLetterQueue })],
     });

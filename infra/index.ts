@@ -6,6 +6,8 @@
  */
 export { PaymentsService } from './stack.ts';
 export type { PaymentsServiceProps } from './stack.ts';
+export { DEFAULT_ARCHIVE_AFTER_DAYS, SERVICE_KEY_SPECS } from './service-props.ts';
+export type { CustomDomainSettings, DocumentStorageSettings, ScanningSettings, ServiceKeys } from './service-props.ts';
 export { ApiGatewayAccountSettings } from './account-settings.ts';
 export { environmentSettings, DEFAULT_WEB_ACL, DEFAULT_ACCOUNT_CONCURRENCY_LIMIT, UNRESERVED_CONCURRENCY_MINIMUM } from './environments.ts';
 export type { AlarmSettings, EnvironmentSettings, WebAclSettings } from './environments.ts';

@@ -17,6 +17,8 @@ import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { Topic } from 'aws-cdk-lib/aws-sns';
+import type { ITopic } from 'aws-cdk-lib/aws-sns';
+import type { IKey } from 'aws-cdk-lib/aws-kms';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
@@ -42,6 +44,10 @@ export interface MonitoringProps {
   readonly stage: Stage;
   readonly table: ITable;
   readonly tableIndexNames: readonly string[];
+  /** A topic of the team's: the alarms notify it, and no topic or topic key is created. */
+  readonly topic?: ITopic;
+  /** A key of the team's for the topic created here. */
+  readonly topicKey?: IKey;
 }
 
 /** A DynamoDB table on the dashboard, with its throttle alarm. */
@@ -75,7 +81,7 @@ export interface WatchedFunction {
  * for its apply state machine, `watchHistoryTable` for its history.
  */
 export class Monitoring extends Construct {
-  readonly topic: Topic;
+  readonly topic: ITopic;
   readonly dashboard: Dashboard;
   readonly alarms: Alarm[] = [];
   private readonly environment: EnvironmentSettings;
@@ -86,8 +92,29 @@ export class Monitoring extends Construct {
     const { environment } = props;
     this.environment = environment;
 
+    this.topic = props.topic ?? this.createTopic(props.topicKey);
+
+    this.dashboard = new Dashboard(this, 'Dashboard', {
+      dashboardName: `PaymentsApi-${environment.name}`,
+      defaultInterval: Duration.hours(3),
+    });
+
+    this.watchApi(props.stage);
+    this.watchTable(props.table, {
+      title: 'DynamoDB',
+      alarmName: 'dynamodb-throttles',
+      description: 'DynamoDB throttled reads or writes on the table or an index. Runbook: docs/operations.md#dynamodb-throttles',
+      indexNames: props.tableIndexNames,
+      operations: ['GetItem', 'Query', 'PutItem', 'UpdateItem', 'TransactWriteItems'],
+    });
+    this.dashboard.addWidgets(this.businessWidget(), this.authenticationWidget());
+  }
+
+  /** The service's own alarm topic, encrypted, publishable by this account's alarms only; its subscriber the environment's address. */
+  private createTopic(key?: IKey): Topic {
+    const { environment } = this;
     // CloudWatch cannot publish to a topic encrypted with the AWS managed SNS key: a key of our own, usable by CloudWatch only.
-    const topicKey = scopedKey(this, 'AlarmTopicKey', {
+    const topicKey = key ?? scopedKey(this, 'AlarmTopicKey', {
       description: `Payments ${environment.name}: encrypts the alarm topic`,
       enableKeyRotation: true,
       removalPolicy: environment.removalPolicy,
@@ -105,39 +132,25 @@ export class Monitoring extends Construct {
         ArnLike: { 'aws:SourceArn': stack.formatArn({ service: 'cloudwatch', resource: 'alarm', resourceName: '*', arnFormat: ArnFormat.COLON_RESOURCE_NAME }) },
       },
     }));
-    this.topic = new Topic(this, 'AlarmTopic', {
+    const topic = new Topic(this, 'AlarmTopic', {
       displayName: `Payments API ${environment.name} alarms`,
       masterKey: topicKey,
       enforceSSL: true,
     });
-    this.topic.addToResourcePolicy(new PolicyStatement({
+    topic.addToResourcePolicy(new PolicyStatement({
       sid: 'CloudWatchAlarmsOfThisAccount',
       principals: [new ServicePrincipal('cloudwatch.amazonaws.com')],
       actions: ['sns:Publish'],
-      resources: [this.topic.topicArn],
+      resources: [topic.topicArn],
       conditions: { StringEquals: { 'aws:SourceAccount': stack.account } },
     }));
-    if (environment.alarms.email) this.topic.addSubscription(new EmailSubscription(environment.alarms.email));
+    if (environment.alarms.email) topic.addSubscription(new EmailSubscription(environment.alarms.email));
     else if (environment.alarms.enabled) {
       // Alarms that reach nobody: a deploy of prod this way pages no one. A subscription made outside the stack
       // (a chat or paging integration) is fine, hence a warning, not an error; `cdk deploy --strict` refuses it.
       Annotations.of(this).addWarningV2('payments:alarmsWithoutDestination', `Alarms are on in "${environment.name}" but the alarm topic has no subscriber: set alarms.email in cdk.json or -c alarmEmail=<address>, or subscribe on-call to the AlarmTopicArn output before relying on it`);
     }
-
-    this.dashboard = new Dashboard(this, 'Dashboard', {
-      dashboardName: `PaymentsApi-${environment.name}`,
-      defaultInterval: Duration.hours(3),
-    });
-
-    this.watchApi(props.stage);
-    this.watchTable(props.table, {
-      title: 'DynamoDB',
-      alarmName: 'dynamodb-throttles',
-      description: 'DynamoDB throttled reads or writes on the table or an index. Runbook: docs/operations.md#dynamodb-throttles',
-      indexNames: props.tableIndexNames,
-      operations: ['GetItem', 'Query', 'PutItem', 'UpdateItem', 'TransactWriteItems'],
-    });
-    this.dashboard.addWidgets(this.businessWidget(), this.authenticationWidget());
+    return topic;
   }
 
   private get enabled(): boolean {

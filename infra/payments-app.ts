@@ -1,5 +1,6 @@
 import { Aspects } from 'aws-cdk-lib';
 import type { App } from 'aws-cdk-lib';
+import { Schedule } from 'aws-cdk-lib/aws-events';
 import { ACCOUNT_SETTINGS_STACK_NAME, ApiGatewayAccountSettingsStack } from './account-settings.ts';
 import { environmentSettings } from './environments.ts';
 import { PlatformRules } from './platform-rules.ts';
@@ -31,7 +32,14 @@ export function definePaymentsApp(app: App, props: Omit<PaymentsApiStackProps, '
     ? { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION }
     : undefined;
 
-  const api = new PaymentsApiStack(app, `PaymentsApi-${environment.name}`, { ...props, environment, env });
+  // The Account Updater's export schedule: a prop of the service, set here from `-c auExportSchedule=<expression>`.
+  const exportSchedule = context('auExportSchedule');
+  const api = new PaymentsApiStack(app, `PaymentsApi-${environment.name}`, {
+    ...(exportSchedule ? { accountUpdaterExportSchedule: Schedule.expression(exportSchedule) } : {}),
+    ...props,
+    environment,
+    env,
+  });
   // The platform group's rules (encryption, public access, logging, retention) on every stack: a breach stops synth.
   Aspects.of(app).add(new PlatformRules());
 

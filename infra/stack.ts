@@ -2,17 +2,21 @@ import { Annotations, CfnOutput, Duration, NestedStack, RemovalPolicy, Stack } f
 import type { StackProps } from 'aws-cdk-lib';
 import { AttributeType, BillingMode, ProjectionType, StreamViewType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
 import { AccountRootPrincipal, AnyPrincipal, ArnPrincipal, Effect, PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import type { DomainName } from 'aws-cdk-lib/aws-apigateway';
 import type { IGrantable } from 'aws-cdk-lib/aws-iam';
+import type { Schedule } from 'aws-cdk-lib/aws-events';
 import { KeySpec, KeyUsage } from 'aws-cdk-lib/aws-kms';
-import type { Key } from 'aws-cdk-lib/aws-kms';
+import type { IKey } from 'aws-cdk-lib/aws-kms';
+import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import type { CfnBucket } from 'aws-cdk-lib/aws-s3';
 import { BlockPublicAccess, Bucket, BucketEncryption, ObjectLockRetention, ObjectOwnership, StorageClass } from 'aws-cdk-lib/aws-s3';
+import type { LifecycleRule } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { PAYPAL_UNSET_CLIENT_ID } from '#shared/platform/paypal-secret.ts';
-import { READS_BEFORE_SCAN, eventRuleTriggers, s3Triggers, streamTriggers } from '#shared/platform/triggers.ts';
+import { MALWARE_SCAN, READS_BEFORE_SCAN, eventRuleTriggers, s3Triggers, streamTriggers } from '#shared/platform/triggers.ts';
 import type { S3Trigger, StreamTrigger, EventRuleTrigger } from '#shared/platform/triggers.ts';
 import { routes as routeTable } from '#shared/platform/routes.ts';
 import type { RouteDefinition } from '#shared/platform/routes.ts';
@@ -20,6 +24,7 @@ import { AUTHORIZER_UNAUTHORIZED_METRIC } from '#shared/observability/catalog.ts
 import { DOCUMENT_OBJECT_PREFIX, UPLOAD_OBJECT_PREFIX } from '#shared/platform/names.ts';
 import { TABLE_KEY, TABLE_STREAM_VIEW, TTL_ATTRIBUTE } from '#shared/platform/table.ts';
 import { AccountUpdater } from './account-updater.ts';
+import { customDomain } from './custom-domain.ts';
 import { DomainEvents } from './domain-events.ts';
 import { WebhookDelivery, WebhookQueues } from './webhooks.ts';
 
@@ -27,7 +32,7 @@ import { WebhookDelivery, WebhookQueues } from './webhooks.ts';
 export const WEBHOOK_INTAKE_AGE_ALARM_SECONDS = 300;
 import { assertReservedConcurrencyNames, bucketNotificationsLogGroup } from './functions.ts';
 import { EventRuleTriggeredFunctions } from './event-rule-triggers.ts';
-import { MalwareProtection } from './malware-protection.ts';
+import { MalwareProtection, grantOwnScanners, refuseUnscannedReads } from './malware-protection.ts';
 import type { FunctionSources } from './functions.ts';
 import { PaymentsRestApi } from './api.ts';
 import { S3TriggeredFunctions } from './s3-triggers.ts';
@@ -37,6 +42,8 @@ import { grantKeyUsage, scopedKey } from './keys.ts';
 import { Monitoring } from './monitoring.ts';
 import { applyNagSuppressions } from './nag.ts';
 import { exemptFromRule } from './platform-rules.ts';
+import { archiveAfterDays, validateScanning, validateServiceKeys } from './service-props.ts';
+import type { CustomDomainSettings, DocumentStorageSettings, ScanningSettings, ServiceKeys } from './service-props.ts';
 import { tableIndexes } from './table-indexes.ts';
 import type { TableIndexes } from './table-indexes.ts';
 import { ApiWebAcl } from './waf.ts';
@@ -64,6 +71,26 @@ export interface PaymentsServiceProps {
   readonly eventRuleTriggers?: readonly EventRuleTrigger[];
   /** Default: the stream trigger table (shared/platform/triggers.ts): the domain event publisher. */
   readonly streamTriggers?: readonly StreamTrigger[];
+  /** The API under a domain of yours, with its certificate (below). Default: none; the API answers on its execute-api URL (`ApiUrl`). */
+  readonly customDomain?: CustomDomainSettings;
+  /**
+   * Your alarm topic: every alarm (and its OK) notifies it, and the service
+   * creates no topic and no topic key. Its policy must let CloudWatch alarms of
+   * this account publish (the default topic policy does), and its key, if any,
+   * must let cloudwatch.amazonaws.com use it. Not with `environment.alarms.email`
+   * (subscribe the address to your topic). Default: a topic of the service's,
+   * output as `AlarmTopicArn`.
+   */
+  readonly alarmTopic?: ITopic;
+  /** Keys of yours to use instead of the ones the service creates, each optional (below). Default: the service creates all seven. */
+  readonly keys?: ServiceKeys;
+  /** When the Account Updater exports the previous month (an EventBridge schedule). Default: `cron(0 6 1 * ? *)`, 06:00 UTC on the 1st; this repository's app takes the `auExportSchedule` context. */
+  readonly accountUpdaterExportSchedule?: Schedule;
+  /** Malware scanning of stored documents (below). Default: GuardDuty Malware Protection on the documents bucket. */
+  readonly scanning?: ScanningSettings;
+  /** How stored documents are kept (below). Default: files over 128 KiB move to Glacier Instant Retrieval after 30 days. */
+  readonly documentStorage?: DocumentStorageSettings;
+  // Webhook options join these props with the webhooks feature.
 }
 
 /** The publisher is this far behind the table before someone is paged (events are meant to arrive within seconds). */
@@ -84,8 +111,11 @@ export class PaymentsService extends Construct {
   readonly monitoring: Monitoring;
   readonly table: Table;
   readonly documents: Bucket;
-  readonly malwareProtection: MalwareProtection;
-  readonly vaultKey: Key;
+  /** Undefined with `scanning.malwareProtectionPlan` false. */
+  readonly malwareProtection?: MalwareProtection;
+  readonly vaultKey: IKey;
+  /** Undefined unless `customDomain` is set. */
+  readonly customDomain?: DomainName;
   readonly domainEvents: DomainEvents;
   readonly accountUpdater: AccountUpdater;
 
@@ -95,6 +125,14 @@ export class PaymentsService extends Construct {
     // nearest context, so these hold for everything under this construct).
     for (const [flag, value] of Object.entries(SERVICE_FEATURE_FLAGS)) this.node.setContext(flag, value);
     const { environment } = props;
+    const keys = props.keys ?? {};
+    validateServiceKeys(this, keys);
+    const scanning = validateScanning(props.scanning ?? {});
+    const archiveDays = archiveAfterDays(props.documentStorage);
+    if (props.alarmTopic && environment.alarms.email) {
+      throw new Error('alarmTopic and environment.alarms.email: the service subscribes an address only to a topic of its own; subscribe it to yours');
+    }
+    if (props.alarmTopic && keys.alarmTopic) throw new Error('alarmTopic and keys.alarmTopic: the key encrypts the topic the service creates; yours is encrypted as you set it');
 
     // An upgrade of a deployed stack withholds new indexes, holds back reads of backfilling ones and retains
     // retired ones (docs/operations.md, "Upgrading: indexes").
@@ -109,12 +147,12 @@ export class PaymentsService extends Construct {
     const tableIndexNames = indexes.indexes.map((index) => index.indexName);
     const table = createTable(this, environment, indexes.indexes);
     // Key policies name the roles that may use each key (see keys.ts): no account-wide usage.
-    const vaultKey = scopedKey(this, 'VaultKey', {
+    const vaultKey = keys.vault ?? scopedKey(this, 'VaultKey', {
       description: `Payments ${environment.name}: wraps account-number data keys and encrypts documents`,
       enableKeyRotation: true,
       removalPolicy: environment.removalPolicy,
     });
-    const credentialMacKey = scopedKey(this, 'CredentialMacKey', {
+    const credentialMacKey = keys.credentialMac ?? scopedKey(this, 'CredentialMacKey', {
       description: `Payments ${environment.name}: keyed hash of API secure keys`,
       keySpec: KeySpec.HMAC_256,
       keyUsage: KeyUsage.GENERATE_VERIFY_MAC,
@@ -125,7 +163,7 @@ export class PaymentsService extends Construct {
     });
     // Its own key, not the credential key: a different purpose, a different set of roles in its
     // policy, and neither key's compromise reaches the other's values (docs/vault.md, "Fingerprints").
-    const fingerprintKey = scopedKey(this, 'FingerprintKey', {
+    const fingerprintKey = keys.fingerprint ?? scopedKey(this, 'FingerprintKey', {
       description: `Payments ${environment.name}: derives each organization's paymethod fingerprint key`,
       keySpec: KeySpec.HMAC_256,
       keyUsage: KeyUsage.GENERATE_VERIFY_MAC,
@@ -137,7 +175,7 @@ export class PaymentsService extends Construct {
     // needs GenerateMac on it, and IAM cannot limit GenerateMac to one message, so a grant on the
     // fingerprint key would let them derive any organization's fingerprint key (docs/vault.md,
     // "Idempotency keys").
-    const requestHashKey = scopedKey(this, 'RequestHashKey', {
+    const requestHashKey = keys.requestHash ?? scopedKey(this, 'RequestHashKey', {
       description: `Payments ${environment.name}: keyed hash of Idempotency-Key requests`,
       keySpec: KeySpec.HMAC_256,
       keyUsage: KeyUsage.GENERATE_VERIFY_MAC,
@@ -148,8 +186,8 @@ export class PaymentsService extends Construct {
     // The admin CLI issues credentials with the operator's own identity.
     grantCredentialIssuers(credentialMacKey, environment);
     const accessLogs = createAccessLogsBucket(this, environment);
-    const documents = createDocumentsBucket(this, environment, vaultKey, accessLogs);
-    const malwareProtection = new MalwareProtection(this, 'MalwareProtection', { bucket: documents, key: vaultKey });
+    const documents = createDocumentsBucket(this, environment, vaultKey, accessLogs, archiveDays);
+    const malwareProtection = scanning.malwareProtectionPlan ? new MalwareProtection(this, 'MalwareProtection', { bucket: documents, key: vaultKey }) : undefined;
     // PayPal's REST client credentials, created in their JSON shape with a placeholder client_id (PayPal
     // creates answer 503 "not configured" until `admin set-paypal-credentials` stores the real pair).
     // A generated value is never rewritten by later deploys, unlike a literal one.
@@ -200,12 +238,20 @@ export class PaymentsService extends Construct {
     const triggersStack = nestedStack(this, 'TriggersStack', `Payments ${environment.name}: functions the documents bucket and the table's stream invoke, and the domain event bus`);
     const triggered = new S3TriggeredFunctions(triggersStack, 'S3Triggers', { ...sources, triggers: props.s3Triggers ?? s3Triggers, resources });
     const domainEvents = new DomainEvents(triggersStack, 'DomainEvents', { ...sources, table, triggers: props.streamTriggers ?? streamTriggers });
-    const scanResults = new EventRuleTriggeredFunctions(triggersStack, 'EventRuleTriggers', { ...sources, triggers: props.eventRuleTriggers ?? eventRuleTriggers, resources });
-    // The finalizer reads the copy it checks before GuardDuty has scanned it; nothing else reads an unscanned file.
-    malwareProtection.refuseUnscannedReads(
-      documents,
-      triggered.functions.filter(({ name }) => READS_BEFORE_SCAN.includes(name)).flatMap(({ fn }) => (fn.role ? [fn.role] : [])),
-    );
+    const scanResults = new EventRuleTriggeredFunctions(triggersStack, 'EventRuleTriggers', {
+      ...sources,
+      triggers: withScanResultSource(props.eventRuleTriggers ?? eventRuleTriggers, scanning.resultEventSource),
+      resources,
+    });
+    // The finalizer reads the copy it checks before it is scanned; apart from the scanner, nothing else reads an unscanned file.
+    const readersBeforeScan = triggered.functions.filter(({ name }) => READS_BEFORE_SCAN.includes(name)).flatMap(({ fn }) => (fn.role ? [fn.role.roleArn] : []));
+    if (malwareProtection) malwareProtection.refuseUnscannedReads(documents, readersBeforeScan);
+    else {
+      refuseUnscannedReads(documents, [...scanning.scannerRoleArns, ...readersBeforeScan]);
+      grantOwnScanners(documents, vaultKey, scanning.scannerRoleArns);
+      // The plan turns these on for itself; the team's scanner learns of new files from them.
+      documents.enableEventBridgeNotification();
+    }
 
     const webhooks = new WebhookDelivery(webhooksStack, 'WebhookDelivery', { ...sources, bus: domainEvents.bus, queues: webhookQueues, resources });
 
@@ -217,10 +263,13 @@ export class PaymentsService extends Construct {
       vaultKey,
       fingerprintKey,
       accessLogs,
+      exportSchedule: props.accountUpdaterExportSchedule,
+      reportsKey: keys.reports,
+      stateMachineKey: keys.stateMachine,
     });
 
     const monitoringStack = nestedStack(this, 'MonitoringStack', `Payments ${environment.name}: alarms, their topic and the dashboard`);
-    const monitoring = new Monitoring(monitoringStack, 'Monitoring', { environment, stage: api.deploymentStage, table, tableIndexNames });
+    const monitoring = new Monitoring(monitoringStack, 'Monitoring', { environment, stage: api.deploymentStage, table, tableIndexNames, topic: props.alarmTopic, topicKey: keys.alarmTopic });
     monitoring.watchRoutes(restApi.routeFunctions.map(({ route }) => route.handler));
     monitoring.watchFunctions([
       ...(restApi.authorizerFunction ? [{ name: 'authorizer', fn: restApi.authorizerFunction, errorsByDesign: AUTHORIZER_UNAUTHORIZED_METRIC }] : []),
@@ -264,6 +313,14 @@ export class PaymentsService extends Construct {
     this.domainEvents = domainEvents;
     this.accountUpdater = accountUpdater;
 
+    if (props.customDomain) {
+      const domain = customDomain(apiStack, api, props.customDomain);
+      this.customDomain = domain;
+      output(this, 'CustomDomainTarget', domain.domainNameAliasDomainName, `Point ${props.customDomain.domainName} here (Route 53 alias or CNAME)`);
+      output(this, 'CustomDomainHostedZoneId', domain.domainNameAliasHostedZoneId, 'The target\'s hosted zone, for a Route 53 alias');
+      output(this, 'CustomDomainUrl', `https://${props.customDomain.domainName}/${props.customDomain.basePath ? `${props.customDomain.basePath}/` : ''}`, 'Routes live under <CustomDomainUrl>v3/');
+    }
+
     // Plain outputs, no exports: CLIs read them with DescribeStacks.
     output(this, 'ApiUrl', api.url, 'Stage URL; routes live under <ApiUrl>v3/');
     output(this, 'RestApiId', api.restApiId, 'admin revoke-* flushes this API stage\'s authorizer cache');
@@ -279,7 +336,7 @@ export class PaymentsService extends Construct {
     output(this, 'EventBusName', domainEvents.bus.eventBusName, 'Domain events (docs/events.md): rules on this bus receive them');
     output(this, 'EventBusArn', domainEvents.bus.eventBusArn);
     output(this, 'EnvironmentName', environment.responseEnvironment, 'response.environment (ENVIRONMENT_NAME)');
-    output(this, 'AlarmTopicArn', monitoring.topic.topicArn, 'Subscribe on-call here');
+    output(this, 'AlarmTopicArn', monitoring.topic.topicArn, props.alarmTopic ? 'Your alarm topic: the alarms notify it' : 'Subscribe on-call here');
     output(this, 'DashboardName', monitoring.dashboard.dashboardName);
 
     // After every bucket: CDK creates its notifications function with the first bucket of a stack that needs one.
@@ -295,7 +352,7 @@ export class PaymentsService extends Construct {
         ...scanResults.functions.map(({ fn }) => fn),
         ...webhooks.functions.map(({ fn }) => fn),
       ],
-      malwareProtectionRole: malwareProtection.role,
+      malwareProtectionRole: malwareProtection?.role,
       stateMachines: [accountUpdater.applyStateMachine],
       streamReaders: domainEvents.functions.map(({ fn }) => fn),
       paypalSecret,
@@ -319,7 +376,7 @@ export class PaymentsApiStack extends Stack {
   readonly monitoring: Monitoring;
   readonly table: Table;
   readonly documents: Bucket;
-  readonly vaultKey: Key;
+  readonly vaultKey: IKey;
   readonly domainEvents: DomainEvents;
   readonly accountUpdater: AccountUpdater;
 
@@ -335,7 +392,7 @@ export class PaymentsApiStack extends Stack {
  * operator roles, or (none configured) the account's IAM identities whose own
  * policies allow it. Only this one action is delegated, never a usage that reveals data.
  */
-function grantCredentialIssuers(key: Key, environment: EnvironmentSettings): void {
+function grantCredentialIssuers(key: IKey, environment: EnvironmentSettings): void {
   const issuers: IGrantable[] = environment.credentialIssuers.length
     ? environment.credentialIssuers.map((arn) => ({ grantPrincipal: new ArnPrincipal(arn) }))
     : [{ grantPrincipal: new AccountRootPrincipal() }];
@@ -440,7 +497,16 @@ function createLogArchiveBucket(scope: Construct, environment: EnvironmentSettin
   return bucket;
 }
 
-function createDocumentsBucket(scope: Construct, environment: EnvironmentSettings, key: Key, accessLogs: Bucket): Bucket {
+function createDocumentsBucket(scope: Construct, environment: EnvironmentSettings, key: IKey, accessLogs: Bucket, archiveDays: number | false): Bucket {
+  const archive: LifecycleRule[] = archiveDays === false ? [] : [{
+    id: 'stored-documents-to-glacier-ir',
+    // Evidence is read rarely after its first weeks, and retained files are kept two years: Glacier Instant
+    // Retrieval stores them for about a sixth of Standard and still serves a download at once. Objects of
+    // 128 KiB or less stay in Standard (Glacier IR bills each object as at least 128 KiB). Arithmetic: docs/documents.md.
+    prefix: DOCUMENT_OBJECT_PREFIX,
+    objectSizeGreaterThan: 128 * 1024,
+    transitions: [{ storageClass: StorageClass.GLACIER_INSTANT_RETRIEVAL, transitionAfter: Duration.days(archiveDays) }],
+  }];
   const bucket = new Bucket(scope, 'DocumentsBucket', {
     blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
     objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
@@ -464,15 +530,7 @@ function createDocumentsBucket(scope: Construct, environment: EnvironmentSetting
         // Once the last version is gone, the delete marker is clutter.
         expiredObjectDeleteMarker: true,
       },
-      {
-        id: 'stored-documents-to-glacier-ir',
-        // Evidence is read rarely after its first weeks, and retained files are kept two years: Glacier Instant
-        // Retrieval stores them for about a sixth of Standard and still serves a download at once. Objects of
-        // 128 KiB or less stay in Standard (Glacier IR bills each object as at least 128 KiB). Arithmetic: docs/documents.md.
-        prefix: DOCUMENT_OBJECT_PREFIX,
-        objectSizeGreaterThan: 128 * 1024,
-        transitions: [{ storageClass: StorageClass.GLACIER_INSTANT_RETRIEVAL, transitionAfter: Duration.days(30) }],
-      },
+      ...archive,
       {
         id: 'abandoned-uploads',
         // An upload session lives minutes; the finalizer copies what it checked out of uploads/, then removes the upload.
@@ -484,7 +542,7 @@ function createDocumentsBucket(scope: Construct, environment: EnvironmentSetting
   });
   // CloudFormation's schema types ObjectSizeGreaterThan as a string of digits; the L2 construct writes a number, which
   // CloudFormation coerces with a warning at every synth. The rule's index is its place in lifecycleRules above.
-  (bucket.node.defaultChild as CfnBucket).addPropertyOverride('LifecycleConfiguration.Rules.1.ObjectSizeGreaterThan', String(128 * 1024));
+  if (archive.length) (bucket.node.defaultChild as CfnBucket).addPropertyOverride('LifecycleConfiguration.Rules.1.ObjectSizeGreaterThan', String(128 * 1024));
   // Every object under the vault key: a write may leave the encryption to the bucket's default (the same key),
   // but one that names another (SSE-S3, or SSE-KMS under another key) is refused, whoever sends it.
   // A statement per condition: either alone refuses.
@@ -501,4 +559,14 @@ function nestedStack(scope: Construct, id: string, description: string): NestedS
 
 function output(scope: Construct, id: string, value: string, description?: string): void {
   new CfnOutput(scope, id, { value, description });
+}
+
+/**
+ * The rule the scan result function's trigger follows: GuardDuty's source, or
+ * (your own scanner) the source its events carry, with the same detail-type
+ * and detail shape.
+ */
+function withScanResultSource(triggers: readonly EventRuleTrigger[], source: string | undefined): readonly EventRuleTrigger[] {
+  if (source === undefined) return triggers;
+  return triggers.map((trigger) => (trigger.source === MALWARE_SCAN.source && trigger.detailType === MALWARE_SCAN.detailType ? { ...trigger, source } : trigger));
 }

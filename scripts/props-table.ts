@@ -2,6 +2,7 @@
  * The props table of docs/operations.md ("Use it from your own CDK app"),
  * generated from the construct's types: `PaymentsServiceProps` and the
  * `EnvironmentSettings` (with `AlarmSettings` and `WebAclSettings`) it holds,
+ * and the settings objects of its other props (infra/service-props.ts),
  * each property with its type, whether it is required, and its doc comment.
  * `npm run --silent docs:props` rewrites the table between its markers;
  * test/infra/service-construct.test.ts fails when the committed one differs.
@@ -11,13 +12,17 @@ import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const SOURCES = ['infra/stack.ts', 'infra/environments.ts'].map((file) => `${ROOT}${file}`);
+const SOURCES = ['infra/stack.ts', 'infra/environments.ts', 'infra/service-props.ts'].map((file) => `${ROOT}${file}`);
 /** The interfaces in the table, each property under its path from the construct's props. */
 const INTERFACES: ReadonlyArray<readonly [name: string, prefix: string]> = [
   ['PaymentsServiceProps', ''],
   ['EnvironmentSettings', 'environment.'],
   ['AlarmSettings', 'environment.alarms.'],
   ['WebAclSettings', 'environment.webAcl.'],
+  ['CustomDomainSettings', 'customDomain.'],
+  ['ServiceKeys', 'keys.'],
+  ['ScanningSettings', 'scanning.'],
+  ['DocumentStorageSettings', 'documentStorage.'],
 ];
 export const PROPS_TABLE_START = '<!-- props-table:start (npm run --silent docs:props) -->';
 export const PROPS_TABLE_END = '<!-- props-table:end -->';

@@ -1,12 +1,14 @@
 import { App, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { AttributeType, Table } from 'aws-cdk-lib/aws-dynamodb';
+import { Schedule } from 'aws-cdk-lib/aws-events';
 import { Key } from 'aws-cdk-lib/aws-kms';
 import { Bucket } from 'aws-cdk-lib/aws-s3';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { AccountUpdater } from '#infra/account-updater.ts';
+import type { AccountUpdaterProps } from '#infra/account-updater.ts';
 import { fixtureRoutes } from './fixtures/routes.ts';
 import type { Statement } from './template-helpers.ts';
 import {
@@ -28,14 +30,14 @@ const functionsDir = fileURLToPath(new URL('./fixtures/functions', import.meta.u
 const projectRoot = fileURLToPath(new URL('../..', import.meta.url));
 const cdkJson = JSON.parse(readFileSync(new URL('../../cdk.json', import.meta.url), 'utf8')) as { context: Record<string, unknown> };
 
-function synthesize(context: Record<string, unknown> = {}): Template {
+function synthesize(context: Record<string, unknown> = {}, props: Pick<AccountUpdaterProps, 'exportSchedule'> = {}): Template {
   const app = new App({ context: { ...cdkJson.context, 'aws:cdk:bundling-stacks': [], ...context } });
   const stack = new Stack(app, 'AccountUpdaterTest');
   const table = new Table(stack, 'Table', { partitionKey: { name: 'pk', type: AttributeType.STRING }, sortKey: { name: 'sk', type: AttributeType.STRING } });
   const vaultKey = new Key(stack, 'VaultKey');
   const fingerprintKey = new Key(stack, 'FingerprintKey');
   const accessLogs = new Bucket(stack, 'AccessLogs');
-  new AccountUpdater(stack, 'AccountUpdater', { environment: settings('dev'), projectRoot, functionsDir, table, vaultKey, fingerprintKey, accessLogs });
+  new AccountUpdater(stack, 'AccountUpdater', { environment: settings('dev'), projectRoot, functionsDir, table, vaultKey, fingerprintKey, accessLogs, ...props });
   return Template.fromStack(stack);
 }
 
@@ -251,8 +253,9 @@ describe('AccountUpdater construct', () => {
 
   // The alarm on the dead-letter queue's depth comes from the stack's monitoring (test/infra/operations.test.ts).
 
-  it('takes the schedule from the auExportSchedule context', () => {
-    synthesize({ auExportSchedule: 'cron(30 2 1 * ? *)' }).hasResourceProperties('AWS::Events::Rule', { ScheduleExpression: 'cron(30 2 1 * ? *)' });
+  it('takes the schedule from its exportSchedule prop, not from context (the app maps -c auExportSchedule to the prop)', () => {
+    synthesize({}, { exportSchedule: Schedule.expression('cron(30 2 1 * ? *)') }).hasResourceProperties('AWS::Events::Rule', { ScheduleExpression: 'cron(30 2 1 * ? *)' });
+    synthesize({ auExportSchedule: 'cron(30 2 1 * ? *)' }).hasResourceProperties('AWS::Events::Rule', { ScheduleExpression: 'cron(0 6 1 * ? *)' });
   }, 60_000);
 });
 

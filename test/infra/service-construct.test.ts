@@ -78,7 +78,7 @@ describe('docs/operations.md, "Use it from your own CDK app"', () => {
     expect(document, 'run npm run --silent docs:props').toBe(withPropsTable(document));
     const table = propsTable();
     expect(table).not.toContain('| - |');
-    for (const prop of ['environment', 'routes', 'environment.logRetention', 'environment.removalPolicy', 'environment.webAcl', 'environment.webAcl.rateLimit', 'environment.alarms.email', 'environment.accountConcurrencyLimit']) {
+    for (const prop of ['environment', 'routes', 'customDomain', 'customDomain.certificate', 'alarmTopic', 'keys', 'keys.vault', 'accountUpdaterExportSchedule', 'scanning.malwareProtectionPlan', 'documentStorage.archiveAfterDays', 'environment.logRetention', 'environment.removalPolicy', 'environment.webAcl', 'environment.webAcl.rateLimit', 'environment.alarms.email', 'environment.accountConcurrencyLimit']) {
       expect(table).toContain(`| \`${prop}\` |`);
     }
   });
