@@ -4,7 +4,7 @@ import { idempotentApiHandler } from '#shared/http/idempotency.ts';
 import { pathParams } from '#shared/http/request.ts';
 import { created } from '#shared/http/response.ts';
 import { webhookEndpointUrl, webhookEndpointView } from '#shared/http/webhooks.ts';
-import { endpointAdminDeps } from '#shared/wiring/webhooks.ts';
+import { endpointAdminDeps } from '#shared/wiring/webhook-secrets.ts';
 
 /** POST /v3/organizations/{organization_id}/webhook_endpoints: the secret is in this answer only, not in a replay of it. */
 export const handler = idempotentApiHandler('webhooks-create', async (request, { completion }) => {

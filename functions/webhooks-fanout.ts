@@ -3,7 +3,7 @@ import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import type { BusEvent } from '#shared/domain/webhooks/delivery.ts';
 import { fanOut } from '#shared/domain/webhooks/delivery.ts';
 import { injectLambdaContext, logger } from '#shared/log/logger.ts';
-import { enqueueDeps } from '#shared/wiring/webhooks.ts';
+import { enqueueDeps } from '#shared/wiring/webhook-delivery.ts';
 
 /**
  * Intake queue (the webhook rule's events) -> one lane entry per matching

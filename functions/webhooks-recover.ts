@@ -5,7 +5,7 @@ import { apiHandler } from '#shared/http/api-handler.ts';
 import { pathParams } from '#shared/http/request.ts';
 import { accepted } from '#shared/http/response.ts';
 import { webhookEndpointUrl } from '#shared/http/webhooks.ts';
-import { enqueueDeps } from '#shared/wiring/webhooks.ts';
+import { enqueueDeps } from '#shared/wiring/webhook-delivery.ts';
 
 /** POST .../webhook_endpoints/{webhook_endpoint_id}/recover: 202; held and failed messages of the range go out again. */
 export const handler = apiHandler('webhooks-recover', async (request) => {

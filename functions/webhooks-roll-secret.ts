@@ -3,7 +3,7 @@ import { apiHandler } from '#shared/http/api-handler.ts';
 import { pathParams } from '#shared/http/request.ts';
 import { recordResponse } from '#shared/http/response.ts';
 import { webhookEndpointUrl, webhookEndpointView } from '#shared/http/webhooks.ts';
-import { endpointAdminDeps } from '#shared/wiring/webhooks.ts';
+import { endpointAdminDeps } from '#shared/wiring/webhook-secrets.ts';
 
 /** POST .../webhook_endpoints/{webhook_endpoint_id}/roll_secret: the new secret, in this answer only. */
 export const handler = apiHandler('webhooks-roll-secret', async (request) => {

@@ -3,7 +3,7 @@ import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { deliver } from '#shared/domain/webhooks/delivery.ts';
 import type { MessageRef } from '#shared/domain/webhooks/model.ts';
 import { injectLambdaContext, logger } from '#shared/log/logger.ts';
-import { deliveryDeps, deliveryQueue } from '#shared/wiring/webhooks.ts';
+import { deliveryDeps, deliveryQueue } from '#shared/wiring/webhook-delivery.ts';
 
 /**
  * Delivery queue -> one attempt. A message to try again later stays in the

@@ -181,6 +181,7 @@ const TAG_DESCRIPTIONS: Readonly<Record<string, string>> = {
   paymethods: 'Card, echeck and PayPal paymethods. Account numbers are never returned.',
   onetimetokens: 'Single-use tokens for a card or echeck, redeemed by a paymethod create.',
   documents: 'Supporting files for applications, disputes and bank accounts.',
+  webhooks: 'Endpoints that receive the events, signed, retried and in order per record: docs/webhooks.md.',
   tokenize: 'The client-side tokenization library browsers load.',
   openapi: 'This description of the API.',
 };

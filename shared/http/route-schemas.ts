@@ -718,6 +718,8 @@ export const routeSchemas: Readonly<Record<string, RouteSchemas>> = {
       + 'event_types: a non-empty array of event types, or ["*"] (the default). At most 16 endpoints per organization.',
   },
   'webhooks-list': {
+    // Paged like the other lists; no filter members.
+    listFilters: {},
     examples: {
       response: {
         number_results: 1,
@@ -823,6 +825,8 @@ export const routeSchemas: Readonly<Record<string, RouteSchemas>> = {
     response: { status: 202, description: 'The held and failed messages created in the range are sent again, each with a new webhook-id, in order per record.', schema: webhookAccepted },
   },
   'webhooks-attempts': {
+    // Paged like the other lists; no filter members.
+    listFilters: {},
     examples: {
       response: {
         number_results: 1,

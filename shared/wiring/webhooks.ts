@@ -1,43 +1,19 @@
 import { dynamo } from '#shared/aws/dynamodb.ts';
-import { SqsDeliveryQueue, sqs } from '#shared/aws/webhook-queue.ts';
-import { resolveHost, webhookPoster } from '#shared/aws/webhook-http.ts';
+import { resolveHost } from '#shared/aws/webhook-http.ts';
 import { config } from '#shared/runtime/config.ts';
-import type { DeliveryDeps, EndpointAdminDeps } from '#shared/domain/webhooks/ports.ts';
-import { DynamoEndpointSlots, DynamoWebhookAttempts, DynamoWebhookEndpoints, DynamoWebhookMessages } from '#shared/store/webhooks.ts';
-import { vault } from './number-keys.ts';
+import type { EndpointAdminDeps } from '#shared/domain/webhooks/ports.ts';
+import { DynamoWebhookAttempts, DynamoWebhookEndpoints, DynamoWebhookMessages } from '#shared/store/webhooks.ts';
 import { once } from './once.ts';
 
+// The endpoints API's adapters (the ones that seal a secret are in webhook-secrets.ts). What enqueues and delivers (the SQS client, the poster) is in webhook-delivery.ts,
+// so the routes that only read or write endpoints do not bundle the SQS client.
 export const webhookEndpoints = /* @__PURE__ */ once(() => new DynamoWebhookEndpoints(dynamo, config.tableName));
 export const webhookMessages = /* @__PURE__ */ once(() => new DynamoWebhookMessages(dynamo, config.tableName));
 export const webhookAttempts = /* @__PURE__ */ once(() => new DynamoWebhookAttempts(dynamo, config.tableName));
-export const deliveryQueue = /* @__PURE__ */ once(() => new SqsDeliveryQueue(sqs, config.webhookDeliveryQueueUrl));
-const poster = /* @__PURE__ */ once(() => webhookPoster({ allowLoopback: config.webhookAllowLoopback }));
-const clock = () => new Date();
+export const clock = () => new Date();
 
 export const urlPolicy = () => ({ allowLoopback: config.webhookAllowLoopback });
 
-/** The vault is built when a use case first seals: updates seal nothing and have no VAULT_KEY_ID. */
-export const endpointAdminDeps = (): EndpointAdminDeps => ({
-  endpoints: webhookEndpoints(),
-  get vault() {
-    return vault();
-  },
-  urlPolicy: urlPolicy(),
-  resolve: resolveHost,
-  clock,
-});
+/** An update seals nothing: no vault, so the update route neither bundles the KMS client nor needs VAULT_KEY_ID. */
+export const endpointUpdateDeps = (): Omit<EndpointAdminDeps, 'vault'> => ({ endpoints: webhookEndpoints(), urlPolicy: urlPolicy(), resolve: resolveHost, clock });
 export const endpointReadDeps = () => ({ endpoints: webhookEndpoints() });
-export const enqueueDeps = () => ({ endpoints: webhookEndpoints(), messages: webhookMessages(), queue: deliveryQueue(), clock });
-export const deliveryDeps = (): DeliveryDeps => ({
-  endpoints: webhookEndpoints(),
-  messages: webhookMessages(),
-  attempts: webhookAttempts(),
-  slots: new DynamoEndpointSlots(dynamo, config.tableName),
-  queue: deliveryQueue(),
-  vault: vault(),
-  post: poster(),
-  urlPolicy: urlPolicy(),
-  clock,
-  laterRetryCapSeconds: config.webhookLaterRetryCapSeconds,
-  random: Math.random,
-});

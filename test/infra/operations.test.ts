@@ -1,5 +1,6 @@
 import { eventRuleTriggers, s3Triggers, streamTriggers } from '#shared/platform/triggers.ts';
 import { GLOBAL_SECONDARY_INDEXES } from '#shared/platform/table.ts';
+import { WEBHOOK_QUEUE_TRIGGERS } from '#shared/platform/webhooks.ts';
 import { Match } from 'aws-cdk-lib/assertions';
 import type { Template } from 'aws-cdk-lib/assertions';
 import { readFileSync } from 'node:fs';
@@ -202,10 +203,11 @@ describe('operations (fixture routes, prod)', () => {
     template = synthesize(settings('prod'), fixtures);
   }, SYNTH_TIMEOUT_MS);
 
-  it('has dead-letter queues only, each kept 14 days, encrypted, TLS only and alarmed on its depth', () => {
-    const queues = Object.entries(resourcesOfType(template, 'AWS::SQS::Queue'));
-    // The S3 triggers', the Account Updater's, the event publisher's and the scan results'.
-    expect(queues.map(([id]) => id.replace(/DeadLetterQueue.*$/, '')).sort()).toEqual(['AccountUpdater', 'DomainEvents', 'EventRuleTriggers', 'S3Triggers']);
+  it('keeps every dead-letter queue 14 days, encrypted, TLS only and alarmed on its depth', () => {
+    // The webhook intake and delivery queues are working queues, checked in test/infra/webhooks.test.ts.
+    const queues = Object.entries(resourcesOfType(template, 'AWS::SQS::Queue')).filter(([id]) => id.includes('DeadLetterQueue'));
+    // The S3 triggers', the Account Updater's, the event publisher's, the scan results' and the two webhook queues'.
+    expect(queues.map(([id]) => id.replace(/DeadLetterQueue.*$/, '')).sort()).toEqual(['AccountUpdater', 'DomainEvents', 'EventRuleTriggers', 'S3Triggers', 'WebhookQueuesWebhookDelivery', 'WebhookQueuesWebhookIntake']);
     const policies = Object.values(resourcesOfType(template, 'AWS::SQS::QueuePolicy'));
     const alarms = Object.values(resourcesOfType(template, 'AWS::CloudWatch::Alarm'));
     for (const [id, queue] of queues) {
@@ -230,7 +232,7 @@ describe('operations (fixture routes, prod)', () => {
   });
 
   it('alarms on the API, every function, DynamoDB and the hooks, all to the topic', () => {
-    const functionNames = ['authorizer', ...fixtureRoutes.map((route) => route.handler), ...s3Triggers.map((trigger) => trigger.handler), 'au-check', 'au-chunk', 'au-merge', 'au-export', ...streamTriggers.map((trigger) => trigger.handler), ...eventRuleTriggers.map((trigger) => trigger.handler)];
+    const functionNames = ['authorizer', ...fixtureRoutes.map((route) => route.handler), ...s3Triggers.map((trigger) => trigger.handler), 'au-check', 'au-chunk', 'au-merge', 'au-export', ...streamTriggers.map((trigger) => trigger.handler), ...eventRuleTriggers.map((trigger) => trigger.handler), ...WEBHOOK_QUEUE_TRIGGERS.map((trigger) => trigger.handler)];
     expect(alarmNames(template)).toEqual([
       'PaymentsApi-prod-api-5xx-rate',
       'PaymentsApi-prod-api-p99-latency',
@@ -243,13 +245,17 @@ describe('operations (fixture routes, prod)', () => {
       'PaymentsApi-prod-events-dlq-depth',
       'PaymentsApi-prod-scan-result-dlq-depth',
       'PaymentsApi-prod-document-scan-failure',
+      'PaymentsApi-prod-webhook-delivery-dlq-depth',
+      'PaymentsApi-prod-webhook-intake-dlq-depth',
+      'PaymentsApi-prod-webhook-intake-oldest-message',
       ...streamTriggers.map((trigger) => `PaymentsApi-prod-${trigger.handler}-iterator-age`),
       ...functionNames.flatMap((name) => [`PaymentsApi-prod-${name}-errors`, `PaymentsApi-prod-${name}-throttles`]),
     ].sort());
     const topic = { Ref: Object.keys(resourcesOfType(template, 'AWS::SNS::Topic'))[0] };
     for (const alarm of Object.values(resourcesOfType(template, 'AWS::CloudWatch::Alarm'))) {
       expect(alarm.Properties.AlarmActions, String(alarm.Properties.AlarmName)).toEqual([topic]);
-      expect(alarm.Properties.AlarmDescription, String(alarm.Properties.AlarmName)).toMatch(/Runbook: docs\/operations\.md#/);
+      // The webhook alarms point at the webhook guide's own runbook section.
+      expect(alarm.Properties.AlarmDescription, String(alarm.Properties.AlarmName)).toMatch(/Runbook: docs\/(operations|webhooks)\.md#/);
     }
   });
 

@@ -28,6 +28,7 @@ const resources = {
   fingerprintKeyId: 'arn:aws:kms:us-east-1:000000000000:key/fingerprint',
   reportsBucket: 'reports-test',
   eventBusName: 'events-test',
+  webhookDeliveryQueueUrl: 'http://127.0.0.1:9/000000000000/webhook-delivery-test',
   paypal: { apiUrl: 'http://127.0.0.1:9', credentials: { secretArn: 'arn:aws:secretsmanager:us-east-1:000000000000:secret:PaypalCredentials-AbC123' } },
 };
 const containers = functionContainers({ accesses: functionAccesses([...routes, paypalRoute], []), platformEnvironment: { ENVIRONMENT_NAME: 'local' }, resources });

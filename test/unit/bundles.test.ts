@@ -4,6 +4,7 @@ import type { FunctionBundle } from '../../bench/function-bundles.ts';
 import type { RouteAccess } from '#shared/platform/routes.ts';
 import { routes } from '#shared/platform/routes.ts';
 import { hashesRequests } from '#shared/platform/key-grants.ts';
+import { WEBHOOK_QUEUE_GRANTS } from '#shared/platform/webhooks.ts';
 
 // Built as `cdk synth` builds them (infra/bundling.ts), once per file.
 const built = new Map<string, Promise<FunctionBundle>>();
@@ -13,13 +14,15 @@ function bundleOf(name: string): Promise<FunctionBundle> {
 }
 
 /** The SDK clients a route's declared access may need: anything more is cold-start weight it never uses. */
-function clientsFor(access: RouteAccess): string[] {
+function clientsFor(handler: string, access: RouteAccess): string[] {
   return [
     ...(access.table ? ['@aws-sdk/client-dynamodb'] : []),
     // The vault, fingerprints, and the keyed hash of Idempotency-Key requests.
     ...(access.vault || access.fingerprint || hashesRequests(access) ? ['@aws-sdk/client-kms'] : []),
     ...(access.documents ? ['@aws-sdk/client-s3'] : []),
     ...(access.paypal ? ['@aws-sdk/client-secrets-manager'] : []),
+    // Ping and recover enqueue what they stored: their queue grants are in the webhook manifest, not the route's access.
+    ...(WEBHOOK_QUEUE_GRANTS[handler] ? ['@aws-sdk/client-sqs'] : []),
   ];
 }
 
@@ -39,7 +42,7 @@ describe('function bundles', () => {
     '%s loads only the SDK clients its declared access needs (public routes without storage load none)',
     async (_handler, route) => {
       const { sdkClients } = await bundleOf(route.handler);
-      expect(sdkClients.filter((client) => !clientsFor(route.access).includes(client))).toEqual([]);
+      expect(sdkClients.filter((client) => !clientsFor(route.handler, route.access).includes(client))).toEqual([]);
     },
     120_000,
   );

@@ -64,7 +64,7 @@ export async function listEndpoints(organizationId: string, deps: { endpoints: P
   return endpoints.sort((a, b) => (a.created_at === b.created_at ? b.webhook_endpoint_id.localeCompare(a.webhook_endpoint_id) : b.created_at.localeCompare(a.created_at)));
 }
 
-export async function updateEndpoint(organizationId: string, endpointId: string, body: unknown, deps: EndpointAdminDeps): Promise<WebhookEndpoint> {
+export async function updateEndpoint(organizationId: string, endpointId: string, body: unknown, deps: Omit<EndpointAdminDeps, 'vault'>): Promise<WebhookEndpoint> {
   const form = parseWebhookBody(endpointUpdateSchema, body);
   assertSameOrganization(form.organization_id, organizationId);
   const url = form.url !== undefined ? await checkEndpointUrl(form.url, deps.urlPolicy, deps.resolve) : undefined;
