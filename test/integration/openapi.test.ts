@@ -124,12 +124,21 @@ describe('OpenAPI document (served by the local runtime)', () => {
       .filter((operation) => (operation.parameters ?? []).some((parameter) => resolveParameter(parameter).name === 'filter'))
       .map((operation) => [`${operation.method} ${operation.path}`, operation] as const),
   )('%s accepts each documented query parameter with its example', async (_name, operation) => {
-    const path = fill(operation.path);
-    for (const parameter of (operation.parameters ?? []).map(resolveParameter).filter((candidate) => candidate.in === 'query')) {
-      const value = parameter.example ?? (parameter.schema as Json).default;
-      if (value === undefined) continue; // cursor: only links.next issues one
-      const answer = await request(operation.operationId, path, { query: new URLSearchParams({ [parameter.name as string]: String(value) }).toString() });
-      expect(answer.status, `${String(parameter.name)}=${String(value)}: ${answer.text}`).toBe(200);
+    // A list under a webhook endpoint (its attempts) needs an endpoint that exists: one on loopback, removed after.
+    const endpoints = `/v3/organizations/${MERCHANT.organizationId}/webhook_endpoints`;
+    const endpoint = operation.path.includes('{webhook_endpoint_id}') ? await request('webhooks-create', endpoints, { body: { url: 'http://127.0.0.1:9/hook', event_types: ['paymethod.deleted'] } }) : undefined;
+    if (endpoint) expect(endpoint.status, endpoint.text).toBe(201);
+    const endpointId = endpoint?.body.webhook_endpoint_id as string | undefined;
+    const path = fill(endpointId ? operation.path.replace('{webhook_endpoint_id}', endpointId) : operation.path);
+    try {
+      for (const parameter of (operation.parameters ?? []).map(resolveParameter).filter((candidate) => candidate.in === 'query')) {
+        const value = parameter.example ?? (parameter.schema as Json).default;
+        if (value === undefined) continue; // cursor: only links.next issues one
+        const answer = await request(operation.operationId, path, { query: new URLSearchParams({ [parameter.name as string]: String(value) }).toString() });
+        expect(answer.status, `${String(parameter.name)}=${String(value)}: ${answer.text}`).toBe(200);
+      }
+    } finally {
+      if (endpointId) await request('webhooks-delete', `${endpoints}/${endpointId}`, { method: 'DELETE' });
     }
   });
 });

@@ -97,8 +97,8 @@ export function upload(as: Identity, metadata: unknown, file: { name: string; co
   return postParts(as, uploadParts(metadata, file));
 }
 
-/** The document once its malware scan has ended (the local scanner reports within 10 s of the upload). */
-export async function scanned(as: Identity, documentId: string, timeoutMs = 10_000): Promise<ApiAnswer> {
+/** The document once its malware scan has ended (the local scanner reports within 10 s of the upload; the wait is longer so a loaded machine does not fail a test on time). */
+export async function scanned(as: Identity, documentId: string, timeoutMs = 30_000): Promise<ApiAnswer> {
   const deadline = Date.now() + timeoutMs;
   let answer = await call(documentsPath(as.organizationId, documentId), { as });
   while (answer.body?.scan_status === 'pending' && Date.now() < deadline) {
