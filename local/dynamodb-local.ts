@@ -55,7 +55,11 @@ export async function startDynamoDbLocal(options: { dataDir?: string; port?: num
   const main = launcher
     ? ['-cp', [launcher, ...classPath].join(path.delimiter), `-Ddynamodb.local.host=${LOCAL_HOST}`, LAUNCHER_CLASS]
     : ['-jar', path.join(libDir, 'DynamoDBLocal.jar')];
-  const args = [`-Djava.library.path=${path.join(libDir, 'DynamoDBLocal_lib')}`, '-Xmx1g', ...main, '-port', String(port), '-sharedDb', '-disableTelemetry'];
+  // The serial collector and the client compiler alone: the emulator is the busiest process of the local runtime, and
+  // on a small machine the parallel collector's and the optimizing compiler's threads cost it about as much CPU per
+  // call as the calls themselves (bench:webhooks leans on this).
+  const jvm = ['-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1'];
+  const args = [`-Djava.library.path=${path.join(libDir, 'DynamoDBLocal_lib')}`, '-Xmx1g', ...jvm, ...main, '-port', String(port), '-sharedDb', '-disableTelemetry'];
   args.push(...(options.dataDir ? ['-dbPath', options.dataDir] : ['-inMemory']));
   // Through a small shell that kills the JVM when its stdin closes: if this
   // process dies without cleaning up (even SIGKILL), the pipe closes and the
