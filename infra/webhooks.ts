@@ -75,7 +75,7 @@ export class WebhookDelivery extends Construct {
       eventBus: props.bus,
       description: 'Domain events merchants may subscribe to, to the webhook intake queue',
       eventPattern: { source: [...WEBHOOK_RULE.eventPattern.source], detailType: [...WEBHOOK_RULE.eventPattern['detail-type']] },
-      targets: [new SqsQueue(queues.intake)],
+      targets: [new SqsQueue(queues.intake, { messageGroupId: WEBHOOK_RULE.messageGroupIdPath })],
     });
     for (const trigger of WEBHOOK_QUEUE_TRIGGERS) {
       const access = BACKGROUND_FUNCTION_ACCESS[trigger.handler]!;

@@ -46,7 +46,7 @@ import { startPaypalStandin } from './paypal-standin.ts';
 import { startSecretsManagerStandin } from './secrets-manager-standin.ts';
 import { startSqsStandin } from './sqs-standin.ts';
 import { startQueuePollers } from './queue-pollers.ts';
-import { WEBHOOK_QUEUES, WEBHOOK_QUEUE_TRIGGERS, matchesWebhookRule } from '#shared/platform/webhooks.ts';
+import { WEBHOOK_QUEUES, WEBHOOK_QUEUE_TRIGGERS, matchesWebhookRule, webhookIntakeGroup } from '#shared/platform/webhooks.ts';
 import type { WebhookQueue } from '#shared/platform/webhooks.ts';
 import { assertPortFree, localPorts } from './ports.ts';
 import type { LocalPorts } from './ports.ts';
@@ -303,10 +303,11 @@ async function startEndpoints(parts: { ports: LocalPorts; dataDir: string | unde
     functions: grantsOfEach((access) => [...(access.queues ?? [])]),
   });
   closers.push(sqs.close);
-  // The webhook rule (shared/platform/webhooks.ts) and its target, as EventBridge applies them: the whole event is the message.
+  // The webhook rule (shared/platform/webhooks.ts) and its target, as EventBridge applies them: the whole event is the
+  // message, grouped by organization.
   const intake = sqs.queue('intake');
   const routeToWebhooks = (event: Record<string, unknown>) => {
-    if (matchesWebhookRule(event)) intake.send(JSON.stringify(event), undefined);
+    if (matchesWebhookRule(event)) intake.send(JSON.stringify(event), webhookIntakeGroup(event));
   };
   const keyArn = (alias: string) => kms.keys[alias]?.arn ?? missing(`the KMS key ${alias}`);
   const keyArns = { vault: keyArn(LOCAL_NAMES.vaultKeyAlias), credentialMac: keyArn(LOCAL_NAMES.credentialMacKeyAlias), fingerprint: keyArn(LOCAL_NAMES.fingerprintKeyAlias), requestHash: keyArn(LOCAL_NAMES.requestHashKeyAlias) };

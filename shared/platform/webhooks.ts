@@ -15,7 +15,19 @@ export const WEBHOOK_RULE = {
     source: [EVENT_SOURCES.paymethods, EVENT_SOURCES.documents],
     'detail-type': Object.keys(WEBHOOK_EVENT_TYPES),
   },
+  /**
+   * The target's MessageGroupId, a path into the event (EventBridge's dynamic
+   * path parameter): the intake is an SQS fair queue grouped by organization,
+   * so one organization's burst does not hold back another's events.
+   */
+  messageGroupIdPath: '$.detail.organization_id',
 } as const;
+
+/** The intake message group of an event, as EventBridge fills WEBHOOK_RULE.messageGroupIdPath. */
+export function webhookIntakeGroup(event: { detail?: unknown }): string | undefined {
+  const organizationId = (event.detail as { organization_id?: unknown } | undefined)?.organization_id;
+  return typeof organizationId === 'string' ? organizationId : undefined;
+}
 
 /** Whether an event matches WEBHOOK_RULE, as EventBridge matches it (exact values on both fields). */
 export function matchesWebhookRule(event: { source?: unknown; 'detail-type'?: unknown }): boolean {

@@ -42,7 +42,8 @@ describe('webhook delivery in the stack', () => {
     template.hasResourceProperties('AWS::Events::Rule', {
       EventBusName: Match.anyValue(),
       EventPattern: { source: [...WEBHOOK_RULE.eventPattern.source], 'detail-type': [...WEBHOOK_RULE.eventPattern['detail-type']] },
-      Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [queueId('WebhookIntakeQueue'), 'Arn'] } })],
+      // A fair queue grouped by organization: EventBridge fills the group from the event's path.
+      Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [queueId('WebhookIntakeQueue'), 'Arn'] }, SqsParameters: { MessageGroupId: '$.detail.organization_id' } })],
     });
     expect(WEBHOOK_RULE.eventPattern['detail-type']).toContain('Document Scanned');
   });

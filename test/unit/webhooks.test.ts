@@ -7,7 +7,7 @@ import { messageIdOf, retryDelaySeconds, subscribes } from '#shared/domain/webho
 import { DISABLE_AFTER_FAILING_MS, RETRY_SCHEDULE_SECONDS } from '#shared/domain/webhooks/model.ts';
 import { newSigningSecret, signatureHeader } from '#shared/domain/webhooks/signing.ts';
 import { checkEndpointUrl, isDeliverableAddress } from '#shared/domain/webhooks/url-rules.ts';
-import { matchesWebhookRule, WEBHOOK_RULE } from '#shared/platform/webhooks.ts';
+import { matchesWebhookRule, WEBHOOK_RULE, webhookIntakeGroup } from '#shared/platform/webhooks.ts';
 import { WEBHOOK_EVENT_TYPES } from '#shared/platform/names.ts';
 import { LocalQueue } from '../../local/sqs-standin.ts';
 
@@ -70,6 +70,14 @@ describe('schedule and routing', () => {
     expect(subscribes({ event_types: ['paymethod.created'] }, 'paymethod.deleted')).toBe(false);
     expect(messageIdOf('evt_1', 'whe_1')).toBe(messageIdOf('evt_1', 'whe_1'));
     expect(messageIdOf('evt_1', 'whe_1')).not.toBe(messageIdOf('evt_1', 'whe_2'));
+  });
+
+  it('groups the intake by the member the target path names, as EventBridge fills it', () => {
+    const event = { detail: { organization_id: 'org_a', paymethod_token: 'mth_1' } };
+    const [, ...members] = WEBHOOK_RULE.messageGroupIdPath.split('.');
+    const named = members.reduce<unknown>((value, member) => (value as Record<string, unknown>)[member], event);
+    expect(webhookIntakeGroup(event)).toBe(named);
+    expect(webhookIntakeGroup(event)).toBe('org_a');
   });
 });
 
