@@ -27,6 +27,8 @@ export interface TableAccess {
   readonly table?: 'read' | 'write';
   readonly writes?: readonly ItemKind[];
   readonly pageBoundaries?: boolean;
+  /** Parks webhook messages behind an endpoint's backlog in batches (BatchWriteItem of parked entries). */
+  readonly parksWebhooks?: boolean;
   readonly auHistory?: 'read' | 'write';
   readonly dynamodb?: readonly DynamoGrant[];
 }
@@ -55,6 +57,7 @@ export function dynamodbGrants(access: TableAccess): DynamoGrant[] {
     throw new Error('writes are declared, but table access is not write');
   }
   if (access.pageBoundaries) grants.push({ table: 'table', actions: ['BatchWriteItem'], items: ['pageBoundary'] });
+  if (access.parksWebhooks) grants.push({ table: 'table', actions: ['BatchWriteItem'], items: ['webhookParked'] });
   if (access.auHistory) throw new Error('auHistory access needs its grants declared (dynamodb)');
   return grants;
 }

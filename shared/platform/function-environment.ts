@@ -136,12 +136,14 @@ export const BACKGROUND_FUNCTION_ACCESS: Readonly<Record<string, FunctionAccess>
     s3: [{ bucket: 'reports', actions: ['PutObject', 'AbortMultipartUpload'], prefixes: [REPORTS.reports] }],
   },
   'events-publish': { events: true },
-  // Intake -> lanes -> delivery queue: reads endpoints, writes lane entries (and settled ones for disabled endpoints).
-  'webhooks-fanout': { table: 'write', writes: ['webhookLane', 'webhookHeld'], queues: WEBHOOK_QUEUE_GRANTS['webhooks-fanout'] },
+  // Intake -> lanes -> delivery queue: reads endpoints, writes lane entries (and settled ones for disabled endpoints),
+  // parks behind a backlog (parked entries, the slots' backlog flags, and a slot taken and freed to wake one).
+  'webhooks-fanout': { table: 'write', writes: ['webhookLane', 'webhookHeld', 'webhookParked', 'webhookSlot'], parksWebhooks: true, queues: WEBHOOK_QUEUE_GRANTS['webhooks-fanout'] },
   // Delivery: opens secrets, takes slots, records attempts, moves messages, disables endpoints.
   'webhooks-send': {
     table: 'write',
     writes: ['webhookEndpoint', 'webhookLane', 'webhookHeld', 'webhookAttempt', 'webhookSlot', 'webhookParked'],
+    parksWebhooks: true,
     vault: ['decrypt'],
     webhookUrls: true,
     queues: WEBHOOK_QUEUE_GRANTS['webhooks-send'],

@@ -56,6 +56,8 @@ export interface RouteAccess {
    * page_index costs about one page: BatchWriteItem on `PAGE#...` items only.
    */
   pageBoundaries?: boolean;
+  /** Parks webhook messages behind an endpoint's backlog in batches: BatchWriteItem on `WHP#...` items only. */
+  parksWebhooks?: boolean;
   /** Checks webhook endpoint URLs (registration, delivery): the URL policy's settings reach its environment. */
   webhookUrls?: boolean;
 }

@@ -1,7 +1,7 @@
-import { BatchWriteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { AccountUpdateHistory, AccountUpdateLog, AccountUpdateRecord, FileApplications } from '#shared/domain/account-updater/ports.ts';
-import { backoff, batchGet, MAX_BATCH_ATTEMPTS } from './batch.ts';
+import { batchGet, batchWrite } from './batch.ts';
 import { AU_SHARDS, auHistoryPartition, auShards, keys, withoutKeys } from './keys.ts';
 import { mergeSorted } from './merge-sorted.ts';
 import { itemsOf } from './partition.ts';
@@ -96,16 +96,7 @@ export class DynamoAccountUpdaterStore implements AccountUpdateLog, AccountUpdat
   }
 
   private async put(items: readonly Item[]): Promise<void> {
-    const table = this.tables.history;
-    for (let first = 0; first < items.length; first += 25) {
-      let pending = items.slice(first, first + 25).map((Item) => ({ PutRequest: { Item } }));
-      for (let attempt = 1; pending.length > 0; attempt += 1) {
-        if (attempt > MAX_BATCH_ATTEMPTS) throw new Error(`BatchWriteItem left ${pending.length} items unprocessed after ${MAX_BATCH_ATTEMPTS} attempts`);
-        if (attempt > 1) await backoff(attempt);
-        const result = await this.client.send(new BatchWriteCommand({ RequestItems: { [table]: pending } }));
-        pending = (result.UnprocessedItems?.[table] ?? []) as typeof pending;
-      }
-    }
+    await batchWrite(this.client, this.tables.history, items.map((Item) => ({ PutRequest: { Item } })));
   }
 
   /** Both tables' markers merged on the sort key (`ORG#<id>`), each organization once. */

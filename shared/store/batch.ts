@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { BatchGetCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 
 type Item = Record<string, unknown>;
@@ -40,4 +40,26 @@ export async function batchGet(client: Pick<DynamoDBDocumentClient, 'send'>, tab
     }),
   );
   return found.flat();
+}
+
+/** BatchWriteItem's limit of requests per call. */
+const BATCH_WRITE_REQUESTS = 25;
+
+type WriteRequest = { PutRequest: { Item: Item } } | { DeleteRequest: { Key: Item } };
+
+/**
+ * Writes to one table in BatchWriteItem calls of 25, one after another,
+ * unprocessed requests retried with backoff. Unconditional: for writes that
+ * may be repeated (keys that name what they hold).
+ */
+export async function batchWrite(client: Pick<DynamoDBDocumentClient, 'send'>, tableName: string, requests: readonly WriteRequest[]): Promise<void> {
+  for (let first = 0; first < requests.length; first += BATCH_WRITE_REQUESTS) {
+    let pending: WriteRequest[] = requests.slice(first, first + BATCH_WRITE_REQUESTS);
+    for (let attempt = 1; pending.length > 0; attempt += 1) {
+      if (attempt > MAX_BATCH_ATTEMPTS) throw new Error(`BatchWriteItem left ${pending.length} items unprocessed after ${MAX_BATCH_ATTEMPTS} attempts`);
+      if (attempt > 1) await backoff(attempt);
+      const result = await client.send(new BatchWriteCommand({ RequestItems: { [tableName]: pending } }));
+      pending = (result.UnprocessedItems?.[tableName] ?? []) as WriteRequest[];
+    }
+  }
 }

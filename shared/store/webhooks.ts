@@ -13,7 +13,7 @@
  *   written at the endpoint's delivery rate (at most 8 at once) over 4 shards;
  * - the endpoint's delivery slots `WHS#<whe_id>#<n>` / `SLOT`.
  */
-import { randomInt } from 'node:crypto';
+import { randomInt, randomUUID } from 'node:crypto';
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { InvalidRequest } from '#shared/domain/errors.ts';
@@ -22,6 +22,7 @@ import type { DeliveryAttempt, MessageRef, SettledMessage, WebhookEndpoint, Webh
 import { ATTEMPT_RETENTION_DAYS, ENDPOINT_CONCURRENCY } from '#shared/domain/webhooks/model.ts';
 import type { AttemptPage, AttemptStore, EndpointSlots, EndpointStore, MessageStore } from '#shared/domain/webhooks/ports.ts';
 import { ITEM_PARTITION_PREFIXES as P } from '#shared/platform/item-kinds.ts';
+import { batchGet, batchWrite } from './batch.ts';
 import { auShardOf, withoutKeys } from './keys.ts';
 import { mergeSorted } from './merge-sorted.ts';
 import { idempotencyCompletionWrite, idempotencyKeyLost } from './idempotency.ts';
@@ -50,7 +51,7 @@ export const webhookKeys = {
 };
 
 /** Parked messages of one endpoint spread over this many partitions: a burst parks at the fan-out's rate. */
-export const PARKED_SHARDS = 16;
+export const PARKED_SHARDS = 8;
 
 const epochSeconds = (iso: string) => Math.floor(Date.parse(iso) / 1000);
 
@@ -178,11 +179,11 @@ export class DynamoWebhookMessages implements MessageStore {
     }
   }
 
-  async head(endpointId: string, recordId: string): Promise<WebhookMessage | undefined> {
+  async front(endpointId: string, recordId: string): Promise<{ head: WebhookMessage; more: boolean } | undefined> {
     const { Items = [] } = await this.client.send(
-      new QueryCommand({ TableName: this.tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': webhookKeys.lane(endpointId, recordId) }, Limit: 1, ConsistentRead: true }),
+      new QueryCommand({ TableName: this.tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': webhookKeys.lane(endpointId, recordId) }, Limit: 2, ConsistentRead: true }),
     );
-    return Items[0] ? messageOf(Items[0]) : undefined;
+    return Items[0] ? { head: messageOf(Items[0]), more: Items.length > 1 } : undefined;
   }
 
   async get(ref: MessageRef): Promise<WebhookMessage | undefined> {
@@ -346,6 +347,17 @@ function decodeAttemptCursor(cursor: string, endpointId: string, pageIndex: numb
  * ENDPOINT_CONCURRENCY slot items per endpoint, each its own partition: a slot
  * is taken by a conditional write when free or its lease ran out (a crashed
  * sender's slot frees itself), and freed after the attempt.
+ *
+ * Each slot item also carries the endpoint's backlog flag (`backlog`, set to
+ * a fresh stamp): set on every slot when a message is parked while some slot
+ * lacks it, cleared by a holder on its own slot when it finds nothing parked.
+ * A release reads its slot's flag back in the same write, so a delivery learns
+ * whether to take a parked message out without another read, and the flags
+ * are written only when a backlog starts or ends.
+ *
+ * No wake-up is lost: a parker writes its message before it reads the flags
+ * (and sets the missing ones), then takes a message out itself if a slot is
+ * free by then; a holder that clears its flag searches the shards once more.
  */
 export class DynamoEndpointSlots implements EndpointSlots {
   constructor(
@@ -356,62 +368,156 @@ export class DynamoEndpointSlots implements EndpointSlots {
 
   async acquire(endpointId: string, until: number): Promise<number | undefined> {
     const now = Date.now();
+    // One random slot first: with room, that is the only write. Then the free ones the read shows.
     const first = randomInt(this.slots);
-    // Every slot from a random start: only a message with no backlog parked ahead of it tries (delivery.ts), so at
-    // the endpoint's own rate.
-    for (let step = 0; step < this.slots; step += 1) {
-      const slot = (first + step) % this.slots;
-      try {
-        await this.client.send(
-          new UpdateCommand({
-            TableName: this.tableName,
-            Key: webhookKeys.slot(endpointId, slot),
-            UpdateExpression: 'SET held_until = :until',
-            ConditionExpression: 'attribute_not_exists(held_until) OR held_until < :now',
-            ExpressionAttributeValues: { ':until': until, ':now': now },
-          }),
-        );
-        return slot;
-      } catch (error) {
-        if (!isConditionFailure(error)) throw error;
-      }
+    if (await this.take(endpointId, first, until, now)) return first;
+    for (const slot of (await this.read(endpointId)).filter((state) => state.free(now) && state.slot !== first)) {
+      if (await this.take(endpointId, slot.slot, until, now)) return slot.slot;
     }
     return undefined;
   }
 
-  async release(endpointId: string, slot: number): Promise<void> {
-    await this.client.send(new UpdateCommand({ TableName: this.tableName, Key: webhookKeys.slot(endpointId, slot), UpdateExpression: 'SET held_until = :free', ExpressionAttributeValues: { ':free': 0 } }));
+  async release(endpointId: string, slot: number): Promise<boolean> {
+    const { Attributes } = await this.client.send(
+      new UpdateCommand({ TableName: this.tableName, Key: webhookKeys.slot(endpointId, slot), UpdateExpression: 'SET held_until = :free', ExpressionAttributeValues: { ':free': 0 }, ReturnValues: 'ALL_NEW' }),
+    );
+    return typeof Attributes?.backlog === 'string';
   }
 
-  async park(ref: MessageRef, at: string): Promise<void> {
-    const shard = auShardOf(ref.record_id + ref.message_id) % PARKED_SHARDS;
-    await this.client.send(new PutCommand({ TableName: this.tableName, Item: { pk: webhookKeys.parkedPartition(ref.webhook_endpoint_id, shard), sk: `${at}#${ref.message_id}`, ref } }));
+  async backlogged(endpointIds: readonly string[]): Promise<Set<string>> {
+    const states = await batchGet(
+      this.client,
+      this.tableName,
+      endpointIds.flatMap((endpointId) => Array.from({ length: this.slots }, (_unused, slot) => webhookKeys.slot(endpointId, slot))),
+      { consistentRead: true },
+    );
+    const now = Date.now();
+    const flagged = new Set<string>();
+    const held = new Map<string, number>();
+    for (const item of states) {
+      const endpointId = slotEndpointOf(item.pk as string);
+      if (typeof item.backlog === 'string') flagged.add(endpointId);
+      if (typeof item.held_until === 'number' && item.held_until >= now) held.set(endpointId, (held.get(endpointId) ?? 0) + 1);
+    }
+    // With a slot free, a new message is queued even beside a flag: the flag may be stale (it goes with the next
+    // delivery's look), and a message that finds no slot after all waits a moment, then parks.
+    return new Set([...flagged].filter((endpointId) => held.get(endpointId) === this.slots));
   }
 
-  async hasParked(endpointId: string): Promise<boolean> {
-    const pk = webhookKeys.parkedPartition(endpointId, randomInt(PARKED_SHARDS));
-    const { Items = [] } = await this.client.send(new QueryCommand({ TableName: this.tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk }, Limit: 1, ProjectionExpression: 'pk' }));
-    return Items.length > 0;
+  async park(refs: readonly MessageRef[], at: string): Promise<boolean> {
+    const endpointId = refs[0]?.webhook_endpoint_id;
+    if (endpointId === undefined) return false;
+    // One batch: a parked entry's key is the message's own, so writing it again (a redelivered event) changes nothing.
+    await batchWrite(this.client, this.tableName, refs.map((ref) => ({ PutRequest: { Item: { ...parkedKey(ref, at), ref } } })));
+    // After the writes: a holder that cleared its flag before this read searches again and finds them.
+    const states = await this.read(endpointId);
+    const unflagged = states.filter((state) => state.backlog === undefined);
+    if (unflagged.length === 0) return states.some((state) => state.free(Date.now()));
+    const stamp = `${at}#${randomUUID()}`;
+    await Promise.all(unflagged.map((state) => this.flag(endpointId, state.slot, stamp)));
+    // A holder that released before its flag was set does not look: its slot shows free now (or its next holder's
+    // release reads the flag).
+    return (await this.read(endpointId)).some((state) => state.free(Date.now()));
   }
 
-  /** Oldest of a random shard, else of the next ones; only when a delivery finished. */
-  async unpark(endpointId: string): Promise<MessageRef | undefined> {
+  async stillParked(ref: MessageRef, parkedAt: string): Promise<boolean> {
+    const { Item } = await this.client.send(new GetCommand({ TableName: this.tableName, Key: parkedKey(ref, parkedAt), ConsistentRead: true, ProjectionExpression: 'pk' }));
+    return Item !== undefined;
+  }
+
+  async drained(endpointId: string, _slot: number): Promise<MessageRef | undefined> {
+    const found = await this.takeParked(endpointId);
+    if (found) return found;
+    // Nothing parked: the flags go (every slot's, so the other holders do not search too), then one more look, for a
+    // message parked while they were read as set.
+    await Promise.all(Array.from({ length: this.slots }, (_unused, slot) => this.client.send(new UpdateCommand({ TableName: this.tableName, Key: webhookKeys.slot(endpointId, slot), UpdateExpression: 'REMOVE backlog' }))));
+    const late = await this.takeParked(endpointId);
+    if (late) await this.flagAll(endpointId);
+    return late;
+  }
+
+  /** The oldest of a random shard (a big backlog answers there), else of the first other shard holding one, all read together. */
+  private async takeParked(endpointId: string): Promise<MessageRef | undefined> {
     const first = randomInt(PARKED_SHARDS);
-    // Every shard from a random start: a big backlog answers at the first, a small one must not be missed.
-    for (let step = 0; step < PARKED_SHARDS; step += 1) {
-      const pk = webhookKeys.parkedPartition(endpointId, (first + step) % PARKED_SHARDS);
-      const { Items = [] } = await this.client.send(new QueryCommand({ TableName: this.tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk }, Limit: 1 }));
-      const item = Items[0];
-      if (!item) continue;
+    const found = await this.takeOldest(endpointId, first);
+    if (found) return found;
+    const others = Array.from({ length: PARKED_SHARDS - 1 }, (_unused, step) => (first + 1 + step) % PARKED_SHARDS);
+    // Reads only, together; then one shard that showed a message is taken from (one taken by another holder meanwhile
+    // is no sign the others are empty).
+    const holding = (await Promise.all(others.map(async (shard) => ((await this.oldestParked(endpointId, shard)) ? shard : undefined)))).filter((shard) => shard !== undefined);
+    for (const shard of holding) {
+      const taken = await this.takeOldest(endpointId, shard);
+      if (taken) return taken;
+    }
+    return undefined;
+  }
+
+  private async oldestParked(endpointId: string, shard: number): Promise<Item | undefined> {
+    const { Items = [] } = await this.client.send(
+      new QueryCommand({ TableName: this.tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': webhookKeys.parkedPartition(endpointId, shard) }, Limit: 1, ConsistentRead: true }),
+    );
+    return Items[0];
+  }
+
+  /** The shard's oldest, deleted by this caller; until one is taken or the shard is empty. */
+  private async takeOldest(endpointId: string, shard: number): Promise<MessageRef | undefined> {
+    for (;;) {
+      const item = await this.oldestParked(endpointId, shard);
+      if (!item) return undefined;
       try {
-        await this.client.send(new DeleteCommand({ TableName: this.tableName, Key: { pk, sk: item.sk }, ConditionExpression: 'attribute_exists(pk)' }));
+        await this.client.send(new DeleteCommand({ TableName: this.tableName, Key: { pk: item.pk, sk: item.sk }, ConditionExpression: 'attribute_exists(pk)' }));
         return item.ref as MessageRef;
       } catch (error) {
         if (!isConditionFailure(error)) throw error;
       }
     }
-    return undefined;
   }
+
+  private async take(endpointId: string, slot: number, until: number, now: number): Promise<boolean> {
+    try {
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: webhookKeys.slot(endpointId, slot),
+          UpdateExpression: 'SET held_until = :until',
+          ConditionExpression: 'attribute_not_exists(held_until) OR held_until < :now',
+          ExpressionAttributeValues: { ':until': until, ':now': now },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (isConditionFailure(error)) return false;
+      throw error;
+    }
+  }
+
+  private async flag(endpointId: string, slot: number, stamp: string): Promise<void> {
+    await this.client.send(new UpdateCommand({ TableName: this.tableName, Key: webhookKeys.slot(endpointId, slot), UpdateExpression: 'SET backlog = :stamp', ExpressionAttributeValues: { ':stamp': stamp } }));
+  }
+
+  private async flagAll(endpointId: string): Promise<void> {
+    const stamp = `${new Date().toISOString()}#${randomUUID()}`;
+    await Promise.all(Array.from({ length: this.slots }, (_unused, slot) => this.flag(endpointId, slot, stamp)));
+  }
+
+  private async read(endpointId: string): Promise<Array<{ slot: number; backlog: string | undefined; free(now: number): boolean }>> {
+    const items = await batchGet(this.client, this.tableName, Array.from({ length: this.slots }, (_unused, slot) => webhookKeys.slot(endpointId, slot)), { consistentRead: true });
+    const byPk = new Map(items.map((item) => [item.pk as string, item]));
+    return Array.from({ length: this.slots }, (_unused, slot) => {
+      const item = byPk.get(webhookKeys.slot(endpointId, slot).pk);
+      const heldUntil = typeof item?.held_until === 'number' ? item.held_until : 0;
+      return { slot, backlog: typeof item?.backlog === 'string' ? item.backlog : undefined, free: (now: number) => heldUntil < now };
+    });
+  }
+}
+
+function parkedKey(ref: MessageRef, at: string): { pk: string; sk: string } {
+  return { pk: webhookKeys.parkedPartition(ref.webhook_endpoint_id, auShardOf(ref.record_id + ref.message_id) % PARKED_SHARDS), sk: `${at}#${ref.message_id}` };
+}
+
+/** `WHS#<whe_id>#<n>` -> `whe_id`. */
+function slotEndpointOf(pk: string): string {
+  return pk.slice(P.webhookSlot.length, pk.lastIndexOf('#'));
 }
 
 function messageOf(item: Item): WebhookMessage {

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { dynamo } from '#shared/aws/dynamodb.ts';
 import { SqsDeliveryQueue, sqs } from '#shared/aws/webhook-queue.ts';
 import { webhookPoster } from '#shared/aws/webhook-http.ts';
@@ -10,14 +11,17 @@ import { clock, urlPolicy, webhookAttempts, webhookEndpoints, webhookMessages } 
 
 /** The adapters of the functions that enqueue (fan-out, ping, recover) and deliver (send): they carry the SQS client. */
 export const deliveryQueue = /* @__PURE__ */ once(() => new SqsDeliveryQueue(sqs, config.webhookDeliveryQueueUrl));
+const endpointSlots = /* @__PURE__ */ once(() => new DynamoEndpointSlots(dynamo, config.tableName));
 const poster = /* @__PURE__ */ once(() => webhookPoster({ allowLoopback: config.webhookAllowLoopback }));
 
 export const enqueueDeps = () => ({ endpoints: webhookEndpoints(), messages: webhookMessages(), queue: deliveryQueue(), clock });
+/** The fan-out also parks behind an endpoint's backlog (the slots keep it). */
+export const fanOutDeps = () => ({ ...enqueueDeps(), slots: endpointSlots() });
 export const deliveryDeps = (): DeliveryDeps => ({
   endpoints: webhookEndpoints(),
   messages: webhookMessages(),
   attempts: webhookAttempts(),
-  slots: new DynamoEndpointSlots(dynamo, config.tableName),
+  slots: endpointSlots(),
   queue: deliveryQueue(),
   vault: vault(),
   post: poster(),
@@ -25,4 +29,5 @@ export const deliveryDeps = (): DeliveryDeps => ({
   clock,
   laterRetryCapSeconds: config.webhookLaterRetryCapSeconds,
   random: Math.random,
+  pause: (ms) => sleep(ms),
 });

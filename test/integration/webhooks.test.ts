@@ -271,6 +271,26 @@ describe('delivery', () => {
     expect(otherDelivery!.at).toBeLessThan(ofFirst[1]!.at);
   }, 60_000);
 
+  it("holds an endpoint to 8 requests at once; its backlog waits parked and every message arrives, once", async () => {
+    // 1.5 s an answer: longer than a sender waits for a slot, so the messages beyond 8 park and are taken out again.
+    let inFlight = 0;
+    let most = 0;
+    const hook = await receiver(() => {
+      inFlight += 1;
+      most = Math.max(most, inFlight);
+      setTimeout(() => (inFlight -= 1), 1_500);
+      return { status: 200, delayMs: 1_500 };
+    });
+    await register(org, { url: hook.url, event_types: ['paymethod.created'] });
+    const loc = unique('loc_');
+    const tokens = await Promise.all(Array.from({ length: 30 }, () => createCard(org, loc)));
+    const wanted = new Set(tokens);
+    const arrived = await hook.waitFor((delivery) => wanted.has(String(delivery.json.data.paymethod_token)), tokens.length, 60_000);
+    expect(new Set(arrived.map((delivery) => delivery.json.data.paymethod_token)).size).toBe(tokens.length);
+    expect(new Set(hook.deliveries.map((delivery) => delivery.headers['webhook-id'])).size).toBe(hook.deliveries.length);
+    expect(most).toBe(8);
+  }, 90_000);
+
   it('disables an endpoint that answers 410, holds its messages, sends only new ones when enabled, and recover sends the held ones with new ids', async () => {
     const hook = await receiver(() => ({ status: 410, body: 'gone' }));
     const endpoint = await register(org, { url: hook.url, event_types: ['paymethod.created'] });

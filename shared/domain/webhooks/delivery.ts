@@ -8,7 +8,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { WebhookEventType } from '#shared/platform/names.ts';
 import { PING_EVENT_TYPE, WEBHOOK_EVENT_TYPES } from '#shared/platform/names.ts';
 import type { DeliveryAttempt, MessageRef, SettledMessage, WebhookEndpoint, WebhookMessage } from './model.ts';
-import { DISABLE_AFTER_FAILING_MS, FIRST_RETRY_JITTER_SECONDS, PARKED_RECHECK_SECONDS, RESPONSE_EXCERPT_BYTES, RETRY_SCHEDULE_SECONDS, SLOT_LEASE_MS, refOf } from './model.ts';
+import { DISABLE_AFTER_FAILING_MS, FIRST_RETRY_JITTER_SECONDS, PARKED_RECHECK_SECONDS, RESPONSE_EXCERPT_BYTES, RETRY_SCHEDULE_SECONDS, SLOT_LEASE_MS, SLOT_RETRY_MS, SLOT_WAIT_MS, refOf } from './model.ts';
 import type { DeliveryDeps } from './ports.ts';
 import { signatureHeader } from './signing.ts';
 import { checkUrlShape } from './url-rules.ts';
@@ -41,10 +41,12 @@ export function messageBody(type: string, timestamp: string, data: Record<string
 /**
  * Fans a batch of events out: one endpoint Query per organization, one lane
  * entry per matching endpoint (a redelivered event finds its entries there and
- * adds nothing), held at once for a disabled endpoint. Answers the events that
- * failed, to be received again.
+ * adds nothing), held at once for a disabled endpoint. A message for an
+ * endpoint with a backlog (or every slot held) is parked behind it here rather
+ * than queued, so a burst costs the senders nothing until its turn comes.
+ * Answers the events that failed, to be received again.
  */
-export async function fanOut(batch: ReadonlyArray<{ id: string; event: BusEvent }>, deps: Pick<DeliveryDeps, 'endpoints' | 'messages' | 'queue' | 'clock'>): Promise<string[]> {
+export async function fanOut(batch: ReadonlyArray<{ id: string; event: BusEvent }>, deps: Pick<DeliveryDeps, 'endpoints' | 'messages' | 'queue' | 'slots' | 'clock'>): Promise<string[]> {
   const failed: string[] = [];
   const byOrganization = new Map<string, Array<{ id: string; event: BusEvent }>>();
   for (const entry of batch) {
@@ -55,24 +57,69 @@ export async function fanOut(batch: ReadonlyArray<{ id: string; event: BusEvent 
     [...byOrganization].map(async ([organizationId, entries]) => {
       try {
         const endpoints = await deps.endpoints.list(organizationId);
-        const refs: MessageRef[] = [];
-        // One event after another: the lanes see a record's events in the order the batch holds them.
+        const messages: WebhookMessage[] = [];
         for (const { event } of entries) {
           const type = WEBHOOK_EVENT_TYPES[event['detail-type'] as keyof typeof WEBHOOK_EVENT_TYPES];
           if (!type) continue;
           for (const endpoint of endpoints.filter((candidate) => subscribes(candidate, type))) {
             const message = messageOf(event, type, endpoint, deps.clock());
             if (endpoint.status === 'disabled') await deps.messages.settle({ ...message, outcome: 'held', settled_at: message.created_at });
-            else if (await deps.messages.add(message)) refs.push(refOf(message));
+            else messages.push(message);
           }
         }
-        await deps.queue.enqueue(refs);
+        // Written together: a lane orders its entries by their sort key (commit time), not by when they were written.
+        const added = await Promise.all(messages.map(async (message) => ((await deps.messages.add(message)) ? refOf(message) : undefined)));
+        const refs = added.filter((ref): ref is MessageRef => ref !== undefined);
+        if (refs.length === 0) return;
+        const behind = await deps.slots.backlogged([...new Set(refs.map((ref) => ref.webhook_endpoint_id))]);
+        await Promise.all([
+          deps.queue.enqueue(refs.filter((ref) => !behind.has(ref.webhook_endpoint_id))),
+          ...[...behind].map((endpointId) => parkBehindBacklog(refs.filter((ref) => ref.webhook_endpoint_id === endpointId), deps)),
+        ]);
       } catch {
         failed.push(...entries.map((entry) => entry.id));
       }
     }),
   );
   return failed;
+}
+
+/**
+ * Parks messages of one endpoint, with a safety entry each in the queue
+ * (PARKED_RECHECK_SECONDS later) should no finishing delivery take them out;
+ * with a slot free by then, takes one out itself.
+ */
+async function parkBehindBacklog(refs: readonly MessageRef[], deps: Pick<DeliveryDeps, 'slots' | 'queue' | 'clock'>): Promise<void> {
+  const at = deps.clock().toISOString();
+  const slotFree = await deps.slots.park(refs, at);
+  await deps.queue.enqueue(
+    refs.map((ref) => ({ ...ref, parked_at: at })),
+    PARKED_RECHECK_SECONDS,
+  );
+  if (!slotFree) return;
+  const slot = await deps.slots.acquire(refs[0]!.webhook_endpoint_id, Date.now() + SLOT_LEASE_MS);
+  if (slot !== undefined) await freeSlot(refs[0]!.webhook_endpoint_id, slot, deps);
+}
+
+/**
+ * A slot, tried again every SLOT_RETRY_MS or so for up to `waitMs`: an endpoint
+ * whose slots are all busy for a moment (a few quick deliveries at once) costs
+ * a short wait, not a park and a take-out.
+ */
+async function slotWithin(endpointId: string, waitMs: number, deps: Pick<DeliveryDeps, 'slots' | 'pause' | 'random'>): Promise<number | undefined> {
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    const slot = await deps.slots.acquire(endpointId, Date.now() + SLOT_LEASE_MS);
+    if (slot !== undefined || Date.now() >= deadline) return slot;
+    await deps.pause(SLOT_RETRY_MS / 2 + deps.random() * SLOT_RETRY_MS);
+  }
+}
+
+/** A slot freed: the release reads the backlog flag back; with one flagged, one parked message is taken out and queued (self-clocking). */
+async function freeSlot(endpointId: string, slot: number, deps: Pick<DeliveryDeps, 'slots' | 'queue'>): Promise<void> {
+  if (!(await deps.slots.release(endpointId, slot))) return;
+  const next = await deps.slots.drained(endpointId, slot);
+  if (next) await deps.queue.enqueue([next]);
 }
 
 function messageOf(event: BusEvent, type: WebhookEventType, endpoint: WebhookEndpoint, now: Date): WebhookMessage {
@@ -149,11 +196,18 @@ export function retryDelaySeconds(attempts: number, deps: Pick<DeliveryDeps, 'la
 /**
  * One queue entry: attempt the message if it heads its record's lane and is
  * due, inside one of the endpoint's slots. Anything else waits: behind an
- * earlier message of the record (until that one is due), or for a slot.
+ * earlier message of the record (until that one is due), or parked for a slot.
  */
 export async function deliver(ref: MessageRef, deps: DeliveryDeps): Promise<DeliveryVerdict> {
   const now = deps.clock();
-  const head = await deps.messages.head(ref.webhook_endpoint_id, ref.record_id);
+  // A parked message's safety entry: while it is still parked, a finishing delivery will take it out; look again later.
+  if (ref.parked_at !== undefined && (await deps.slots.stillParked(ref, ref.parked_at))) {
+    return { done: false, retryAfterSeconds: clampWait(Math.max(PARKED_RECHECK_SECONDS, 2 * ((now.getTime() - Date.parse(ref.parked_at)) / 1000))) };
+  }
+  const endpointId = ref.webhook_endpoint_id;
+  // Both reads at once: the common case needs both.
+  const [lane, endpoint] = await Promise.all([deps.messages.front(endpointId, ref.record_id), deps.endpoints.get(ref.organization_id, endpointId)]);
+  const head = lane?.head;
   if (!head) return DONE;
   if (head.message_id !== ref.message_id) {
     if (!(await deps.messages.get(ref))) return DONE;
@@ -161,48 +215,39 @@ export async function deliver(ref: MessageRef, deps: DeliveryDeps): Promise<Deli
   }
   const dueIn = Date.parse(head.next_attempt_at) - now.getTime();
   if (dueIn > 1000) return { done: false, retryAfterSeconds: clampWait(dueIn / 1000) };
-  const endpointId = ref.webhook_endpoint_id;
-  // With a backlog parked, a newcomer parks behind it without contending for a slot: the slot items are written
-  // at the endpoint's delivery rate, not at a burst's arrival rate.
-  const slot = !ref.admitted && (await deps.slots.hasParked(endpointId)) ? undefined : await deps.slots.acquire(endpointId, now.getTime() + SLOT_LEASE_MS);
-  if (slot === undefined) {
-    // Every slot busy: the message waits parked, out of the queue, so an endpoint's backlog is not received over
-    // and over; each finishing delivery takes one out. The delayed entry is the safety net should none be taken.
-    const waiting: MessageRef = { ...ref, admitted: true };
-    await deps.slots.park(waiting, now.toISOString());
-    await deps.queue.enqueue([waiting], PARKED_RECHECK_SECONDS);
-    // Every holder releases its slot before it looks for a parked message: if all of them looked before this one
-    // was parked, a slot is free by now, and this takes one parked message out itself. No wake-up is lost.
-    const free = await deps.slots.acquire(endpointId, Date.now() + SLOT_LEASE_MS);
-    if (free !== undefined) {
-      await deps.slots.release(endpointId, free);
-      const parked = await deps.slots.unpark(endpointId);
-      if (parked) await deps.queue.enqueue([parked]);
-    }
+  if (!endpoint) {
+    await deps.messages.remove(head);
     return DONE;
   }
+  if (endpoint.status === 'disabled') {
+    await settleAndAdvance(head, 'held', deps);
+    return DONE;
+  }
+  // Claimed before a slot is sought: a duplicate entry of the same message takes no slot.
+  if (!(await deps.messages.lease(head, new Date(now.getTime() + SLOT_LEASE_MS).toISOString()))) return DONE;
+  const slot = await slotWithin(endpointId, SLOT_WAIT_MS, deps);
+  if (slot === undefined) {
+    // Every slot held for longer: the message waits parked, out of the queue, so an endpoint's backlog is not received
+    // over and over. Its claim goes first, so it is attempted as soon as it is taken out.
+    await deps.messages.reschedule(head, head.attempts, head.next_attempt_at);
+    await parkBehindBacklog([refOf(head)], deps);
+    return DONE;
+  }
+  // A slot bounds the requests to the endpoint: it is freed as soon as the answer is in, before the bookkeeping.
+  let freeing: Promise<void> | undefined;
+  const answered = () => {
+    freeing ??= freeSlot(endpointId, slot, deps).catch(() => undefined);
+  };
   try {
-    // Read inside the slot, so at the endpoint's rate: a burst does not read its partition at the arrival rate.
-    const endpoint = await deps.endpoints.get(ref.organization_id, endpointId);
-    if (!endpoint) {
-      await deps.messages.remove(head);
-      return DONE;
-    }
-    if (endpoint.status === 'disabled') {
-      await settleAndAdvance(head, 'held', deps);
-      return DONE;
-    }
-    if (!(await deps.messages.lease(head, new Date(now.getTime() + SLOT_LEASE_MS).toISOString()))) return DONE;
-    return await attempt(head, endpoint, deps);
+    return await attempt(head, lane.more, endpoint, answered, deps);
   } finally {
-    await deps.slots.release(endpointId, slot).catch(() => undefined);
-    // Self-clocking: a slot freed admits one parked message.
-    const parked = await deps.slots.unpark(endpointId).catch(() => undefined);
-    if (parked) await deps.queue.enqueue([parked]).catch(() => undefined);
+    answered();
+    await freeing;
   }
 }
 
-async function attempt(message: WebhookMessage, endpoint: WebhookEndpoint, deps: DeliveryDeps): Promise<DeliveryVerdict> {
+/** `followed`: the lane held a later message when it was read, so the next is queued at once when this one is done. */
+async function attempt(message: WebhookMessage, followed: boolean, endpoint: WebhookEndpoint, answered: () => void, deps: DeliveryDeps): Promise<DeliveryVerdict> {
   const startedAt = deps.clock();
   const timestamp = Math.floor(startedAt.getTime() / 1000);
   const secrets = await secretsInForce(endpoint, startedAt, deps);
@@ -224,13 +269,15 @@ async function attempt(message: WebhookMessage, endpoint: WebhookEndpoint, deps:
     // The URL broke the rules since it was registered (or the request could not be built): refused, like a refused address.
     result = { outcome: 'refused', durationMs: deps.clock().getTime() - startedAt.getTime() };
   }
-  await deps.attempts.record(attemptOf(message, startedAt, result));
+  answered();
   if (result.outcome === 'delivered') {
-    await deps.messages.remove(message);
+    await Promise.all([deps.attempts.record(attemptOf(message, startedAt, result)), deps.messages.remove(message)]);
     if (endpoint.failing_since !== undefined) await deps.endpoints.clearFailing(endpoint);
-    await advance(message, deps);
+    // A message added after the lane was read was queued by its own fan-out; it waits a second behind this one at most.
+    if (followed) await advance(message, deps);
     return DONE;
   }
+  await deps.attempts.record(attemptOf(message, startedAt, result));
   const at = deps.clock().toISOString();
   if (result.statusCode === 410) {
     await deps.endpoints.disable(endpoint, 'endpoint_gone', at);
@@ -275,8 +322,8 @@ async function settleAndAdvance(message: WebhookMessage, outcome: SettledMessage
 
 /** The lane's next message is queued as soon as its predecessor is done, rather than when its own wait ends. */
 async function advance(message: WebhookMessage, deps: Pick<DeliveryDeps, 'messages' | 'queue'>): Promise<void> {
-  const next = await deps.messages.head(message.webhook_endpoint_id, message.record_id);
-  if (next) await deps.queue.enqueue([refOf(next)]);
+  const next = await deps.messages.front(message.webhook_endpoint_id, message.record_id);
+  if (next) await deps.queue.enqueue([refOf(next.head)]);
 }
 
 /** Opened secrets, kept a minute at most per container: a delivery burst opens each endpoint's once, not once per message. */

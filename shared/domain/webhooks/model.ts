@@ -76,8 +76,8 @@ export interface MessageRef {
   readonly record_id: string;
   readonly message_id: string;
   readonly occurred_at: string;
-  /** Taken out of the parked backlog (or its safety net): it tries a slot rather than parking behind the backlog again. */
-  readonly admitted?: true;
+  /** Only on a parked message's safety entry: when it was parked (which finds its parked item). */
+  readonly parked_at?: string;
 }
 
 export const refOf = (message: WebhookMessage): MessageRef => ({
@@ -103,6 +103,10 @@ export const ENDPOINT_CONCURRENCY = 8;
 export const DELIVERY_TIMEOUT_MS = 15_000;
 /** An endpoint slot is leased for longer than a delivery can take, so a crashed sender's slot frees itself. */
 export const SLOT_LEASE_MS = DELIVERY_TIMEOUT_MS + 15_000;
+/** A sender that finds every slot held tries again for this long before the message parks (a burst parks; a moment's crowd does not). */
+export const SLOT_WAIT_MS = 1_000;
+/** About how often it tries again meanwhile (jittered: half to one and a half times). */
+export const SLOT_RETRY_MS = 100;
 
 /**
  * Delays before each retry, in seconds: the first 5 to 15 (jittered around

@@ -28,8 +28,8 @@ export interface EndpointStore {
 export interface MessageStore {
   /** Adds a message to its record's lane; false when it is there already (a redelivered event). */
   add(message: WebhookMessage): Promise<boolean>;
-  /** The earliest message of the record's lane for the endpoint, read consistently. */
-  head(endpointId: string, recordId: string): Promise<WebhookMessage | undefined>;
+  /** The earliest message of the record's lane for the endpoint, read consistently, and whether a later one is behind it. */
+  front(endpointId: string, recordId: string): Promise<{ head: WebhookMessage; more: boolean } | undefined>;
   get(ref: MessageRef): Promise<WebhookMessage | undefined>;
   /** Claims the message for one attempt until `until`; false when another sender holds it or it is gone. */
   lease(message: WebhookMessage, until: string): Promise<boolean>;
@@ -56,17 +56,28 @@ export interface AttemptStore {
   list(endpointId: string, page: { pageSize: number; pageIndex: number; cursor?: string | undefined }): Promise<AttemptPage>;
 }
 
-/** Bounds the deliveries to one endpoint running at once. */
+/**
+ * Bounds the deliveries to one endpoint running at once, and keeps the
+ * endpoint's backlog: messages that found every slot held wait parked, out of
+ * the queue, and each freed slot takes one out.
+ */
 export interface EndpointSlots {
   /** A slot held until `until`, or undefined when all are taken. */
   acquire(endpointId: string, until: number): Promise<number | undefined>;
-  release(endpointId: string, slot: number): Promise<void>;
-  /** A message that found every slot taken waits here, out of the queue, until a finishing delivery takes it out. */
-  park(ref: MessageRef, at: string): Promise<void>;
-  /** Whether some message of the endpoint is parked (one shard looked at: a backlog fills them all). */
-  hasParked(endpointId: string): Promise<boolean>;
-  /** Takes one parked message of the endpoint (oldest of a shard), or undefined when none is parked. */
-  unpark(endpointId: string): Promise<MessageRef | undefined>;
+  /** Frees the slot; true when the endpoint has a backlog flagged (take a parked message out: `drained`). */
+  release(endpointId: string, slot: number): Promise<boolean>;
+  /** Of these endpoints, those with a backlog flagged and every slot held: a new message parks behind the backlog. */
+  backlogged(endpointIds: readonly string[]): Promise<Set<string>>;
+  /**
+   * Parks messages of one endpoint and flags its backlog; true when a slot is
+   * free by then, so the caller takes a message out itself (no holder may be
+   * left to do it).
+   */
+  park(refs: readonly MessageRef[], at: string): Promise<boolean>;
+  /** After releasing `slot` with a backlog flagged: one parked message taken out, or undefined (the backlog is gone; the flag with it). */
+  drained(endpointId: string, slot: number): Promise<MessageRef | undefined>;
+  /** Whether the message parked at `parkedAt` is still waiting parked (no delivery took it out yet). */
+  stillParked(ref: MessageRef, parkedAt: string): Promise<boolean>;
 }
 
 /** The delivery queue: one entry per message to attempt. */
@@ -107,4 +118,6 @@ export interface DeliveryDeps {
   /** Longest later retry step (seconds): the local runtime shortens the schedule after its first step; absent in AWS. */
   laterRetryCapSeconds?: number | undefined;
   random: () => number;
+  /** Waits so many milliseconds (a slot's short wait). */
+  pause: (ms: number) => Promise<void>;
 }
