@@ -26,7 +26,7 @@ import { batchGet, batchWrite } from './batch.ts';
 import { auShardOf, withoutKeys } from './keys.ts';
 import { mergeSorted } from './merge-sorted.ts';
 import { idempotencyCompletionWrite, idempotencyKeyLost } from './idempotency.ts';
-import { isConditionFailure, transact } from './write-conflicts.ts';
+import { isConditionFailure, transact, TRANSACTION_ITEMS } from './write-conflicts.ts';
 
 type Item = Record<string, unknown>;
 
@@ -177,6 +177,23 @@ export class DynamoWebhookMessages implements MessageStore {
       if (isConditionFailure(error)) return false;
       throw error;
     }
+  }
+
+  async addAll(messages: readonly WebhookMessage[]): Promise<boolean[]> {
+    const added: boolean[] = [];
+    for (let first = 0; first < messages.length; first += TRANSACTION_ITEMS) {
+      const chunk = messages.slice(first, first + TRANSACTION_ITEMS);
+      // One transaction for the lot: all new is the usual case. A redelivered event's entry is there already: then
+      // one by one, to tell which.
+      const outcome = await transact(
+        this.client,
+        chunk.map((message) => ({ Put: { TableName: this.tableName, Item: { ...message, ...webhookKeys.laneEntry(message) }, ConditionExpression: 'attribute_not_exists(pk)' } })),
+      );
+      if (outcome === 'ok') added.push(...chunk.map(() => true));
+      else if (outcome.includes('ConditionalCheckFailed')) added.push(...(await Promise.all(chunk.map((message) => this.add(message)))));
+      else throw new Error(`adding webhook messages was cancelled: ${outcome.join(',')}`);
+    }
+    return added;
   }
 
   async front(endpointId: string, recordId: string): Promise<{ head: WebhookMessage; more: boolean } | undefined> {

@@ -68,8 +68,8 @@ export async function fanOut(batch: ReadonlyArray<{ id: string; event: BusEvent 
           }
         }
         // Written together: a lane orders its entries by their sort key (commit time), not by when they were written.
-        const added = await Promise.all(messages.map(async (message) => ((await deps.messages.add(message)) ? refOf(message) : undefined)));
-        const refs = added.filter((ref): ref is MessageRef => ref !== undefined);
+        const added = await deps.messages.addAll(messages);
+        const refs = messages.filter((_message, index) => added[index]).map(refOf);
         if (refs.length === 0) return;
         const behind = await deps.slots.backlogged([...new Set(refs.map((ref) => ref.webhook_endpoint_id))]);
         await Promise.all([
@@ -102,16 +102,17 @@ async function parkBehindBacklog(refs: readonly MessageRef[], deps: Pick<Deliver
 }
 
 /**
- * A slot, tried again every SLOT_RETRY_MS or so for up to `waitMs`: an endpoint
- * whose slots are all busy for a moment (a few quick deliveries at once) costs
- * a short wait, not a park and a take-out.
+ * A slot, tried again after SLOT_RETRY_MS or so, then twice as long each time,
+ * for up to `waitMs`: an endpoint whose slots are all busy for a moment (a few
+ * quick deliveries at once) costs a short wait, not a park and a take-out, and
+ * a hung one a few tries.
  */
 async function slotWithin(endpointId: string, waitMs: number, deps: Pick<DeliveryDeps, 'slots' | 'pause' | 'random'>): Promise<number | undefined> {
   const deadline = Date.now() + waitMs;
-  for (;;) {
+  for (let pauseMs = SLOT_RETRY_MS; ; pauseMs *= 2) {
     const slot = await deps.slots.acquire(endpointId, Date.now() + SLOT_LEASE_MS);
     if (slot !== undefined || Date.now() >= deadline) return slot;
-    await deps.pause(SLOT_RETRY_MS / 2 + deps.random() * SLOT_RETRY_MS);
+    await deps.pause(Math.min(deadline - Date.now(), pauseMs / 2 + deps.random() * pauseMs));
   }
 }
 

@@ -105,7 +105,7 @@ export const DELIVERY_TIMEOUT_MS = 15_000;
 export const SLOT_LEASE_MS = DELIVERY_TIMEOUT_MS + 15_000;
 /** A sender that finds every slot held tries again for this long before the message parks (a burst parks; a moment's crowd does not). */
 export const SLOT_WAIT_MS = 1_000;
-/** About how often it tries again meanwhile (jittered: half to one and a half times). */
+/** Its first pause before trying again (jittered: half to one and a half times), doubled after each try. */
 export const SLOT_RETRY_MS = 100;
 
 /**
