@@ -126,7 +126,7 @@ describe('local queue', () => {
 describe('docs/webhooks.md', () => {
   it('states the figures the code keeps', async () => {
     const { readFileSync } = await import('node:fs');
-    const { ENDPOINT_CONCURRENCY, MAX_ENDPOINTS_PER_ORGANIZATION, DELIVERY_TIMEOUT_MS, ATTEMPT_RETENTION_DAYS, PARKED_RECHECK_SECONDS, RESPONSE_EXCERPT_BYTES } = await import('#shared/domain/webhooks/model.ts');
+    const { ENDPOINT_CONCURRENCY, MAX_ENDPOINTS_PER_ORGANIZATION, DELIVERY_TIMEOUT_MS, ATTEMPT_RETENTION_DAYS, PARKED_RECHECK_SECONDS, RESPONSE_EXCERPT_BYTES, SLOT_WAIT_MS } = await import('#shared/domain/webhooks/model.ts');
     const { PARKED_SHARDS, ATTEMPT_SHARDS, SETTLED_SHARDS } = await import('#shared/store/webhooks.ts');
     const { WEBHOOK_INTAKE_AGE_ALARM_SECONDS } = await import('#infra/stack.ts');
     const { WEBHOOK_QUEUES: queues, WEBHOOK_QUEUE_TRIGGERS: triggers } = await import('#shared/platform/webhooks.ts');
@@ -140,6 +140,14 @@ describe('docs/webhooks.md', () => {
     expect(doc).toContain(`first ${RESPONSE_EXCERPT_BYTES.toLocaleString('en-US')} bytes`);
     expect(doc).toContain(`queued ${PARKED_RECHECK_SECONDS} s later`);
     expect(doc).toContain(`${PARKED_SHARDS} shards`);
+    expect(doc).toContain(`tries again for up to ${SLOT_WAIT_MS / 1000} s`);
+    expect(doc).toContain(`parked messages spread over ${PARKED_SHARDS} shards (about ${5_000 / PARKED_SHARDS} writes a second each)`);
+    // The million-message table adds up.
+    const parts = ['$3.32 for both queues', '= $0.90', '$8.13', '$1.00'].map((part) => {
+      expect(doc).toContain(part);
+      return Number(/\$(\d+\.\d+)/.exec(part)![1]);
+    });
+    expect(doc).toContain(`about $${parts.reduce((sum, part) => sum + part, 0).toFixed(2)}`);
     expect(doc).toContain(`over ${ATTEMPT_SHARDS} shards`);
     expect(doc).toContain(`${SETTLED_SHARDS} shards), which \`recover\``);
     expect(doc).toContain(`waited ${WEBHOOK_INTAKE_AGE_ALARM_SECONDS} s or more`);
