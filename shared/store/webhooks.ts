@@ -179,21 +179,19 @@ export class DynamoWebhookMessages implements MessageStore {
     }
   }
 
-  async addAll(messages: readonly WebhookMessage[]): Promise<boolean[]> {
-    const added: boolean[] = [];
+  async addAll(messages: readonly WebhookMessage[]): Promise<void> {
     for (let first = 0; first < messages.length; first += TRANSACTION_ITEMS) {
       const chunk = messages.slice(first, first + TRANSACTION_ITEMS);
-      // One transaction for the lot: all new is the usual case. A redelivered event's entry is there already: then
-      // one by one, to tell which.
+      // One transaction for the lot: all new is the usual case. When a redelivered event's entry is there already
+      // (cancelled on its condition), one by one, each unless it is there.
       const outcome = await transact(
         this.client,
         chunk.map((message) => ({ Put: { TableName: this.tableName, Item: { ...message, ...webhookKeys.laneEntry(message) }, ConditionExpression: 'attribute_not_exists(pk)' } })),
       );
-      if (outcome === 'ok') added.push(...chunk.map(() => true));
-      else if (outcome.includes('ConditionalCheckFailed')) added.push(...(await Promise.all(chunk.map((message) => this.add(message)))));
-      else throw new Error(`adding webhook messages was cancelled: ${outcome.join(',')}`);
+      if (outcome === 'ok') continue;
+      if (!outcome.includes('ConditionalCheckFailed')) throw new Error(`adding webhook messages was cancelled: ${outcome.join(',')}`);
+      await Promise.all(chunk.map((message) => this.add(message)));
     }
-    return added;
   }
 
   async front(endpointId: string, recordId: string): Promise<{ head: WebhookMessage; more: boolean } | undefined> {

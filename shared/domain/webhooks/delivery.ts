@@ -42,9 +42,9 @@ export function messageBody(type: string, timestamp: string, data: Record<string
  * Fans a batch of events out: one endpoint Query per organization, one lane
  * entry per matching endpoint (a redelivered event finds its entries there and
  * adds nothing), held at once for a disabled endpoint. A message for an
- * endpoint with a backlog (or every slot held) is parked behind it here rather
- * than queued, so a burst costs the senders nothing until its turn comes.
- * Answers the events that failed, to be received again.
+ * endpoint with a backlog flagged and every slot held is parked behind it here
+ * rather than queued, so a burst costs the senders nothing until its turn
+ * comes. Answers the events that failed, to be received again.
  */
 export async function fanOut(batch: ReadonlyArray<{ id: string; event: BusEvent }>, deps: Pick<DeliveryDeps, 'endpoints' | 'messages' | 'queue' | 'slots' | 'clock'>): Promise<string[]> {
   const failed: string[] = [];
@@ -68,8 +68,10 @@ export async function fanOut(batch: ReadonlyArray<{ id: string; event: BusEvent 
           }
         }
         // Written together: a lane orders its entries by their sort key (commit time), not by when they were written.
-        const added = await deps.messages.addAll(messages);
-        const refs = messages.filter((_message, index) => added[index]).map(refOf);
+        await deps.messages.addAll(messages);
+        // All of them queued or parked, those found already written too: a first try may have failed between the
+        // write and the queueing. A second entry of a message is harmless (its lease and its lane decide).
+        const refs = messages.map(refOf);
         if (refs.length === 0) return;
         const behind = await deps.slots.backlogged([...new Set(refs.map((ref) => ref.webhook_endpoint_id))]);
         await Promise.all([
@@ -274,7 +276,7 @@ async function attempt(message: WebhookMessage, followed: boolean, endpoint: Web
   if (result.outcome === 'delivered') {
     await Promise.all([deps.attempts.record(attemptOf(message, startedAt, result)), deps.messages.remove(message)]);
     if (endpoint.failing_since !== undefined) await deps.endpoints.clearFailing(endpoint);
-    // A message added after the lane was read was queued by its own fan-out; it waits a second behind this one at most.
+    // A message added after the lane was read was queued by its own fan-out; it waits a second or two behind this one.
     if (followed) await advance(message, deps);
     return DONE;
   }

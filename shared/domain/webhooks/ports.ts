@@ -28,8 +28,8 @@ export interface EndpointStore {
 export interface MessageStore {
   /** Adds a message to its record's lane; false when it is there already (a redelivered event). */
   add(message: WebhookMessage): Promise<boolean>;
-  /** `add` for many at once (the fan-out's batch): which of them were added. */
-  addAll(messages: readonly WebhookMessage[]): Promise<boolean[]>;
+  /** Adds many at once (the fan-out's batch), each unless it is there already. */
+  addAll(messages: readonly WebhookMessage[]): Promise<void>;
   /** The earliest message of the record's lane for the endpoint, read consistently, and whether a later one is behind it. */
   front(endpointId: string, recordId: string): Promise<{ head: WebhookMessage; more: boolean } | undefined>;
   get(ref: MessageRef): Promise<WebhookMessage | undefined>;
