@@ -365,7 +365,7 @@ function decodeAttemptCursor(cursor: string, endpointId: string, pageIndex: numb
  *
  * Each slot item also carries the endpoint's backlog flag (`backlog`, set to
  * a fresh stamp): set on every slot when a message is parked while some slot
- * lacks it, cleared by a holder on its own slot when it finds nothing parked.
+ * lacks it, cleared on every slot by a holder that finds nothing parked.
  * A release reads its slot's flag back in the same write, so a delivery learns
  * whether to take a parked message out without another read, and the flags
  * are written only when a backlog starts or ends.
@@ -422,7 +422,8 @@ export class DynamoEndpointSlots implements EndpointSlots {
   async park(refs: readonly MessageRef[], at: string): Promise<boolean> {
     const endpointId = refs[0]?.webhook_endpoint_id;
     if (endpointId === undefined) return false;
-    // One batch: a parked entry's key is the message's own, so writing it again (a redelivered event) changes nothing.
+    // One batch, unconditional: a message parked twice (a redelivered event) is taken out twice, and its second
+    // entry finds it delivered or claimed.
     await batchWrite(this.client, this.tableName, refs.map((ref) => ({ PutRequest: { Item: { ...parkedKey(ref, at), ref } } })));
     // After the writes: a holder that cleared its flag before this read searches again and finds them.
     const states = await this.read(endpointId);
@@ -440,7 +441,7 @@ export class DynamoEndpointSlots implements EndpointSlots {
     return Item !== undefined;
   }
 
-  async drained(endpointId: string, _slot: number): Promise<MessageRef | undefined> {
+  async drained(endpointId: string): Promise<MessageRef | undefined> {
     const found = await this.takeParked(endpointId);
     if (found) return found;
     // Nothing parked: the flags go (every slot's, so the other holders do not search too), then one more look, for a

@@ -121,7 +121,7 @@ async function slotWithin(endpointId: string, waitMs: number, deps: Pick<Deliver
 /** A slot freed: the release reads the backlog flag back; with one flagged, one parked message is taken out and queued (self-clocking). */
 async function freeSlot(endpointId: string, slot: number, deps: Pick<DeliveryDeps, 'slots' | 'queue'>): Promise<void> {
   if (!(await deps.slots.release(endpointId, slot))) return;
-  const next = await deps.slots.drained(endpointId, slot);
+  const next = await deps.slots.drained(endpointId);
   if (next) await deps.queue.enqueue([next]);
 }
 

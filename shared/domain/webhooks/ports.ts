@@ -76,8 +76,8 @@ export interface EndpointSlots {
    * left to do it).
    */
   park(refs: readonly MessageRef[], at: string): Promise<boolean>;
-  /** After releasing `slot` with a backlog flagged: one parked message taken out, or undefined (the backlog is gone; the flag with it). */
-  drained(endpointId: string, slot: number): Promise<MessageRef | undefined>;
+  /** After a release that read a backlog flagged: one parked message taken out, or undefined (the backlog is gone; the flags with it). */
+  drained(endpointId: string): Promise<MessageRef | undefined>;
   /** Whether the message parked at `parkedAt` is still waiting parked (no delivery took it out yet). */
   stillParked(ref: MessageRef, parkedAt: string): Promise<boolean>;
 }
