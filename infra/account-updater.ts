@@ -9,7 +9,7 @@ import type { IKey } from 'aws-cdk-lib/aws-kms';
 import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
-import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
+import { Bucket, BucketEncryption } from 'aws-cdk-lib/aws-s3';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import type { CfnStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cdk-lib/aws-stepfunctions';
@@ -27,7 +27,7 @@ import { REPORT_OBJECT_PREFIXES } from '#shared/platform/names.ts';
 import { AU_HISTORY_TABLE_KEY, TTL_ATTRIBUTE } from '#shared/platform/table.ts';
 import { deadLetterQueue } from './dead-letter-queue.ts';
 import { grantBuckets, grantDynamo, grantKeys, setFunctionEnvironment } from './access.ts';
-import { MINIMUM_S3_TLS_VERSION } from './environments.ts';
+import { PRIVATE_BUCKET } from './environments.ts';
 import { serviceFunction } from './functions.ts';
 import type { FunctionSources } from './functions.ts';
 import { grantKeyUsage, scopedKey } from './keys.ts';
@@ -106,14 +106,10 @@ export class AccountUpdater extends Construct {
       removalPolicy: environment.removalPolicy,
     });
     this.reports = new Bucket(this, 'ReportsBucket', {
-      blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
-      objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      ...PRIVATE_BUCKET,
       encryption: BucketEncryption.KMS,
       encryptionKey: this.reportsKey,
       bucketKeyEnabled: true,
-      enforceSSL: true,
-      minimumTLSVersion: MINIMUM_S3_TLS_VERSION,
-      versioned: true,
       // Object Created events go to EventBridge: the rule below starts the state machine.
       eventBridgeEnabled: true,
       lifecycleRules: [

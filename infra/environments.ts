@@ -1,5 +1,6 @@
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { BlockPublicAccess, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
 import * as z from 'zod/mini';
 import { AUTHORIZER_CACHE_TTL_SECONDS } from '#shared/platform/names.ts';
 
@@ -87,6 +88,15 @@ export interface WebAclSettings {
  * environment: presigned upload forms and the CLIs reach S3 directly.
  */
 export const MINIMUM_S3_TLS_VERSION = 1.2;
+
+/** What every bucket of the service is, whatever it holds: private, owner-enforced, TLS only (MINIMUM_S3_TLS_VERSION), versioned. */
+export const PRIVATE_BUCKET = {
+  blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
+  objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
+  enforceSSL: true,
+  minimumTLSVersion: MINIMUM_S3_TLS_VERSION,
+  versioned: true,
+} as const;
 
 /** What Lambda keeps unreserved in every account and region: a reservation that would leave less fails. */
 export const UNRESERVED_CONCURRENCY_MINIMUM = 100;

@@ -9,7 +9,7 @@ import { KeySpec, KeyUsage } from 'aws-cdk-lib/aws-kms';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import type { CfnBucket } from 'aws-cdk-lib/aws-s3';
-import { BlockPublicAccess, Bucket, BucketEncryption, ObjectLockRetention, ObjectOwnership, StorageClass } from 'aws-cdk-lib/aws-s3';
+import { Bucket, BucketEncryption, ObjectLockRetention, StorageClass } from 'aws-cdk-lib/aws-s3';
 import type { LifecycleRule } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
 import { fileURLToPath } from 'node:url';
@@ -37,7 +37,7 @@ import type { FunctionSources } from './functions.ts';
 import { PaymentsRestApi } from './api.ts';
 import { S3TriggeredFunctions } from './s3-triggers.ts';
 import type { EnvironmentSettings } from './environments.ts';
-import { MINIMUM_S3_TLS_VERSION } from './environments.ts';
+import { PRIVATE_BUCKET } from './environments.ts';
 import { grantKeyUsage, scopedKey } from './keys.ts';
 import { Monitoring } from './monitoring.ts';
 import { applyNagSuppressions } from './nag.ts';
@@ -444,12 +444,8 @@ function createTable(scope: Construct, environment: EnvironmentSettings, indexes
  */
 function createAccessLogsBucket(scope: Construct, environment: EnvironmentSettings): Bucket {
   const bucket = new Bucket(scope, 'AccessLogsBucket', {
-    blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
-    objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
+    ...PRIVATE_BUCKET,
     encryption: BucketEncryption.S3_MANAGED,
-    enforceSSL: true,
-    minimumTLSVersion: MINIMUM_S3_TLS_VERSION,
-    versioned: true,
     lifecycleRules: [{
       expiration: Duration.days(environment.logRetention),
       noncurrentVersionExpiration: Duration.days(environment.logRetention),
@@ -482,12 +478,8 @@ function createAccessLogsBucket(scope: Construct, environment: EnvironmentSettin
 function createLogArchiveBucket(scope: Construct, environment: EnvironmentSettings): Bucket {
   const days = Duration.days(environment.logRetention);
   const bucket = new Bucket(scope, 'LogArchiveBucket', {
-    blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
-    objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
+    ...PRIVATE_BUCKET,
     encryption: BucketEncryption.S3_MANAGED,
-    enforceSSL: true,
-    minimumTLSVersion: MINIMUM_S3_TLS_VERSION,
-    versioned: true,
     objectLockDefaultRetention: environment.removalPolicy === RemovalPolicy.RETAIN ? ObjectLockRetention.compliance(days) : ObjectLockRetention.governance(days),
     // Removed once the lock has run out, not before: S3 does not expire a locked version.
     lifecycleRules: [{ expiration: days, noncurrentVersionExpiration: days }],
@@ -508,15 +500,11 @@ function createDocumentsBucket(scope: Construct, environment: EnvironmentSetting
     transitions: [{ storageClass: StorageClass.GLACIER_INSTANT_RETRIEVAL, transitionAfter: Duration.days(archiveDays) }],
   }];
   const bucket = new Bucket(scope, 'DocumentsBucket', {
-    blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
-    objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
+    ...PRIVATE_BUCKET,
     encryption: BucketEncryption.KMS,
     encryptionKey: key,
     // S3 derives object keys from a short-lived bucket key instead of calling KMS for each object.
     bucketKeyEnabled: true,
-    enforceSSL: true,
-    minimumTLSVersion: MINIMUM_S3_TLS_VERSION,
-    versioned: true,
     // Retained documents are locked per object (governance mode, set by the service); no default retention.
     objectLockEnabled: true,
     serverAccessLogsBucket: accessLogs,
