@@ -375,6 +375,9 @@ function decodeAttemptCursor(cursor: string, endpointId: string, pageIndex: numb
  * free by then; a holder that clears its flag searches the shards once more.
  */
 export class DynamoEndpointSlots implements EndpointSlots {
+  /** What this container saw of the slots; one per store, so one per container. */
+  private readonly here = new SlotsSeenHere();
+
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,
@@ -382,12 +385,18 @@ export class DynamoEndpointSlots implements EndpointSlots {
   ) {}
 
   async acquire(endpointId: string, until: number): Promise<number | undefined> {
+    const here = this.here.of(endpointId);
+    // Every slot held in this container: no write could succeed.
+    if (here.held.size >= this.slots) return undefined;
     const now = Date.now();
-    // One random slot first: with room, that is the only write. Then the free ones the read shows.
-    const first = randomInt(this.slots);
-    if (await this.take(endpointId, first, until, now)) return first;
-    for (const slot of (await this.read(endpointId)).filter((state) => state.free(now) && state.slot !== first)) {
-      if (await this.take(endpointId, slot.slot, until, now)) return slot.slot;
+    // One slot first, the one this container freed last if it has not taken it again (likely still free), else a
+    // random one it does not hold: with room, that is the only write. Then the free ones the read shows.
+    const busy = (slot: number) => here.held.has(slot) || here.trying.has(slot);
+    const first = here.freed.find((slot) => !busy(slot)) ?? randomOf(Array.from({ length: this.slots }, (_unused, slot) => slot).filter((slot) => !busy(slot)));
+    if (first === undefined) return undefined;
+    if (await this.takeHere(endpointId, first, until, now)) return first;
+    for (const slot of (await this.read(endpointId)).filter((state) => state.free(now) && state.slot !== first && !busy(state.slot))) {
+      if (await this.takeHere(endpointId, slot.slot, until, now)) return slot.slot;
     }
     return undefined;
   }
@@ -396,7 +405,12 @@ export class DynamoEndpointSlots implements EndpointSlots {
     const { Attributes } = await this.client.send(
       new UpdateCommand({ TableName: this.tableName, Key: webhookKeys.slot(endpointId, slot), UpdateExpression: 'SET held_until = :free', ExpressionAttributeValues: { ':free': 0 }, ReturnValues: 'ALL_NEW' }),
     );
+    this.here.released(endpointId, slot);
     return typeof Attributes?.backlog === 'string';
+  }
+
+  nextRelease(endpointId: string, ms: number): Promise<void> {
+    return this.here.nextRelease(endpointId, ms);
   }
 
   async backlogged(endpointIds: readonly string[]): Promise<Set<string>> {
@@ -489,6 +503,14 @@ export class DynamoEndpointSlots implements EndpointSlots {
     }
   }
 
+  private async takeHere(endpointId: string, slot: number, until: number, now: number): Promise<boolean> {
+    const seen = this.here.of(endpointId);
+    seen.trying.add(slot);
+    const taken = await this.take(endpointId, slot, until, now).finally(() => seen.trying.delete(slot));
+    if (taken) this.here.taken(endpointId, slot);
+    return taken;
+  }
+
   private async take(endpointId: string, slot: number, until: number, now: number): Promise<boolean> {
     try {
       await this.client.send(
@@ -525,6 +547,61 @@ export class DynamoEndpointSlots implements EndpointSlots {
       return { slot, backlog: typeof item?.backlog === 'string' ? item.backlog : undefined, free: (now: number) => heldUntil < now };
     });
   }
+}
+
+/**
+ * What one container knows of an endpoint's slots without reading them: the
+ * ones it holds (no use trying those), the ones it freed, most recent first
+ * (likely still free), and the senders in it waiting for one. Lambda runs one
+ * invocation at a time per environment, so there this is the slot it freed
+ * last; where several run in one process (the local runtime), a waiting sender
+ * is woken by a release here instead of trying again blind. An endpoint's entry
+ * is a few numbers, kept for the container's life.
+ */
+class SlotsSeenHere {
+  private readonly endpoints = new Map<string, { held: Set<number>; trying: Set<number>; freed: number[]; waiting: Array<() => void> }>();
+
+  of(endpointId: string) {
+    let seen = this.endpoints.get(endpointId);
+    if (!seen) {
+      seen = { held: new Set(), trying: new Set(), freed: [], waiting: [] };
+      this.endpoints.set(endpointId, seen);
+    }
+    return seen;
+  }
+
+  taken(endpointId: string, slot: number): void {
+    const seen = this.of(endpointId);
+    seen.held.add(slot);
+    seen.freed = seen.freed.filter((freed) => freed !== slot);
+  }
+
+  /** Wakes the longest waiting sender here, if any: one slot, one sender. */
+  released(endpointId: string, slot: number): void {
+    const seen = this.of(endpointId);
+    seen.held.delete(slot);
+    seen.freed = [slot, ...seen.freed.filter((freed) => freed !== slot)];
+    seen.waiting.shift()?.();
+  }
+
+  nextRelease(endpointId: string, ms: number): Promise<void> {
+    const seen = this.of(endpointId);
+    return new Promise((resolve) => {
+      const wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        seen.waiting = seen.waiting.filter((waiter) => waiter !== wake);
+        resolve();
+      }, ms);
+      seen.waiting.push(wake);
+    });
+  }
+}
+
+function randomOf(slots: readonly number[]): number | undefined {
+  return slots.length === 0 ? undefined : slots[randomInt(slots.length)];
 }
 
 function parkedKey(ref: MessageRef, at: string): { pk: string; sk: string } {

@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { dynamo } from '#shared/aws/dynamodb.ts';
 import { SqsDeliveryQueue, sqs } from '#shared/aws/webhook-queue.ts';
 import { webhookPoster } from '#shared/aws/webhook-http.ts';
@@ -11,7 +10,7 @@ import { clock, urlPolicy, webhookAttempts, webhookEndpoints, webhookMessages } 
 
 /** The adapters of the functions that enqueue (fan-out, ping, recover) and deliver (send): they carry the SQS client. */
 export const deliveryQueue = /* @__PURE__ */ once(() => new SqsDeliveryQueue(sqs, config.webhookDeliveryQueueUrl));
-const endpointSlots = /* @__PURE__ */ once(() => new DynamoEndpointSlots(dynamo, config.tableName));
+const endpointSlots = /* @__PURE__ */ once(() => new DynamoEndpointSlots(dynamo, config.webhookTableName));
 const poster = /* @__PURE__ */ once(() => webhookPoster({ allowLoopback: config.webhookAllowLoopback }));
 
 export const enqueueDeps = () => ({ endpoints: webhookEndpoints(), messages: webhookMessages(), queue: deliveryQueue(), clock });
@@ -29,5 +28,4 @@ export const deliveryDeps = (): DeliveryDeps => ({
   clock,
   laterRetryCapSeconds: config.webhookLaterRetryCapSeconds,
   random: Math.random,
-  pause: (ms) => sleep(ms),
 });

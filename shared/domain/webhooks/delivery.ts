@@ -67,13 +67,16 @@ export async function fanOut(batch: ReadonlyArray<{ id: string; event: BusEvent 
             else messages.push(message);
           }
         }
+        const refs = messages.map(refOf);
         // Written together: a lane orders its entries by their sort key (commit time), not by when they were written.
-        await deps.messages.addAll(messages);
+        // The backlog flags are read meanwhile: what they say decides only where the entries go once written.
+        const [, behind] = await Promise.all([
+          deps.messages.addAll(messages),
+          refs.length === 0 ? new Set<string>() : deps.slots.backlogged([...new Set(refs.map((ref) => ref.webhook_endpoint_id))]),
+        ]);
         // All of them queued or parked, those found already written too: a first try may have failed between the
         // write and the queueing. A second entry of a message is harmless (its lease and its lane decide).
-        const refs = messages.map(refOf);
         if (refs.length === 0) return;
-        const behind = await deps.slots.backlogged([...new Set(refs.map((ref) => ref.webhook_endpoint_id))]);
         await Promise.all([
           deps.queue.enqueue(refs.filter((ref) => !behind.has(ref.webhook_endpoint_id))),
           ...[...behind].map((endpointId) => parkBehindBacklog(refs.filter((ref) => ref.webhook_endpoint_id === endpointId), deps)),
@@ -104,17 +107,17 @@ async function parkBehindBacklog(refs: readonly MessageRef[], deps: Pick<Deliver
 }
 
 /**
- * A slot, tried again after SLOT_RETRY_MS or so, then twice as long each time,
- * for up to `waitMs`: an endpoint whose slots are all busy for a moment (a few
- * quick deliveries at once) costs a short wait, not a park and a take-out, and
- * a hung one a few tries.
+ * A slot, tried again after SLOT_RETRY_MS or so, then twice as long each time
+ * (or as soon as this container frees one), for up to `waitMs`: an endpoint
+ * whose slots are all busy for a moment (a few quick deliveries at once) costs
+ * a short wait, not a park and a take-out, and a hung one a few tries.
  */
-async function slotWithin(endpointId: string, waitMs: number, deps: Pick<DeliveryDeps, 'slots' | 'pause' | 'random'>): Promise<number | undefined> {
+async function slotWithin(endpointId: string, waitMs: number, deps: Pick<DeliveryDeps, 'slots' | 'random'>): Promise<number | undefined> {
   const deadline = Date.now() + waitMs;
   for (let pauseMs = SLOT_RETRY_MS; ; pauseMs *= 2) {
     const slot = await deps.slots.acquire(endpointId, Date.now() + SLOT_LEASE_MS);
     if (slot !== undefined || Date.now() >= deadline) return slot;
-    await deps.pause(Math.min(deadline - Date.now(), pauseMs / 2 + deps.random() * pauseMs));
+    await deps.slots.nextRelease(endpointId, Math.min(deadline - Date.now(), pauseMs / 2 + deps.random() * pauseMs));
   }
 }
 

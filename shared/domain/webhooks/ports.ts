@@ -66,6 +66,8 @@ export interface AttemptStore {
 export interface EndpointSlots {
   /** A slot held until `until`, or undefined when all are taken. */
   acquire(endpointId: string, until: number): Promise<number | undefined>;
+  /** Resolves when this container frees one of the endpoint's slots, or after `ms`: a sender waiting for a slot tries again then. */
+  nextRelease(endpointId: string, ms: number): Promise<void>;
   /** Frees the slot; true when the endpoint has a backlog flagged (take a parked message out: `drained`). */
   release(endpointId: string, slot: number): Promise<boolean>;
   /** Of these endpoints, those with a backlog flagged and every slot held: a new message parks behind the backlog. */
@@ -120,6 +122,4 @@ export interface DeliveryDeps {
   /** Longest later retry step (seconds): the local runtime shortens the schedule after its first step; absent in AWS. */
   laterRetryCapSeconds?: number | undefined;
   random: () => number;
-  /** Waits so many milliseconds (a slot's short wait). */
-  pause: (ms: number) => Promise<void>;
 }
