@@ -35,6 +35,8 @@ export interface ServiceResources {
   readonly credentialMacKey?: IKey;
   /** The webhook queues (infra/webhooks.ts), for functions with queue grants. */
   readonly webhookQueues?: Partial<Record<WebhookQueue, IQueue>>;
+  /** The webhook deliveries table (shared/platform/table.ts WEBHOOK_TABLE_KEY), for the webhook functions. */
+  readonly webhookDeliveries?: ITable;
 }
 
 /** The vault key usage SSE-KMS performs on a document function's behalf, per usage (through S3 only). */
@@ -68,9 +70,10 @@ export function bindRoute(fn: LambdaFunction, access: FunctionAccess, resources:
     ...(resources.credentialMacKey ? { credentialMacKeyId: resources.credentialMacKey.keyId } : {}),
     paypal: { apiUrl: resources.paypal.apiUrl, credentials: { secretArn: resources.paypal.secret.secretArn } },
     ...(resources.webhookQueues?.delivery ? { webhookDeliveryQueueUrl: resources.webhookQueues.delivery.queueUrl } : {}),
+    ...(resources.webhookDeliveries ? { webhookTableName: resources.webhookDeliveries.tableName } : {}),
   });
 
-  grantDynamo(fn, dynamodbGrants(access), resources);
+  grantDynamo(fn, dynamodbGrants(access), { ...resources, webhooks: resources.webhookDeliveries });
 
   grantKeys(fn, keyGrants(access), {
     vault: resources.vaultKey,
@@ -118,12 +121,13 @@ export function grantKeys(fn: LambdaFunction, grants: readonly KeyGrant[], keys:
   }
 }
 
-/** The tables DynamoDB grants may name: the history table only for the Account Updater's functions. */
+/** The tables DynamoDB grants may name: the history table only for the Account Updater's functions, the deliveries table for the webhook functions. */
 export interface GrantableTables {
   readonly table: ITable;
   /** Its global secondary indexes, named in grants one by one rather than as `index/*`. */
   readonly tableIndexNames: readonly string[];
-  readonly auHistory?: ITable;
+  readonly auHistory?: ITable | undefined;
+  readonly webhooks?: ITable | undefined;
 }
 
 /**
@@ -134,7 +138,7 @@ export interface GrantableTables {
  */
 export function grantDynamo(fn: LambdaFunction, grants: readonly DynamoGrant[], tables: GrantableTables): void {
   for (const grant of grants) {
-    const table = grant.table === 'table' ? tables.table : tables.auHistory;
+    const table = { table: tables.table, auHistory: tables.auHistory, webhooks: tables.webhooks }[grant.table];
     if (!table) throw new Error(`${fn.node.path}: a grant names the ${grant.table} table, which the caller did not pass`);
     fn.addToRolePolicy(new PolicyStatement({
       actions: grant.actions.map((action) => `dynamodb:${action}`),

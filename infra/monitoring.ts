@@ -391,6 +391,15 @@ export class Monitoring extends Construct {
     });
   }
 
+  watchWebhookDeliveriesTable(table: ITable): void {
+    this.watchTable(table, {
+      title: 'Webhook deliveries',
+      alarmName: 'webhook-deliveries-throttles',
+      description: 'DynamoDB throttled the webhook deliveries table. Runbook: docs/webhooks.md#operations',
+      operations: ['UpdateItem', 'Query', 'PutItem', 'BatchWriteItem'],
+    });
+  }
+
   /** Throttle alarms (reads and writes, the table and each index), consumed units and latency by operation. */
   private watchTable(table: ITable, watch: WatchedTable): void {
     const throttleMetrics: Record<string, IMetric> = {};

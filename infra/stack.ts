@@ -22,7 +22,7 @@ import { routes as routeTable } from '#shared/platform/routes.ts';
 import type { RouteDefinition } from '#shared/platform/routes.ts';
 import { AUTHORIZER_UNAUTHORIZED_METRIC } from '#shared/observability/catalog.ts';
 import { DOCUMENT_OBJECT_PREFIX, UPLOAD_OBJECT_PREFIX } from '#shared/platform/names.ts';
-import { TABLE_KEY, TABLE_STREAM_VIEW, TTL_ATTRIBUTE } from '#shared/platform/table.ts';
+import { TABLE_KEY, TABLE_STREAM_VIEW, TTL_ATTRIBUTE, WEBHOOK_TABLE_KEY } from '#shared/platform/table.ts';
 import { AccountUpdater } from './account-updater.ts';
 import { customDomain } from './custom-domain.ts';
 import { DomainEvents } from './domain-events.ts';
@@ -202,8 +202,10 @@ export class PaymentsService extends Construct {
     });
     const webhooksStack = nestedStack(this, 'WebhooksStack', `Payments ${environment.name}: webhook queues, the rule that feeds them, fan-out and delivery`);
     const webhookQueues = new WebhookQueues(webhooksStack, 'WebhookQueues', environment);
+    const webhookDeliveries = createWebhookDeliveriesTable(this, environment);
     const resources = {
       webhookQueues: webhookQueues.queues,
+      webhookDeliveries,
       table,
       tableIndexNames,
       tableIndexStandIns: indexes.standIns,
@@ -297,6 +299,7 @@ export class PaymentsService extends Construct {
       monitoring.alarmOnIteratorAge(name, fn, { thresholdMs: EVENTS_ITERATOR_AGE_ALARM_MS, runbook: 'docs/operations.md#domain-events-behind' });
     }
     monitoring.watchFunctions(webhooks.functions);
+    monitoring.watchWebhookDeliveriesTable(webhookDeliveries);
     monitoring.alarmOnQueueDepth(webhookQueues.deadLetterQueues.intake, { name: 'webhook-intake-dlq', runbook: 'docs/webhooks.md#operations' });
     monitoring.alarmOnQueueDepth(webhookQueues.deadLetterQueues.delivery, { name: 'webhook-delivery-dlq', runbook: 'docs/webhooks.md#operations' });
     monitoring.alarmOnOldestMessage(webhookQueues.queues.intake, { name: 'webhook-intake', thresholdSeconds: WEBHOOK_INTAKE_AGE_ALARM_SECONDS, runbook: 'docs/webhooks.md#operations' });
@@ -429,6 +432,24 @@ function createTable(scope: Construct, environment: EnvironmentSettings, indexes
     });
   }
   return table;
+}
+
+/**
+ * The webhook deliveries table (shared/platform/table.ts WEBHOOK_TABLE_KEY):
+ * keys and TTL, no index, no stream, encrypted like the paymethod table (a
+ * message body is an event's detail, which carries no account number).
+ */
+function createWebhookDeliveriesTable(scope: Construct, environment: EnvironmentSettings): Table {
+  return new Table(scope, 'WebhookDeliveriesTable', {
+    partitionKey: { name: WEBHOOK_TABLE_KEY.partitionKey, type: AttributeType.STRING },
+    sortKey: { name: WEBHOOK_TABLE_KEY.sortKey, type: AttributeType.STRING },
+    billingMode: BillingMode.PAY_PER_REQUEST,
+    pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+    timeToLiveAttribute: TTL_ATTRIBUTE,
+    encryption: TableEncryption.AWS_MANAGED,
+    deletionProtection: environment.deletionProtection,
+    removalPolicy: environment.removalPolicy,
+  });
 }
 
 /**

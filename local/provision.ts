@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { CreateTableCommand, DescribeTableCommand, UpdateTableCommand, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
 import type { CreateTableCommandInput, DynamoDBClient, KeySchemaElement } from '@aws-sdk/client-dynamodb';
 import type { IndexDefinition } from '#shared/platform/table.ts';
-import { AU_HISTORY_TABLE_KEY, GLOBAL_SECONDARY_INDEXES, RETIRED_INDEXES, TABLE_KEY, TABLE_STREAM_VIEW, TTL_ATTRIBUTE } from '#shared/platform/table.ts';
+import { GLOBAL_SECONDARY_INDEXES, RETIRED_INDEXES, TABLE_KEY, TABLE_STREAM_VIEW, TTL_ATTRIBUTE } from '#shared/platform/table.ts';
 
 const STREAM = { StreamEnabled: true, StreamViewType: TABLE_STREAM_VIEW } as const;
 
@@ -44,8 +44,12 @@ export function recordsTableDefinition(tableName: string, indexes: readonly Inde
   };
 }
 
-/** The Account Updater's history table, as the stack declares it: keys and TTL, no index, no stream. */
-export async function ensureHistoryTable(client: DynamoDBClient, tableName: string): Promise<void> {
+/**
+ * A log-like table as the stack declares it, keys and TTL, no index, no
+ * stream: the Account Updater's history (AU_HISTORY_TABLE_KEY) and the webhook
+ * deliveries (WEBHOOK_TABLE_KEY) are keyed alike.
+ */
+export async function ensurePlainTable(client: DynamoDBClient, tableName: string, key: { partitionKey: string; sortKey: string }): Promise<void> {
   try {
     await client.send(new DescribeTableCommand({ TableName: tableName }));
     return;
@@ -56,8 +60,8 @@ export async function ensureHistoryTable(client: DynamoDBClient, tableName: stri
     new CreateTableCommand({
       TableName: tableName,
       BillingMode: 'PAY_PER_REQUEST',
-      AttributeDefinitions: [AU_HISTORY_TABLE_KEY.partitionKey, AU_HISTORY_TABLE_KEY.sortKey].map((name) => ({ AttributeName: name, AttributeType: 'S' })),
-      KeySchema: keySchema(AU_HISTORY_TABLE_KEY),
+      AttributeDefinitions: [key.partitionKey, key.sortKey].map((name) => ({ AttributeName: name, AttributeType: 'S' })),
+      KeySchema: keySchema(key),
     }),
   );
   await enableTtl(client, tableName);
@@ -70,7 +74,7 @@ function keySchema(key: { partitionKey: string; sortKey: string }): KeySchemaEle
   ];
 }
 
-/** Both tables' items expire on TTL_ATTRIBUTE, as in the stack. */
+/** Every table's items expire on TTL_ATTRIBUTE, as in the stack. */
 async function enableTtl(client: DynamoDBClient, tableName: string): Promise<void> {
   await client.send(new UpdateTimeToLiveCommand({ TableName: tableName, TimeToLiveSpecification: { AttributeName: TTL_ATTRIBUTE, Enabled: true } }));
 }

@@ -20,6 +20,7 @@ import { keyGrants } from '#shared/platform/key-grants.ts';
 import { accessFor, AUTHORIZER_ACCESS, BACKGROUND_FUNCTION_ACCESS, functionEnvironment } from '#shared/platform/function-environment.ts';
 import { routes as routeTable } from '#shared/platform/routes.ts';
 import type { RouteDefinition } from '#shared/platform/routes.ts';
+import { AU_HISTORY_TABLE_KEY, WEBHOOK_TABLE_KEY } from '#shared/platform/table.ts';
 import { DynamoCredentialStore } from '#shared/store/credentials.ts';
 import { DynamoOrganizationStore } from '#shared/store/organizations.ts';
 import type { IssuedCredential } from '#shared/domain/credentials.ts';
@@ -51,7 +52,7 @@ import type { WebhookQueue } from '#shared/platform/webhooks.ts';
 import { assertPortFree, localPorts } from './ports.ts';
 import type { LocalPorts } from './ports.ts';
 import { ADMIN_FLUSH_PATH, eventsFilePath } from './runtime-file.ts';
-import { ensureHistoryTable, ensureTable } from './provision.ts';
+import { ensurePlainTable, ensureTable } from './provision.ts';
 import { routeS3Events } from './s3-events.ts';
 import { startMalwareScanner } from './malware-scanner.ts';
 import { startS3Gate } from './s3-gate.ts';
@@ -69,6 +70,7 @@ export const LOCAL_NAMES = {
   environmentName: 'local',
   tableName: 'payments-local',
   auHistoryTableName: 'payments-local-au-history',
+  webhookTableName: 'payments-local-webhooks',
   documentsBucket: 'payments-documents-local',
   reportsBucket: 'payments-reports-local',
   vaultKeyAlias: 'alias/payments-vault',
@@ -273,7 +275,7 @@ async function startEndpoints(parts: { ports: LocalPorts; dataDir: string | unde
       ...checks,
       port: ports.dynamodb,
       target: stores.dynamodbLocal.endpoint,
-      resources: { [LOCAL_NAMES.tableName]: 'table', [LOCAL_NAMES.auHistoryTableName]: 'auHistory' },
+      resources: { [LOCAL_NAMES.tableName]: 'table', [LOCAL_NAMES.auHistoryTableName]: 'auHistory', [LOCAL_NAMES.webhookTableName]: 'webhooks' },
       functions: grantsOfEach(dynamodbGrants),
     }),
     startS3Gate({
@@ -347,6 +349,7 @@ function functionEnvironments(hosted: HostedFunctions, endpoints: Endpoints, opt
   const resources: FunctionResources = {
     tableName: LOCAL_NAMES.tableName,
     auHistoryTableName: LOCAL_NAMES.auHistoryTableName,
+    webhookTableName: LOCAL_NAMES.webhookTableName,
     vaultKeyId: keyArns.vault,
     documentsBucket: LOCAL_NAMES.documentsBucket,
     // As in AWS, documents are written naming SSE-KMS under the vault key (s3rver accepts and ignores the headers).
@@ -395,7 +398,11 @@ async function provision(parts: { options: LocalRuntimeOptions; hosted: HostedFu
     dynamodbClient.destroy();
     kmsClient.destroy();
   });
-  const [{ streamArn }] = await Promise.all([ensureTable(dynamodbClient, LOCAL_NAMES.tableName), ensureHistoryTable(dynamodbClient, LOCAL_NAMES.auHistoryTableName)]);
+  const [{ streamArn }] = await Promise.all([
+    ensureTable(dynamodbClient, LOCAL_NAMES.tableName),
+    ensurePlainTable(dynamodbClient, LOCAL_NAMES.auHistoryTableName, AU_HISTORY_TABLE_KEY),
+    ensurePlainTable(dynamodbClient, LOCAL_NAMES.webhookTableName, WEBHOOK_TABLE_KEY),
+  ]);
   // Positions are taken before the API listens, so every change it commits reaches the publisher.
   const streams = await startStreamPoller({ endpoint: parts.stores.dynamodbLocal.endpoint, streamArn, triggers: streamTriggers, functionsDir: hosted.functionsDir, invokeAs: parts.invokeAs, log: options.log });
   closers.push(streams.close);

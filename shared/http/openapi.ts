@@ -400,7 +400,7 @@ export function errorCodes(route: RouteDefinition, entry: RouteSchemas): Map<Err
   if (route.method === 'POST') add('INVALID_IDEMPOTENCY_KEY', 'IDEMPOTENCY_KEY_IN_USE', 'IDEMPOTENCY_KEY_REUSED');
   if (route.auth !== 'none') add('UNAUTHORIZED', 'FORBIDDEN');
   if (pathParameterNames(route.path).length > 0) add('NOT_FOUND');
-  if (route.access.table === 'write') add('OUTCOME_UNKNOWN');
+  if (route.access.table === 'write' || route.access.webhookDeliveries?.writes?.length) add('OUTCOME_UNKNOWN');
   add(...(entry.errors ?? []));
   const byStatus = new Map<ErrorStatus, ResponseCode[]>();
   for (const code of ALL_RESPONSE_CODES) {

@@ -10,8 +10,8 @@ import { ITEM_PARTITION_PREFIXES } from './item-kinds.ts';
 
 export type DynamoAction = 'GetItem' | 'Query' | 'BatchGetItem' | 'PutItem' | 'UpdateItem' | 'DeleteItem' | 'ConditionCheckItem' | 'BatchWriteItem';
 
-/** The service's single table, or the Account Updater's history table. */
-export type GrantedTable = 'table' | 'auHistory';
+/** The service's single table, the Account Updater's history table, or the webhook deliveries table. */
+export type GrantedTable = 'table' | 'auHistory' | 'webhooks';
 
 export interface DynamoGrant {
   readonly table: GrantedTable;
@@ -27,8 +27,8 @@ export interface TableAccess {
   readonly table?: 'read' | 'write';
   readonly writes?: readonly ItemKind[];
   readonly pageBoundaries?: boolean;
-  /** Parks webhook messages behind an endpoint's backlog in batches (BatchWriteItem of parked entries). */
-  readonly parksWebhooks?: boolean;
+  /** The webhook deliveries table: reads, writes of these item kinds, and parking in batches (BatchWriteItem of parked entries). */
+  readonly webhookDeliveries?: { readonly writes?: readonly ItemKind[]; readonly parks?: boolean };
   readonly auHistory?: 'read' | 'write';
   readonly dynamodb?: readonly DynamoGrant[];
 }
@@ -44,7 +44,8 @@ export const TABLE_WRITE_ACTIONS: readonly DynamoAction[] = ['PutItem', 'UpdateI
 /**
  * A function's grants: its own (`access.dynamodb`) when it declares them, else
  * those its table access implies: reads of the table and its indexes, writes
- * of the item kinds it declares, and page boundaries for list functions.
+ * of the item kinds it declares, page boundaries for list functions, and the
+ * webhook deliveries table's reads and writes for the webhook functions.
  */
 export function dynamodbGrants(access: TableAccess): DynamoGrant[] {
   if (access.dynamodb) return [...access.dynamodb];
@@ -57,7 +58,12 @@ export function dynamodbGrants(access: TableAccess): DynamoGrant[] {
     throw new Error('writes are declared, but table access is not write');
   }
   if (access.pageBoundaries) grants.push({ table: 'table', actions: ['BatchWriteItem'], items: ['pageBoundary'] });
-  if (access.parksWebhooks) grants.push({ table: 'table', actions: ['BatchWriteItem'], items: ['webhookParked'] });
+  if (access.webhookDeliveries) {
+    const { writes, parks } = access.webhookDeliveries;
+    grants.push({ table: 'webhooks', actions: TABLE_READ_ACTIONS });
+    if (writes?.length) grants.push({ table: 'webhooks', actions: TABLE_WRITE_ACTIONS, items: writes });
+    if (parks) grants.push({ table: 'webhooks', actions: ['BatchWriteItem'], items: ['webhookParked'] });
+  }
   if (access.auHistory) throw new Error('auHistory access needs its grants declared (dynamodb)');
   return grants;
 }

@@ -19,6 +19,7 @@ export const ENVIRONMENT_VARIABLES = {
   tableName: 'TABLE_NAME',
   tableIndexStandIns: 'TABLE_INDEX_STAND_INS',
   auHistoryTableName: 'AU_HISTORY_TABLE_NAME',
+  webhookTableName: 'WEBHOOK_TABLE_NAME',
   documentsBucket: 'DOCUMENTS_BUCKET',
   documentsKmsKeyId: 'DOCUMENTS_KMS_KEY_ID',
   reportsBucket: 'REPORTS_BUCKET',
@@ -138,12 +139,16 @@ export const BACKGROUND_FUNCTION_ACCESS: Readonly<Record<string, FunctionAccess>
   'events-publish': { events: true },
   // Intake -> lanes -> delivery queue: reads endpoints, writes lane entries (and settled ones for disabled endpoints),
   // parks behind a backlog (parked entries, the slots' backlog flags, and a slot taken and freed to wake one).
-  'webhooks-fanout': { table: 'write', writes: ['webhookLane', 'webhookHeld', 'webhookParked', 'webhookSlot'], parksWebhooks: true, queues: WEBHOOK_QUEUE_GRANTS['webhooks-fanout'] },
+  'webhooks-fanout': {
+    table: 'read',
+    webhookDeliveries: { writes: ['webhookLane', 'webhookHeld', 'webhookParked', 'webhookSlot'], parks: true },
+    queues: WEBHOOK_QUEUE_GRANTS['webhooks-fanout'],
+  },
   // Delivery: opens secrets, takes slots, records attempts, moves messages, disables endpoints.
   'webhooks-send': {
     table: 'write',
-    writes: ['webhookEndpoint', 'webhookLane', 'webhookHeld', 'webhookAttempt', 'webhookSlot', 'webhookParked'],
-    parksWebhooks: true,
+    writes: ['webhookEndpoint'],
+    webhookDeliveries: { writes: ['webhookLane', 'webhookHeld', 'webhookAttempt', 'webhookSlot', 'webhookParked'], parks: true },
     vault: ['decrypt'],
     webhookUrls: true,
     queues: WEBHOOK_QUEUE_GRANTS['webhooks-send'],
@@ -169,6 +174,7 @@ export interface FunctionResources {
   /** Which retired index stands in for which successor: empty (no variable) unless a deployed stack's indexes are upgraded. */
   readonly tableIndexStandIns?: string;
   readonly auHistoryTableName?: string;
+  readonly webhookTableName?: string;
   readonly vaultKeyId?: string;
   readonly fingerprintKeyId?: string;
   /** The HMAC key of Idempotency-Key request hashes (functions that write idempotency records). */
@@ -195,6 +201,7 @@ export function functionEnvironment(access: FunctionAccess, resources: FunctionR
   if (access.table) environment[ENVIRONMENT_VARIABLES.tableName] = needs(resources.tableName, 'table');
   if (access.table && resources.tableIndexStandIns) environment[ENVIRONMENT_VARIABLES.tableIndexStandIns] = resources.tableIndexStandIns;
   if (access.auHistory) environment[ENVIRONMENT_VARIABLES.auHistoryTableName] = needs(resources.auHistoryTableName, 'auHistory');
+  if (access.webhookDeliveries) environment[ENVIRONMENT_VARIABLES.webhookTableName] = needs(resources.webhookTableName, 'webhookDeliveries');
   if (access.vault?.length) environment[ENVIRONMENT_VARIABLES.vaultKeyId] = needs(resources.vaultKeyId, 'vault');
   if (access.fingerprint) environment[ENVIRONMENT_VARIABLES.fingerprintKeyId] = needs(resources.fingerprintKeyId, 'fingerprint');
   if (hashesRequests(access)) environment[ENVIRONMENT_VARIABLES.requestHashKeyId] = needs(resources.requestHashKeyId, 'requestHash');

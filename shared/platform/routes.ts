@@ -56,8 +56,12 @@ export interface RouteAccess {
    * page_index costs about one page: BatchWriteItem on `PAGE#...` items only.
    */
   pageBoundaries?: boolean;
-  /** Parks webhook messages behind an endpoint's backlog in batches: BatchWriteItem on `WHP#...` items only. */
-  parksWebhooks?: boolean;
+  /**
+   * The webhook deliveries table (lanes, settled messages, attempts, slots, parked messages; shared/platform/table.ts):
+   * reads it, writes the item kinds of `writes`, and with `parks` parks messages in batches (BatchWriteItem on
+   * `WHP#...` items only).
+   */
+  webhookDeliveries?: { readonly writes?: readonly ItemKind[]; readonly parks?: boolean };
   /** Checks webhook endpoint URLs (registration, delivery): the URL policy's settings reach its environment. */
   webhookUrls?: boolean;
 }
@@ -371,7 +375,7 @@ export const routes: readonly RouteDefinition[] = [
     path: `${WEBHOOK_ENDPOINT}/ping`,
     auth: 'secret',
     maxBodyBytes: 1024,
-    access: { table: 'write', writes: ['webhookLane'] },
+    access: { table: 'read', webhookDeliveries: { writes: ['webhookLane'] } },
     summary: 'Send a test ping to an endpoint',
   },
   {
@@ -390,7 +394,7 @@ export const routes: readonly RouteDefinition[] = [
     path: `${WEBHOOK_ENDPOINT}/recover`,
     auth: 'secret',
     maxBodyBytes: 1024,
-    access: { table: 'write', writes: ['webhookLane', 'webhookHeld'] },
+    access: { table: 'read', webhookDeliveries: { writes: ['webhookLane', 'webhookHeld'] } },
     summary: 'Resend failed and held messages',
   },
   {
@@ -399,7 +403,7 @@ export const routes: readonly RouteDefinition[] = [
     path: `${WEBHOOK_ENDPOINT}/attempts`,
     auth: 'secret',
     query: 'list',
-    access: { table: 'read' },
+    access: { table: 'read', webhookDeliveries: {} },
     summary: "List an endpoint's delivery attempts",
   },
 

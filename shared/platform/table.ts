@@ -125,3 +125,15 @@ export const TABLE_STREAM_VIEW = 'NEW_AND_OLD_IMAGES';
  * with TTL (TTL_ATTRIBUTE) like the rest.
  */
 export const AU_HISTORY_TABLE_KEY = TABLE_KEY;
+
+/**
+ * The webhook deliveries table: what delivery keeps while it works (lanes,
+ * settled messages, the attempts log, endpoint slots, parked messages;
+ * shared/store/webhooks.ts `webhookKeys`), apart from the paymethod table for the same reason as the
+ * history: a delivery writes about ten times, and on the paymethod table each
+ * write would be a change record the event publisher reads and throws away,
+ * behind the real changes it is there to publish. No index and no stream, so a
+ * write costs DynamoDB the item alone. The endpoints themselves are records
+ * and stay on the paymethod table. Items expire with TTL (TTL_ATTRIBUTE).
+ */
+export const WEBHOOK_TABLE_KEY = TABLE_KEY;

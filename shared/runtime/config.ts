@@ -63,6 +63,10 @@ export const config = {
   get auHistoryTableName(): string {
     return required('auHistoryTableName');
   },
+  /** Webhook delivery state: lanes, settled messages, attempts, slots, parked messages. */
+  get webhookTableName(): string {
+    return required('webhookTableName');
+  },
   get documentsBucket(): string {
     return required('documentsBucket');
   },

@@ -8,8 +8,8 @@ import { once } from './once.ts';
 // The endpoints API's adapters (the ones that seal a secret are in webhook-secrets.ts). What enqueues and delivers (the SQS client, the poster) is in webhook-delivery.ts,
 // so the routes that only read or write endpoints do not bundle the SQS client.
 export const webhookEndpoints = /* @__PURE__ */ once(() => new DynamoWebhookEndpoints(dynamo, config.tableName));
-export const webhookMessages = /* @__PURE__ */ once(() => new DynamoWebhookMessages(dynamo, config.tableName));
-export const webhookAttempts = /* @__PURE__ */ once(() => new DynamoWebhookAttempts(dynamo, config.tableName));
+export const webhookMessages = /* @__PURE__ */ once(() => new DynamoWebhookMessages(dynamo, config.webhookTableName));
+export const webhookAttempts = /* @__PURE__ */ once(() => new DynamoWebhookAttempts(dynamo, config.webhookTableName));
 export const clock = () => new Date();
 
 export const urlPolicy = () => ({ allowLoopback: config.webhookAllowLoopback });

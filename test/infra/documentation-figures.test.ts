@@ -133,10 +133,10 @@ describe("what `npm test` runs, as the README and docs/development.md list it", 
 describe('the tables, as the README and docs/data-model.md count them', () => {
   const template = synthesize(settings('dev'));
 
-  it('are two: the main table and the Account Updater history table', () => {
-    expect(Object.keys(resourcesOfType(template, 'AWS::DynamoDB::Table'))).toHaveLength(2);
-    expect(flat(readme)).toContain('two DynamoDB tables (the main table, and the Account Updater\'s history table)');
-    expect(read('docs/data-model.md')).toContain('# Data model: the main table and the history table');
+  it('are three: the main table, the Account Updater history table and the webhook deliveries table', () => {
+    expect(Object.keys(resourcesOfType(template, 'AWS::DynamoDB::Table'))).toHaveLength(3);
+    expect(flat(readme)).toContain('three DynamoDB tables (the main table, the Account Updater\'s history and the webhook deliveries)');
+    expect(read('docs/data-model.md')).toContain('# Data model: the main table, the history table and the deliveries table');
   });
 
   it('keep reports and Account Updater history the 400 days docs/account-updater.md says', () => {

@@ -168,12 +168,12 @@ describe('operations (fixture routes, dev)', () => {
     for (const name of Object.keys(BUSINESS_METRICS)) expect(body).toContain(`MetricName=\\\\\\"${name}\\\\\\"`);
   });
 
-  it('graphs both tables the same way: consumed units, throttles and latency, each under its own table name', () => {
+  it('graphs every table the same way: consumed units, throttles and latency, each under its own table name', () => {
     const [dashboard] = Object.values(resourcesOfType(template, 'AWS::CloudWatch::Dashboard'));
     const body = JSON.stringify(dashboard!.Properties.DashboardBody);
     const tables = Object.keys(resourcesOfType(template, 'AWS::DynamoDB::Table'));
-    expect(tables).toHaveLength(2);
-    for (const title of ['DynamoDB', 'Account Updater history']) {
+    expect(tables).toHaveLength(3);
+    for (const title of ['DynamoDB', 'Account Updater history', 'Webhook deliveries']) {
       for (const graph of ['consumed capacity units', 'throttle events', 'average latency by operation (ms)']) expect(body).toContain(`${title}: ${graph}`);
     }
     // Every table's name appears in the dashboard's metrics (as a reference the template resolves).
@@ -248,6 +248,7 @@ describe('operations (fixture routes, prod)', () => {
       'PaymentsApi-prod-webhook-delivery-dlq-depth',
       'PaymentsApi-prod-webhook-intake-dlq-depth',
       'PaymentsApi-prod-webhook-intake-oldest-message',
+      'PaymentsApi-prod-webhook-deliveries-throttles',
       ...streamTriggers.map((trigger) => `PaymentsApi-prod-${trigger.handler}-iterator-age`),
       ...functionNames.flatMap((name) => [`PaymentsApi-prod-${name}-errors`, `PaymentsApi-prod-${name}-throttles`]),
     ].sort());

@@ -108,8 +108,8 @@ describe('PaymentsApiStack (fixture routes, dev)', () => {
     // The paymethod list indexes carry keys and immutable members only (docs/data-model.md, "Paymethod lists").
     // So do the report, customer_id and fingerprint indexes: keys, the token and what their lists filter on.
     expect(gsis.filter((index) => index.Projection.ProjectionType === 'INCLUDE').map((index) => index.IndexName)).toEqual(['gsi8', 'gsi9', 'gsi10', 'gsi11', 'gsi12', 'gsi13']);
-    // The paymethod table, and the Account Updater's history table (below).
-    template.resourceCountIs('AWS::DynamoDB::Table', 2);
+    // The paymethod table, the Account Updater's history table and the webhook deliveries table (below).
+    template.resourceCountIs('AWS::DynamoDB::Table', 3);
     template.hasResource('AWS::DynamoDB::Table', {
       DeletionPolicy: 'Delete',
       Properties: {
@@ -540,10 +540,13 @@ function assertLeastPrivilege(template: Template, routeList: readonly (typeof ro
     // Every table write is limited to the partition keys of the item kinds the route declares.
     const writes = statements.filter((statement) => actionsOf([statement]).some((action) => TABLE_WRITES.includes(action)));
     const expectedWrites = route.access.table === 'write' ? route.access.writes!.map((kind) => `${ITEM_PARTITION_PREFIXES[kind]}*`) : [];
+    // On the webhook deliveries table, the item kinds the route declares for it.
+    const expectedDeliveryWrites = (route.access.webhookDeliveries?.writes ?? []).map((kind) => `${ITEM_PARTITION_PREFIXES[kind]}*`);
     for (const statement of writes) {
       const patterns = leadingKeysOf(statement);
-      if (actionsOf([statement]).includes('dynamodb:BatchWriteItem')) expect(patterns, route.handler).toEqual(['PAGE#*']);
-      else expect(patterns, route.handler).toEqual(expectedWrites);
+      const onDeliveries = JSON.stringify(statement.Resource).includes('WebhookDeliveriesTable');
+      if (actionsOf([statement]).includes('dynamodb:BatchWriteItem')) expect(patterns, route.handler).toEqual([onDeliveries ? 'WHP#*' : 'PAGE#*']);
+      else expect(patterns, route.handler).toEqual(onDeliveries ? expectedDeliveryWrites : expectedWrites);
     }
     for (const statement of statements) {
       const resources = JSON.stringify(statement.Resource);
@@ -589,6 +592,10 @@ function expectedActions(route: (typeof routes)[number]): string[] {
     ...(access.documents ?? []).flatMap((usage) => documentActions[usage]!),
     ...(access.paypal ? ['secretsmanager:DescribeSecret', 'secretsmanager:GetSecretValue'] : []),
     ...(access.pageBoundaries ? ['dynamodb:BatchWriteItem'] : []),
+    // The webhook deliveries table: reads, writes of the kinds named, parking in batches.
+    ...(access.webhookDeliveries ? READ : []),
+    ...(access.webhookDeliveries?.writes?.length ? WRITE : []),
+    ...(access.webhookDeliveries?.parks ? ['dynamodb:BatchWriteItem'] : []),
     // Fingerprints, and the keyed hash of the requests whose Idempotency-Key records it writes.
     ...(access.fingerprint || access.writes?.includes('idempotency') ? ['kms:GenerateMac'] : []),
     // Ping and recover send to the webhook delivery queue.

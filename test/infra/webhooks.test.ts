@@ -78,9 +78,39 @@ describe('webhook delivery in the stack', () => {
     }
   });
 
-  it('alarms on the dead-letter queues and on the intake queue’s oldest message', () => {
+  it('keeps delivery state in a table of its own, without stream or index, and writes there only the delivery item kinds', () => {
+    const [deliveriesId, ...others] = Object.keys(resourcesOfType(template, 'AWS::DynamoDB::Table')).filter((id) => id.startsWith('WebhookDeliveriesTable'));
+    expect(others).toEqual([]);
+    const table = resourcesOfType(template, 'AWS::DynamoDB::Table')[deliveriesId!]!.Properties;
+    expect(table).toMatchObject({
+      KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }, { AttributeName: 'sk', KeyType: 'RANGE' }],
+      BillingMode: 'PAY_PER_REQUEST',
+      PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+      TimeToLiveSpecification: { AttributeName: 'expires_at', Enabled: true },
+      SSESpecification: { SSEEnabled: true },
+    });
+    // No stream: its writes are no change records for the event publisher to read past; no index: every read is by key.
+    expect(table.StreamSpecification).toBeUndefined();
+    expect(table.GlobalSecondaryIndexes).toBeUndefined();
+    const onDeliveries = (statements: ReturnType<typeof roleStatements>) => statements.filter((statement) => JSON.stringify(statement.Resource).includes(deliveriesId!));
+    const delivery = ['WHL#*', 'WHH#*', 'WHA#*', 'WHS#*', 'WHP#*'];
+    for (const handler of ['WebhooksFanout', 'WebhooksSend']) {
+      const statements = roleStatements(template, functionId(handler));
+      expect(environmentOf(template, functionId(handler)).WEBHOOK_TABLE_NAME, handler).toEqual({ Ref: deliveriesId });
+      for (const statement of onDeliveries(statements).filter((candidate) => actionsOf([candidate]).some((action) => ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'].includes(action)))) {
+        const keys = (statement.Condition as { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': string[] } })['ForAllValues:StringLike']['dynamodb:LeadingKeys'];
+        expect(keys.every((key) => delivery.includes(key)), handler).toBe(true);
+      }
+    }
+    // The sender marks endpoints failing or disabled on the main table; the fan-out only reads endpoints there.
+    const mainWrites = (handler: string) => roleStatements(template, functionId(handler)).filter((statement) => !JSON.stringify(statement.Resource).includes(deliveriesId!) && actionsOf([statement]).includes('dynamodb:UpdateItem'));
+    expect(mainWrites('WebhooksFanout')).toEqual([]);
+    expect(mainWrites('WebhooksSend').map((statement) => JSON.stringify(statement.Condition))).toEqual([JSON.stringify({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['WHE#*'] } })]);
+  });
+
+  it('alarms on the dead-letter queues, the intake queue’s oldest message and the deliveries table’s throttles', () => {
     const names = Object.values(resourcesOfType(template, 'AWS::CloudWatch::Alarm')).map((alarm) => String(alarm.Properties.AlarmName));
-    for (const name of ['webhook-intake-dlq-depth', 'webhook-delivery-dlq-depth', 'webhook-intake-oldest-message']) expect(names.some((candidate) => candidate.endsWith(name)), name).toBe(true);
+    for (const name of ['webhook-intake-dlq-depth', 'webhook-delivery-dlq-depth', 'webhook-intake-oldest-message', 'webhook-deliveries-throttles']) expect(names.some((candidate) => candidate.endsWith(name)), name).toBe(true);
     template.hasResourceProperties('AWS::CloudWatch::Alarm', { MetricName: 'ApproximateAgeOfOldestMessage', Threshold: 300 });
   });
 });

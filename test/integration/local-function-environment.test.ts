@@ -22,6 +22,7 @@ const paypalRoute: RouteDefinition = { handler: 'paypal-create', method: 'POST',
 const resources = {
   tableName: 'payments-test',
   auHistoryTableName: 'payments-test-au-history',
+  webhookTableName: 'payments-test-webhooks',
   vaultKeyId: 'arn:aws:kms:us-east-1:000000000000:key/vault',
   documentsBucket: 'documents-test',
   credentialMacKeyId: 'arn:aws:kms:us-east-1:000000000000:key/mac',
@@ -77,6 +78,10 @@ describe('per-function environment in the local runtime', () => {
     expect(containers.get('au-export')?.environment).toMatchObject({ AU_HISTORY_TABLE_NAME: resources.auHistoryTableName });
     expect(containers.get('au-merge')?.environment).not.toHaveProperty('AU_HISTORY_TABLE_NAME');
     expect(containers.get('vault-key')?.environment).not.toHaveProperty('AU_HISTORY_TABLE_NAME');
+    // Only the webhook delivery functions get the deliveries table.
+    for (const name of ['webhooks-fanout', 'webhooks-send']) expect(containers.get(name)?.environment, name).toMatchObject({ WEBHOOK_TABLE_NAME: resources.webhookTableName });
+    expect(containers.get('events-publish')?.environment).not.toHaveProperty('WEBHOOK_TABLE_NAME');
+    expect(containers.get('vault-key')?.environment).not.toHaveProperty('WEBHOOK_TABLE_NAME');
   });
 
   it('fails a handler whose route lacks the grant, as Lambda would', async () => {

@@ -103,8 +103,13 @@ export const ENDPOINT_CONCURRENCY = 8;
 export const DELIVERY_TIMEOUT_MS = 15_000;
 /** An endpoint slot is leased for longer than a delivery can take, so a crashed sender's slot frees itself. */
 export const SLOT_LEASE_MS = DELIVERY_TIMEOUT_MS + 15_000;
-/** A sender that finds every slot held tries again for this long before the message parks (a burst parks; a moment's crowd does not). */
-export const SLOT_WAIT_MS = 3_000;
+/**
+ * A sender that finds every slot held tries again for this long before the
+ * message parks (a burst parks; a moment's crowd does not). Short, because a
+ * waiting sender is a sender the other endpoints cannot use: behind a hung
+ * endpoint, every message waits this long before it parks.
+ */
+export const SLOT_WAIT_MS = 1_000;
 /** Its first pause before trying again (jittered: half to one and a half times), doubled after each try. */
 export const SLOT_RETRY_MS = 100;
 
