@@ -156,4 +156,24 @@ describe('docs/webhooks.md', () => {
     expect(doc).toContain(`MaximumConcurrency ${triggers.find((trigger) => trigger.handler === 'webhooks-send')!.maximumConcurrency}`);
     expect(doc).toContain(`${ENDPOINT_CONCURRENCY} deliveries at once`);
   });
+
+  it('gives as measured latency the medians of the three runs it names, saved in bench/results/webhooks', async () => {
+    const { readdirSync, readFileSync } = await import('node:fs');
+    const doc = readFileSync(new URL('../../docs/webhooks.md', import.meta.url), 'utf8').replace(/\s+/g, ' ');
+    const commit = /Medians of three runs at `([0-9a-f]{7,40})`/.exec(doc)?.[1];
+    expect(commit, 'the doc names the commit its runs measured').toBeDefined();
+    const folder = new URL('../../bench/results/webhooks/', import.meta.url);
+    type Figures = Record<string, Record<string, number>>;
+    const runs = readdirSync(folder)
+      .map((name) => JSON.parse(readFileSync(new URL(name, folder), 'utf8')) as { commit: string; dirty: boolean; figures: Figures })
+      .filter((run) => run.commit.startsWith(commit!));
+    expect(runs.map((run) => run.dirty)).toEqual([false, false, false]);
+    const median = (pick: (figures: Figures) => number) => runs.map((run) => pick(run.figures)).sort((a, b) => a - b)[1]!;
+    const ms = (pick: (figures: Figures) => number) => `${median(pick).toLocaleString('en-US')} ms`;
+    expect(doc).toContain(`| Healthy endpoint alone | ${ms((f) => f.healthy_alone!.p50_ms!)} | ${ms((f) => f.healthy_alone!.p99_ms!)} |`);
+    const ratio = median((f) => f.healthy_beside_hung_endpoint!.p99_vs_alone!).toFixed(2);
+    expect(doc).toContain(`| The same beside a hung endpoint of the organization | ${ms((f) => f.healthy_beside_hung_endpoint!.p50_ms!)} | ${ms((f) => f.healthy_beside_hung_endpoint!.p99_ms!)} (${ratio}x alone) |`);
+    expect(doc).toContain(`| The first organization during the other's burst | ${ms((f) => f.healthy_during_other_org_burst!.p50_ms!)} | ${ms((f) => f.healthy_during_other_org_burst!.p99_ms!)} |`);
+    expect(doc).toContain(`| The burst's delivery rate | ${median((f) => f.burst!.steady_rate_per_second!)} a second |`);
+  });
 });
