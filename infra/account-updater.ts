@@ -1,6 +1,6 @@
 import { ArnFormat, Duration, Stack } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
-import { AttributeType, BillingMode, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
+import type { Table } from 'aws-cdk-lib/aws-dynamodb';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction as LambdaTarget, SfnStateMachine } from 'aws-cdk-lib/aws-events-targets';
 import { ArnPrincipal, Effect, PolicyStatement, Role, ServicePrincipal, StarPrincipal } from 'aws-cdk-lib/aws-iam';
@@ -24,13 +24,14 @@ import { keyGrants } from '#shared/platform/key-grants.ts';
 import type { AccountUpdaterFunction } from '#shared/platform/function-sizing.ts';
 import { ACCOUNT_UPDATER_FUNCTION_SIZING } from '#shared/platform/function-sizing.ts';
 import { REPORT_OBJECT_PREFIXES } from '#shared/platform/names.ts';
-import { AU_HISTORY_TABLE_KEY, TTL_ATTRIBUTE } from '#shared/platform/table.ts';
+import { AU_HISTORY_TABLE_KEY } from '#shared/platform/table.ts';
 import { deadLetterQueue } from './dead-letter-queue.ts';
 import { grantBuckets, grantDynamo, grantKeys, setFunctionEnvironment } from './access.ts';
 import { PRIVATE_BUCKET } from './environments.ts';
 import { serviceFunction } from './functions.ts';
 import type { FunctionSources } from './functions.ts';
 import { grantKeyUsage, scopedKey } from './keys.ts';
+import { plainTable } from './tables.ts';
 
 export interface AccountUpdaterProps extends FunctionSources {
   readonly table: ITable;
@@ -128,17 +129,7 @@ export class AccountUpdater extends Construct {
     });
     this.grantOutsideRoles(environment.reportsInboxWriters, environment.reportsReaders);
 
-    // AWS managed encryption like the paymethod table: no account number is ever in the history.
-    this.historyTable = new Table(this, 'HistoryTable', {
-      partitionKey: { name: AU_HISTORY_TABLE_KEY.partitionKey, type: AttributeType.STRING },
-      sortKey: { name: AU_HISTORY_TABLE_KEY.sortKey, type: AttributeType.STRING },
-      billingMode: BillingMode.PAY_PER_REQUEST,
-      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
-      timeToLiveAttribute: TTL_ATTRIBUTE,
-      encryption: TableEncryption.AWS_MANAGED,
-      deletionProtection: environment.deletionProtection,
-      removalPolicy: environment.removalPolicy,
-    });
+    this.historyTable = plainTable(this, 'HistoryTable', AU_HISTORY_TABLE_KEY, environment);
 
     this.deadLetterQueue = deadLetterQueue(this, environment);
     this.checkFunction = this.job('CheckFunction', 'au-check', 'Account Updater: check a file before it is applied', props);

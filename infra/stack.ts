@@ -46,6 +46,7 @@ import { archiveAfterDays, validateScanning, validateServiceKeys } from './servi
 import type { CustomDomainSettings, DocumentStorageSettings, ScanningSettings, ServiceKeys } from './service-props.ts';
 import { tableIndexes } from './table-indexes.ts';
 import type { TableIndexes } from './table-indexes.ts';
+import { plainTable } from './tables.ts';
 import { ApiWebAcl } from './waf.ts';
 import { apiSamplingRule } from './tracing.ts';
 import { SERVICE_FEATURE_FLAGS } from './feature-flags.ts';
@@ -202,7 +203,9 @@ export class PaymentsService extends Construct {
     });
     const webhooksStack = nestedStack(this, 'WebhooksStack', `Payments ${environment.name}: webhook queues, the rule that feeds them, fan-out and delivery`);
     const webhookQueues = new WebhookQueues(webhooksStack, 'WebhookQueues', environment);
-    const webhookDeliveries = createWebhookDeliveriesTable(this, environment);
+    // Webhook delivery state (shared/platform/table.ts WEBHOOK_TABLE_KEY); a message body is an event's detail, which
+    // carries no account number.
+    const webhookDeliveries = plainTable(this, 'WebhookDeliveriesTable', WEBHOOK_TABLE_KEY, environment);
     const resources = {
       webhookQueues: webhookQueues.queues,
       webhookDeliveries,
@@ -432,24 +435,6 @@ function createTable(scope: Construct, environment: EnvironmentSettings, indexes
     });
   }
   return table;
-}
-
-/**
- * The webhook deliveries table (shared/platform/table.ts WEBHOOK_TABLE_KEY):
- * keys and TTL, no index, no stream, encrypted like the paymethod table (a
- * message body is an event's detail, which carries no account number).
- */
-function createWebhookDeliveriesTable(scope: Construct, environment: EnvironmentSettings): Table {
-  return new Table(scope, 'WebhookDeliveriesTable', {
-    partitionKey: { name: WEBHOOK_TABLE_KEY.partitionKey, type: AttributeType.STRING },
-    sortKey: { name: WEBHOOK_TABLE_KEY.sortKey, type: AttributeType.STRING },
-    billingMode: BillingMode.PAY_PER_REQUEST,
-    pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
-    timeToLiveAttribute: TTL_ATTRIBUTE,
-    encryption: TableEncryption.AWS_MANAGED,
-    deletionProtection: environment.deletionProtection,
-    removalPolicy: environment.removalPolicy,
-  });
 }
 
 /**
