@@ -19,7 +19,7 @@ export interface EnvironmentSettings {
   readonly logRetention: RetentionDays;
   /** Applied to the table, keys, buckets and log groups. */
   readonly removalPolicy: RemovalPolicy;
-  /** DynamoDB deletion protection on both tables. */
+  /** DynamoDB deletion protection on every table. */
   readonly deletionProtection: boolean;
   /** How long API Gateway keeps an authorizer decision (at most 30 s: last_used_at's resolution). */
   readonly authorizerCacheTtl: Duration;
