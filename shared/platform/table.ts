@@ -130,7 +130,7 @@ export const AU_HISTORY_TABLE_KEY = TABLE_KEY;
  * The webhook deliveries table: what delivery keeps while it works (lanes,
  * settled messages, the attempts log, endpoint slots, parked messages;
  * shared/store/webhooks.ts `webhookKeys`), apart from the paymethod table for the same reason as the
- * history: a delivery writes about ten times, and on the paymethod table each
+ * history: a delivery writes several times, and on the paymethod table each
  * write would be a change record the event publisher reads and throws away,
  * behind the real changes it is there to publish. No index and no stream, so a
  * write costs DynamoDB the item alone. The endpoints themselves are records
