@@ -402,11 +402,16 @@ export class DynamoEndpointSlots implements EndpointSlots {
   }
 
   async release(endpointId: string, slot: number): Promise<boolean> {
-    const { Attributes } = await this.client.send(
-      new UpdateCommand({ TableName: this.tableName, Key: webhookKeys.slot(endpointId, slot), UpdateExpression: 'SET held_until = :free', ExpressionAttributeValues: { ':free': 0 }, ReturnValues: 'ALL_NEW' }),
-    );
-    this.here.released(endpointId, slot);
-    return typeof Attributes?.backlog === 'string';
+    try {
+      const { Attributes } = await this.client.send(
+        new UpdateCommand({ TableName: this.tableName, Key: webhookKeys.slot(endpointId, slot), UpdateExpression: 'SET held_until = :free', ExpressionAttributeValues: { ':free': 0 }, ReturnValues: 'ALL_NEW' }),
+      );
+      return typeof Attributes?.backlog === 'string';
+    } finally {
+      // Even when the write failed: the slot is then free once its lease runs out, and a take tried before that is
+      // refused by its condition; held here, this container would never try it again.
+      this.here.released(endpointId, slot);
+    }
   }
 
   nextRelease(endpointId: string, ms: number): Promise<void> {

@@ -62,6 +62,22 @@ describe('endpoint slots: what a container knows of them', () => {
     expect(await crowd.acquire(ENDPOINT, FAR)).toBeUndefined();
   });
 
+  it('forgets a slot it could not free: tried again once its lease has run out, not skipped for good', async () => {
+    const table = slotTable();
+    const slots = new DynamoEndpointSlots(table.client, 'webhooks');
+    const held = await Promise.all(Array.from({ length: 8 }, () => slots.acquire(ENDPOINT, Date.now() + 50)));
+    const send = table.client.send.bind(table.client);
+    table.client.send = (async (command: unknown) => {
+      if (command instanceof UpdateCommand && !command.input.ConditionExpression) throw new Error('throttled');
+      return send(command as never);
+    }) as typeof table.client.send;
+    await expect(slots.release(ENDPOINT, held[0]!)).rejects.toThrow('throttled');
+    table.client.send = send;
+    // Its lease (50 ms) runs out: the slot is taken again, where a container that kept it as held would try nothing.
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    expect(await slots.acquire(ENDPOINT, FAR)).toBe(held[0]);
+  });
+
   it('finds a free slot by reading them when its first try is held elsewhere', async () => {
     const table = slotTable();
     for (let slot = 0; slot < 7; slot += 1) table.holdElsewhere(slot);
