@@ -386,13 +386,12 @@ export class DynamoEndpointSlots implements EndpointSlots {
 
   async acquire(endpointId: string, until: number): Promise<number | undefined> {
     const here = this.here.of(endpointId);
-    // Every slot held in this container: no write could succeed.
-    if (here.held.size >= this.slots) return undefined;
     const now = Date.now();
     // One slot first, the one this container freed last if it has not taken it again (likely still free), else a
     // random one it does not hold: with room, that is the only write. Then the free ones the read shows.
     const busy = (slot: number) => here.held.has(slot) || here.trying.has(slot);
     const first = here.freed.find((slot) => !busy(slot)) ?? randomOf(Array.from({ length: this.slots }, (_unused, slot) => slot).filter((slot) => !busy(slot)));
+    // Every slot held or being taken in this container: no write could succeed.
     if (first === undefined) return undefined;
     if (await this.takeHere(endpointId, first, until, now)) return first;
     for (const slot of (await this.read(endpointId)).filter((state) => state.free(now) && state.slot !== first && !busy(state.slot))) {
