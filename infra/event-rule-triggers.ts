@@ -2,6 +2,7 @@ import { Duration } from 'aws-cdk-lib';
 import { Rule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { EventRuleTrigger } from '#shared/platform/triggers.ts';
@@ -22,8 +23,11 @@ const MAX_EVENT_AGE = Duration.hours(24);
 /**
  * Functions that rules on the account's default bus invoke (GuardDuty's scan
  * results), from the same trigger table the local runtime's scanner feeds.
- * Each rule matches its source and detail-type for the documents bucket only;
- * a delivery that keeps failing ends in a dead-letter queue, never lost.
+ * Each rule matches its source and detail-type for the documents bucket only.
+ * Either failure ends in the dead-letter queue, never lost: an invocation
+ * EventBridge cannot make (retried for a day), and one the function fails
+ * (EventBridge invokes asynchronously, so Lambda retries it twice first; a
+ * scan result that arrives before its record settles needs those retries).
  */
 export class EventRuleTriggeredFunctions extends Construct {
   readonly deadLetterQueue: Queue;
@@ -36,6 +40,7 @@ export class EventRuleTriggeredFunctions extends Construct {
       const fn = triggerFunction(this, trigger, props);
       bindRoute(fn, trigger.access, props.resources);
       this.functions.push({ name: trigger.handler, fn });
+      fn.configureAsyncInvoke({ retryAttempts: 2, onFailure: new SqsDestination(this.deadLetterQueue) });
       new Rule(this, `${trigger.handler}-rule`, {
         description: `${trigger.detailType} for the documents bucket -> ${trigger.handler}`,
         eventPattern: {

@@ -102,8 +102,9 @@ export const eventRuleTriggers: readonly EventRuleTrigger[] = [
     source: MALWARE_SCAN.source,
     detailType: MALWARE_SCAN.detailType,
     bucket: 'documents',
-    // The verdict on the record; an infected file's version removed; a clean retained file locked.
-    access: { table: 'write', writes: ['document'], documents: ['purge-infected', 'retain'] },
+    // The verdict on the record; an infected file's version removed; a clean retained file locked; a file whose
+    // record is not written yet found by listing (shared/domain/documents/scan-result.ts).
+    access: { table: 'write', writes: ['document'], documents: ['purge-infected', 'retain', 'list-copies'] },
     sizing: { memoryMb: 256, timeoutSeconds: 30 },
     summary: 'Records a malware scan result on its document: clean files are served, infected bytes removed',
   },

@@ -96,9 +96,15 @@ describe('documents kept as evidence: the stack', () => {
       'detail-type': ['GuardDuty Malware Protection Object Scan Result'],
       detail: { s3ObjectDetails: { bucketName: [{ Ref: documentsId }] } },
     });
-    const [target] = rule.Targets as Array<{ DeadLetterConfig?: unknown; RetryPolicy?: unknown }>;
+    const [target] = rule.Targets as Array<{ Arn: { 'Fn::GetAtt': [string, string] }; DeadLetterConfig?: { Arn: unknown }; RetryPolicy?: unknown }>;
     expect(target?.DeadLetterConfig).toBeDefined();
     expect(target?.RetryPolicy).toEqual({ MaximumEventAgeInSeconds: 86_400, MaximumRetryAttempts: 185 });
+    // A result the function fails (one that arrives before its record settles, until Lambda's retries record it) ends there too.
+    const [scanResultFunction] = target!.Arn['Fn::GetAtt'];
+    const invokeConfigs = Object.values(resourcesOfType(template, 'AWS::Lambda::EventInvokeConfig')).filter((config) => json(config.Properties.FunctionName).includes(scanResultFunction));
+    expect(invokeConfigs.map((config) => config.Properties)).toEqual([
+      { FunctionName: { Ref: scanResultFunction }, Qualifier: '$LATEST', MaximumRetryAttempts: 2, DestinationConfig: { OnFailure: { Destination: target!.DeadLetterConfig!.Arn } } },
+    ]);
   });
 
   it('alarms on failed scans', () => {

@@ -5,7 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { MAX_FILE_BYTES, RETENTION_YEARS, retentionRuleDate } from '#shared/domain/documents/document.ts';
 import { DOWNLOAD_URL_SECONDS, SCAN_PENDING_RETRY_SECONDS } from '#shared/domain/documents/read-documents.ts';
 import { MALWARE_SCAN } from '#shared/platform/triggers.ts';
-import { EICAR, LOCAL_SCAN_MS } from '../../local/malware-scanner.ts';
+import { ASYNC_RETRIES, EICAR, FIRST_RETRY_MS, LOCAL_SCAN_MS } from '../../local/malware-scanner.ts';
 import { fixtureRoutes } from './fixtures/routes.ts';
 import { bucketId, resourcesOfType, settings, synthesize } from './template-helpers.ts';
 
@@ -39,6 +39,10 @@ describe('docs/documents.md', () => {
     expect(documents).toContain(`a presigned URL valid ${DOWNLOAD_URL_SECONDS / 60 === 5 ? 'five' : DOWNLOAD_URL_SECONDS / 60} minutes`);
     expect(documents).toContain(`reports the ${Buffer.byteLength(EICAR, 'latin1')}-byte EICAR test file`);
     expect(documents).toContain(`${LOCAL_SCAN_MS === 500 ? 'half a second' : `${LOCAL_SCAN_MS} ms`} after the upload (the contract allows 10 s)`);
+    expect([ASYNC_RETRIES, FIRST_RETRY_MS]).toEqual([2, 1_000]);
+    expect(documents).toContain('It retries a failed invocation twice, one and then two seconds later.');
+    // The last retry still reports inside the contract's 10 s.
+    expect(LOCAL_SCAN_MS + FIRST_RETRY_MS * (2 ** ASYNC_RETRIES - 1)).toBeLessThan(10_000);
     expect(documents).toContain(`A document is at most ${MAX_FILE_BYTES.toLocaleString('en-US')} bytes`);
     expect(documents).toContain(`tags it \`${MALWARE_SCAN.tagKey}\``);
     expect(documents).toContain(`unless that tag is \`${MALWARE_SCAN.cleanTagValue}\``);

@@ -4,7 +4,7 @@
  * and s3rver. The state is then read back through the running service over
  * HTTP (another process, not mocked) and the stores.
  */
-import { CopyObjectCommand, DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { CopyObjectCommand, DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, PutObjectTaggingCommand, S3Client } from '@aws-sdk/client-s3';
 import { DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -13,6 +13,9 @@ import { call } from '../support/api.ts';
 import type { Identity } from '../support/api.ts';
 import { documentsPath, runtimeStores, scanned, upload } from '../support/documents.ts';
 import type { RuntimeStores } from '../support/documents.ts';
+import { VerdictTooEarly } from '#shared/domain/documents/scan-result.ts';
+import { MALWARE_SCAN } from '#shared/platform/triggers.ts';
+import { DynamoDocumentRepository } from '#shared/store/documents.ts';
 import { interpose, throttled } from '../support/faults.ts';
 import { lambdaContext, proxyEvent } from '../support/lambda-event.ts';
 import type { ProxyHandler } from '../support/lambda-event.ts';
@@ -27,9 +30,10 @@ describe('documents: failures leave no orphan and no half-deleted document', () 
   let org: Identity;
   let create: ProxyHandler;
   let remove: ProxyHandler;
+  let recordScan: (event: unknown, context: unknown) => Promise<void>;
   const s3Mock = mockClient(S3Client);
   const dynamoMock = mockClient(DynamoDBDocumentClient);
-  const s3 = interpose(s3Mock as never, realS3Send, [PutObjectCommand, DeleteObjectCommand, HeadObjectCommand, GetObjectCommand, CopyObjectCommand, ListObjectsV2Command]);
+  const s3 = interpose(s3Mock as never, realS3Send, [PutObjectCommand, DeleteObjectCommand, HeadObjectCommand, GetObjectCommand, CopyObjectCommand, ListObjectsV2Command, PutObjectTaggingCommand]);
   const dynamo = interpose(dynamoMock as never, realDocumentSend, [PutCommand, GetCommand, UpdateCommand, DeleteCommand, QueryCommand, TransactWriteCommand]);
 
   beforeAll(async () => {
@@ -37,6 +41,7 @@ describe('documents: failures leave no orphan and no half-deleted document', () 
     org = await stores.freshOrganization();
     create = (await import('#functions/documents-create.ts')).handler as unknown as ProxyHandler;
     remove = (await import('#functions/documents-delete.ts')).handler as unknown as ProxyHandler;
+    recordScan = (await import('#functions/documents-scan-result.ts')).handler as never;
   });
   beforeEach(() => {
     s3.failOn();
@@ -208,6 +213,48 @@ describe('documents: failures leave no orphan and no half-deleted document', () 
       expect(retried.statusCode).toBe(200);
       expect(JSON.parse(retried.body)).toMatchObject({ document_id: id, response: { response_desc: 'Delete Successful.' } });
       await expectGone(id);
+    });
+  });
+
+  // GuardDuty's verdict can come while the record that keeps the file is still changing. The runtime's own scanner
+  // reports each of these files too; here the same handler is invoked at the moment that matters.
+  describe('a scan result that arrives before its record settles waits for it (the retry records it)', () => {
+    // As GuardDuty does: the object's tag first (the bucket serves nothing else), then the event.
+    const scanResult = async (objectKey: string) => {
+      await stores.s3.send(new PutObjectTaggingCommand({ Bucket: stores.bucket, Key: objectKey, Tagging: { TagSet: [{ Key: MALWARE_SCAN.tagKey, Value: 'NO_THREATS_FOUND' }] } })).catch((error: unknown) => {
+        if ((error as Error).name !== 'NoSuchKey') throw error;
+      });
+      return recordScan(
+        {
+          id: `scan-${objectKey}`,
+          source: 'aws.guardduty',
+          'detail-type': 'GuardDuty Malware Protection Object Scan Result',
+          detail: { s3ObjectDetails: { bucketName: stores.bucket, objectKey }, scanResultDetails: { scanResultStatus: 'NO_THREATS_FOUND' } },
+        },
+        lambdaContext('documents-scan-result'),
+      );
+    };
+
+    it('while a delete that S3 then refuses holds the record', async () => {
+      const id = await created();
+      const repository = new DynamoDocumentRepository(stores.documentClient, stores.tableName);
+      const flagged = await repository.markDeleting(org.organizationId, id, '2026-01-01');
+      if (!flagged || flagged === 'retained') throw new Error(`document ${id} was not flagged`);
+      await expect(scanResult(flagged.object_key as string)).rejects.toBeInstanceOf(VerdictTooEarly);
+      // The refused delete puts the record back; the retried result is recorded and the document is served.
+      await repository.restore(flagged);
+      await scanResult(flagged.object_key as string);
+      expect((await call(documentsPath(org.organizationId, id), { as: org })).body.scan_status).toBe('clean');
+      await expectWhole(id);
+    });
+
+    it('while a single-request upload has stored its file and not yet its record', async () => {
+      const objectKey = `documents/${org.organizationId}/doc_early${documents}`;
+      await stores.s3.send(new PutObjectCommand({ Bucket: stores.bucket, Key: objectKey, Body: png }));
+      await expect(scanResult(objectKey)).rejects.toBeInstanceOf(VerdictTooEarly);
+      // The create failed and removed its file: nothing will keep it, and the result is ignored.
+      await stores.s3.send(new DeleteObjectCommand({ Bucket: stores.bucket, Key: objectKey }));
+      await expect(scanResult(objectKey)).resolves.toBeUndefined();
     });
   });
 });

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { StoredDocument } from '#shared/domain/documents/document.ts';
 import { isRetained, parseDocumentObjectKey, retentionRuleDate, scanStatusOf } from '#shared/domain/documents/document.ts';
 import type { DocumentDeps, DocumentFiles, DocumentRepository } from '#shared/domain/documents/ports.ts';
-import { recordScanResult } from '#shared/domain/documents/scan-result.ts';
+import { VerdictTooEarly, recordScanResult } from '#shared/domain/documents/scan-result.ts';
 import { classifyDocumentChange } from '#shared/domain/events/domain-events.ts';
 import { EICAR, localVerdict } from '../../local/malware-scanner.ts';
 import { ObjectLocks } from '../../local/s3-object-lock.ts';
@@ -60,15 +60,17 @@ describe('scan status', () => {
     expect(classifyDocumentChange(undefined, stored())).toBe('Document Created');
   });
 
-  function deps(record: StoredDocument | undefined) {
+  function deps(record: StoredDocument | undefined, options: { storedKeys?: string[]; readBack?: StoredDocument } = {}) {
     const calls: string[] = [];
     const documents = {
       setScanStatus: async (_org: string, _doc: string, key: string, status: string) => {
         calls.push(`setScanStatus ${key} ${status}`);
-        return record && record.object_key === key ? { ...record, scan_status: status } : undefined;
+        return record && record.status === 'available' && record.object_key === key ? { ...record, scan_status: status } : undefined;
       },
+      get: async () => options.readBack ?? record,
     } as unknown as DocumentRepository;
     const files = {
+      keysUnder: async (prefix: string) => (options.storedKeys ?? []).filter((key) => key.startsWith(prefix)),
       purge: async (key: string, version: string | undefined) => void calls.push(`purge ${key} ${version}`),
       retain: async (key: string, lock: { retainUntil?: string; legalHold: boolean }) => void calls.push(`retain ${key} ${lock.retainUntil} ${lock.legalHold}`),
     } as unknown as DocumentFiles;
@@ -95,6 +97,34 @@ describe('scan status', () => {
     const unkept = deps(stored());
     expect(await recordScanResult({ objectKey: 'documents/org_1/doc_1/etag-2', versionId: 'v2', scanResultStatus: 'THREATS_FOUND' }, unkept.deps)).toEqual({ status: 'ignored' });
     expect(unkept.calls).toContain('purge documents/org_1/doc_1/etag-2 v2');
+  });
+
+  it('refuses a result that arrives before its record settles, so the retry records it; touches nothing meanwhile', async () => {
+    const result = (scanResultStatus: string) => ({ objectKey: 'documents/org_1/doc_1', versionId: 'v1', scanResultStatus });
+    const early = [
+      // A delete flagged the record; a refused delete puts it back.
+      ['being deleted (a refused delete puts it back)', deps(stored({ status: 'deleting' }))],
+      // A session's finalizer copied the file and has not marked the record yet.
+      ['still being checked', deps(stored({ status: 'pending', object_key: undefined }))],
+      // A single-request upload stored the file and has not written the record yet.
+      ['not written yet', deps(undefined, { storedKeys: ['documents/org_1/doc_1', 'documents/org_1/doc_1/etag-2'] })],
+      // Put back between the refused write and the read.
+      ['settled meanwhile', deps(stored({ status: 'deleting' }), { readBack: stored() })],
+    ] as const;
+    for (const [reason, { calls, deps: unsettled }] of early) {
+      const refusal = recordScanResult(result('THREATS_FOUND'), unsettled);
+      await expect(refusal).rejects.toBeInstanceOf(VerdictTooEarly);
+      await expect(refusal).rejects.toThrow(`document doc_1 is ${reason}; its scan result for documents/org_1/doc_1 is retried`);
+      // Nothing purged before the record says what the file is: the scan tag keeps it unserved meanwhile.
+      expect(calls).toEqual(['setScanStatus documents/org_1/doc_1 infected']);
+    }
+
+    // No record and no file (deleted, or a create that failed and cleaned up): ignored, an infected version still purged.
+    const gone = deps(undefined, { storedKeys: ['documents/org_1/doc_1/etag-2'] });
+    expect(await recordScanResult(result('THREATS_FOUND'), gone.deps)).toEqual({ status: 'ignored' });
+    expect(gone.calls).toEqual(['setScanStatus documents/org_1/doc_1 infected', 'purge documents/org_1/doc_1 v1']);
+    // A rejected session never keeps the file.
+    expect(await recordScanResult(result('NO_THREATS_FOUND'), deps(stored({ status: 'rejected' })).deps)).toEqual({ status: 'ignored' });
   });
 });
 
