@@ -9,8 +9,13 @@
  *    and every code path of the pipeline is compiled, in Node and in DynamoDB
  *    Local, so the first measured phase does not carry that alone.
  * 1. BENCH_CHANGES (200) paymethod creates of organization A, one healthy endpoint.
- * 2. The same with a second endpoint of A that never answers (each attempt
- *    holds one of its slots for 15 s, then is retried).
+ * 2. Interleaved, request by request: BENCH_CHANGES creates of A again (still
+ *    one healthy endpoint) and as many of organization C, which has a healthy
+ *    endpoint and a second one that never answers (each attempt holds one of
+ *    its slots for 15 s, then is retried). Both see the same machine at the
+ *    same moments, so the ratio of C's healthy p99 to A's is what the hung
+ *    sibling costs C, not drift between two phases. A phase of C alone after
+ *    A's (the old design) also carries whatever the machine does meanwhile.
  * 3. The same again while organization B's Account Updater burst runs:
  *    BENCH_BURST (20,000) `Paymethod Account Updated` events put on the bus
  *    (the path from the bus on is the one a run's events take; the run itself
@@ -33,7 +38,7 @@ const BURST = Number(process.env.BENCH_BURST ?? 20_000);
 const ENDPOINT_MS = Number(process.env.BENCH_ENDPOINT_MS ?? 20);
 /** How long to wait for the burst's deliveries after A's changes (seconds); the rate is measured over what arrived. Default: all of them. */
 const BURST_WAIT_S = Number(process.env.BENCH_BURST_WAIT_S ?? 3600);
-const [A, B] = ['org_bench_a', 'org_bench_b'];
+const [A, B, C] = ['org_bench_a', 'org_bench_b', 'org_bench_c'];
 const CARD = { card_type: 'visa', name_on_card: 'Bench Card', account_number: '4111111111111111', expire_month: 12, expire_year: 2031 };
 
 const runtime = await startLocalRuntime({
@@ -42,6 +47,7 @@ const runtime = await startLocalRuntime({
     organizations: [
       { organization_id: A, credentials: [{ api_access_id: 'bench-a', api_secure_key: 'bench-a-key' }] },
       { organization_id: B, credentials: [{ api_access_id: 'bench-b', api_secure_key: 'bench-b-key' }] },
+      { organization_id: C, credentials: [{ api_access_id: 'bench-c', api_secure_key: 'bench-c-key' }] },
     ],
   },
 });
@@ -58,22 +64,34 @@ const hung = await startReceiver(() => 'hang');
 const slow = await startReceiver(() => ({ status: 200, delayMs: ENDPOINT_MS }));
 const register = (org: string, id: string, url: string, eventTypes: string[]) => api(org, id, 'POST', `/v3/organizations/${org}/webhook_endpoints`, { url, event_types: eventTypes });
 
-/** `count` creates of A, four at a time; the healthy endpoint's latency for each (ms). */
-async function changesOfA(label: string, count = CHANGES): Promise<number[]> {
-  const tokens: string[] = [];
+/**
+ * `count` creates of each organization, four at a time, the organizations taking turns request by request;
+ * each organization's latencies at the healthy endpoint (ms).
+ */
+async function changesOf(orgs: ReadonlyArray<{ org: string; id: string }>, label: string, count = CHANGES): Promise<number[][]> {
+  const tokens = orgs.map(() => [] as string[]);
   let next = 0;
   await Promise.all(
     Array.from({ length: 4 }, async () => {
-      while (next < count) {
+      while (next < count * orgs.length) {
+        const turn = next % orgs.length;
         next += 1;
-        tokens.push(String((await api(A, 'bench-a', 'POST', `/v3/organizations/${A}/locations/loc_${label}/paymethods`, { card: CARD })).paymethod_token));
+        const { org, id } = orgs[turn]!;
+        tokens[turn]!.push(String((await api(org, id, 'POST', `/v3/organizations/${org}/locations/loc_${label}/paymethods`, { card: CARD })).paymethod_token));
       }
     }),
   );
-  const wanted = new Set(tokens);
-  const arrived = await healthy.waitFor((delivery) => wanted.has(String(delivery.json.data.paymethod_token)), tokens.length, 600_000);
-  return arrived.map((delivery) => delivery.at - Date.parse(String(delivery.json.data.occurred_at)));
+  return Promise.all(
+    tokens.map(async (ofOrg) => {
+      const wanted = new Set(ofOrg);
+      const arrived = await healthy.waitFor((delivery) => wanted.has(String(delivery.json.data.paymethod_token)), ofOrg.length, 600_000);
+      return arrived.map((delivery) => delivery.at - Date.parse(String(delivery.json.data.occurred_at)));
+    }),
+  );
 }
+const ORG_A = { org: A, id: 'bench-a' };
+const ORG_C = { org: C, id: 'bench-c' };
+const changesOfA = async (label: string, count = CHANGES) => (await changesOf([ORG_A], label, count))[0]!;
 
 const progress = (message: string) => process.stderr.write(`[bench:webhooks] ${new Date().toISOString()} ${message}\n`);
 
@@ -81,6 +99,7 @@ const percentile = (values: readonly number[], p: number) => {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(sorted.length * p) - 1))] ?? Number.NaN;
 };
+const ratio = (values: readonly number[], base: readonly number[]) => Math.round((percentile(values, 0.99) / percentile(base, 0.99)) * 100) / 100;
 const summary = (values: readonly number[]) => ({ count: values.length, p50_ms: Math.round(percentile(values, 0.5)), p99_ms: Math.round(percentile(values, 0.99)), max_ms: Math.round(Math.max(...values)) });
 
 /** The burst's events, as the Account Updater's publisher puts them: ten per PutEvents call, eight calls at a time. */
@@ -126,8 +145,9 @@ try {
   progress('warm');
   const alone = await changesOfA('alone');
   progress('alone done');
-  await register(A, 'bench-a', hung.url, ['paymethod.created']);
-  const besideHung = await changesOfA('hung');
+  await register(C, 'bench-c', healthy.url, ['paymethod.created']);
+  await register(C, 'bench-c', hung.url, ['paymethod.created']);
+  const [control, besideHung] = await changesOf([ORG_A, ORG_C], 'hung');
   progress('beside hung done');
 
   await register(B, 'bench-b', slow.url, ['paymethod.account_updated']);
@@ -154,7 +174,13 @@ try {
     changes: CHANGES,
     warmup_changes: WARMUP,
     healthy_alone: summary(alone),
-    healthy_beside_hung_endpoint: { ...summary(besideHung), p99_vs_alone: Math.round((percentile(besideHung, 0.99) / percentile(alone, 0.99)) * 100) / 100, hung_attempts_started: hung.deliveries.length },
+    healthy_beside_hung_endpoint: {
+      ...summary(besideHung!),
+      interleaved_control: summary(control!),
+      p99_vs_control: ratio(besideHung!, control!),
+      p99_vs_alone: ratio(besideHung!, alone),
+      hung_attempts_started: hung.deliveries.length,
+    },
     healthy_during_other_org_burst: { ...summary(duringBurst), burst_delivered_when_a_finished: slow.deliveries.filter((delivery) => delivery.at <= aDoneAt).length },
     burst: {
       events: BURST,
